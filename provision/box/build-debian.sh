@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Build the Debian 13 (trixie) libvirt box for the testbed from the Debian
+# mirror only. Called by `testbed box build`, which decides whether a rebuild
+# is needed (recipe hash) and where the result is cached.
+#
+#   build-debian.sh OUTDIR MIRROR APT_CACHE_DIR
+#
+# OUTDIR receives: box.img (qcow2), vmlinuz, initrd.img, metadata.json,
+# Vagrantfile, and testbed.box (the tarball `vagrant box add` takes).
+set -euo pipefail
+
+out=$1 mirror=$2 cache=$3
+here=$(cd "$(dirname "$0")" && pwd)
+suite=trixie
+work=$(mktemp -d /var/tmp/testbed-box.XXXXXX)
+root=$work/rootfs
+mkdir -p "$out" "$cache" "$root"
+
+cleanup() {
+  for m in dev/pts dev proc sys var/cache/apt/archives; do
+    mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m" || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { printf '[box] %s\n' "$*"; }
+
+step "debootstrap $suite (minbase) from $mirror"
+debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$root" "$mirror" \
+  > "$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log"; exit 1; }
+
+mount --bind /proc "$root/proc"
+mount --bind /sys "$root/sys"
+mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
+mkdir -p "$root/var/cache/apt/archives"
+mount --bind "$cache" "$root/var/cache/apt/archives"
+
+# Nothing starts inside the chroot, and nothing starts by itself at first
+# boot either: provisioning places keys and config before any daemon runs.
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod +x "$root/usr/sbin/policy-rc.d"
+echo "deb $mirror $suite main" > "$root/etc/apt/sources.list"
+
+in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+
+mapfile -t pkgs < <(sed -e 's/#.*//' -e '/^\s*$/d' "$here/debian-packages.txt")
+step "installing ${#pkgs[@]} packages (condor, xrootd, mdadm, kernel, ...)"
+in_root apt-get update -qq
+# debootstrap's resolver trips on python3-cryptography's virtual deps; apt
+# copes once python3-cffi-backend is in place.
+in_root apt-get install -y -qq --no-install-recommends python3-cffi-backend > "$work/apt.log" 2>&1
+echo 'iperf3 iperf3/start_daemon boolean false' | in_root debconf-set-selections
+in_root apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >> "$work/apt.log" 2>&1 \
+  || { tail -30 "$work/apt.log"; exit 1; }
+
+step "configuring the guest"
+# shellcheck source=provision/box/configure-guest.sh
+install -m 0755 "$here/configure-guest.sh" "$root/tmp/configure-guest.sh"
+insecure_pub=$(ls /usr/share/rubygems-integration/all/gems/vagrant-*/keys/vagrant.pub 2>/dev/null | head -1)
+[ -n "$insecure_pub" ] || { echo "box: Vagrant's keys/vagrant.pub not found (is vagrant installed?)" >&2; exit 2; }
+install -m 0644 "$insecure_pub" "$root/tmp/vagrant.pub"
+in_root /tmp/configure-guest.sh
+rm -f "$root/tmp/configure-guest.sh" "$root/tmp/vagrant.pub" "$root/usr/sbin/policy-rc.d"
+# the apt cache is a bind mount outside the image: keep it for the next build
+
+# versions go into every run's manifest
+in_root dpkg-query -W -f '${Package} ${Version}\n' condor xrootd-server mdadm linux-image-amd64 \
+  > "$out/versions.txt"
+
+cp -L "$root/vmlinuz" "$out/vmlinuz"
+cp -L "$root/initrd.img" "$out/initrd.img"
+
+for m in var/cache/apt/archives dev/pts dev sys proc; do umount -l "$root/$m"; done
+
+step "making the disk image"
+size_gb=8
+truncate -s "${size_gb}G" "$work/root.raw"
+mkfs.ext4 -q -L testbed-root -d "$root" "$work/root.raw"
+qemu-img convert -O qcow2 "$work/root.raw" "$out/box.img"
+rm -f "$work/root.raw"
+
+cat > "$out/metadata.json" <<EOF
+{"provider": "libvirt", "format": "qcow2", "virtual_size": $size_gb}
+EOF
+cat > "$out/Vagrantfile" <<'EOF'
+Vagrant.configure("2") do |config|
+  config.vm.provider :libvirt do |lv|
+    lv.disk_bus = "virtio"
+  end
+end
+EOF
+step "packing the box"
+tar -C "$out" -cf "$out/testbed.box.tmp" metadata.json Vagrantfile box.img
+mv "$out/testbed.box.tmp" "$out/testbed.box"
+step "done: $out"

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Runs inside the box's chroot at build time (see build-debian.sh).
+set -eu
+
+echo testbed > /etc/hostname
+printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' > /etc/hosts
+echo 'LABEL=testbed-root / ext4 defaults,noatime 0 1' > /etc/fstab
+
+# One network stack: ifupdown + dhclient on the management NIC. Vagrant's
+# Debian guest plugin appends the private networks to this same file.
+cat > /etc/network/interfaces <<'EOF'
+auto lo
+iface lo inet loopback
+
+auto eth0
+iface eth0 inet dhcp
+EOF
+
+# vagrant user: sudo without password; Vagrant's well-known key only until the
+# first provisioner replaces it with the per-testbed key.
+id vagrant >/dev/null 2>&1 || useradd -m -s /bin/bash vagrant
+passwd -l vagrant >/dev/null
+passwd -l root >/dev/null
+echo 'vagrant ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/vagrant
+chmod 0440 /etc/sudoers.d/vagrant
+install -d -m 0700 -o vagrant -g vagrant /home/vagrant/.ssh
+install -m 0600 -o vagrant -g vagrant /tmp/vagrant.pub /home/vagrant/.ssh/authorized_keys
+
+cat > /etc/ssh/sshd_config.d/testbed.conf <<'EOF'
+UseDNS no
+PasswordAuthentication no
+PermitRootLogin no
+EOF
+# host keys are made per VM at first boot, not baked into the shared box
+rm -f /etc/ssh/ssh_host_*
+mkdir -p /etc/systemd/system/ssh.service.d
+cat > /etc/systemd/system/ssh.service.d/hostkeys.conf <<'EOF'
+[Service]
+ExecStartPre=/usr/bin/ssh-keygen -A
+EOF
+
+# Nothing starts before provisioning has placed keys and config, and nothing
+# phones home: no time sync, no apt timers.
+for unit in condor.service xrootd@.service cmsd@.service mdmonitor.service \
+            mdcheck_start.timer mdcheck_continue.timer mdmonitor-oneshot.timer \
+            apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer \
+            fstrim.timer iperf3.service sysstat.service systemd-timesyncd.service; do
+  systemctl disable "$unit" >/dev/null 2>&1 || true
+  systemctl mask "$unit" >/dev/null 2>&1 || true
+done
+# condor and xrootd are unmasked by provisioning once configured
+systemctl unmask condor.service xrootd@.service cmsd@.service >/dev/null 2>&1 || true
+systemctl disable condor.service >/dev/null 2>&1 || true
+systemctl enable ssh.service serial-getty@ttyS0.service >/dev/null 2>&1 || true
+
+# virtio drivers in the initrd for direct kernel boot with root on /dev/vda
+printf 'virtio_pci\nvirtio_blk\nvirtio_net\nvirtio_scsi\next4\n' >> /etc/initramfs-tools/modules
+update-initramfs -u -k all >/dev/null

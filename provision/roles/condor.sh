@@ -1,0 +1,26 @@
+# Every HTCondor host: pool key before first start, rendered config, daemons.
+. provision/lib.sh
+install -d -m 0700 /etc/condor/passwords.d /etc/condor/tokens.d
+key=/etc/condor/passwords.d/POOL
+condor_store_cred add -c -p "$(cat secrets/pool-password)" -f "$key.new" >/dev/null
+if cmp -s "$key.new" "$key"; then rm -f "$key.new"; else mv "$key.new" "$key"; echo "$key" >> "$changed_file"; fi
+chmod 0600 "$key"
+put etc/condor/config.d/50-testbed.conf
+put etc/condor/config.d/60-testbed-profile.conf
+# local-name startds each need their own execute directory
+for dir in $(condor_config_val -dump 2>/dev/null | sed -n 's/^STARTD[0-9]*\.EXECUTE = //p'); do
+  install -d -m 0755 -o condor -g condor "$dir"
+done
+# users who submit get an IDTOKEN (HTCondor-C authenticates as the user)
+if [[ " $TB_ROLES " == *" submit "* ]]; then
+  for user in $TB_CONDOR_USERS; do
+    tok=/home/$user/.condor/tokens.d/testbed
+    if [ ! -s "$tok" ] || changed POOL; then
+      install -d -m 0700 -o "$user" -g "$user" "/home/$user/.condor" "/home/$user/.condor/tokens.d"
+      condor_token_create -identity "$user@$(condor_config_val UID_DOMAIN)" > "$tok.new"
+      install -m 0600 -o "$user" -g "$user" "$tok.new" "$tok" && rm -f "$tok.new"
+    fi
+  done
+fi
+restart=0; if [ -s "$changed_file" ] && grep -q -e /etc/condor "$changed_file"; then restart=1; fi
+start_or_restart condor.service "$restart"

@@ -1,0 +1,24 @@
+# Helpers shared by the role scripts. Sourced, not run.
+set -euo pipefail
+# shellcheck disable=SC1091
+. files/etc/testbed/host.env
+changed_file=/var/lib/testbed/changed
+: > "$changed_file"
+
+# put REL [MODE]: install files/REL as /REL when its content differs;
+# records the path in $changed_file so callers restart only what changed.
+put() {
+  local rel=$1 mode=${2:-0644}
+  if ! cmp -s "files/$rel" "/$rel"; then
+    install -D -m "$mode" "files/$rel" "/$rel"
+    echo "/$rel" >> "$changed_file"
+  fi
+}
+changed() { grep -q -- "$1" "$changed_file"; }
+
+# start_or_restart UNIT CHANGED(0/1): enable; restart when config changed.
+start_or_restart() {
+  systemctl unmask "$1" >/dev/null 2>&1 || true
+  systemctl enable "$1" >/dev/null 2>&1 || true
+  if [ "$2" = 1 ] || ! systemctl is-active -q "$1"; then systemctl restart "$1"; fi
+}

@@ -1,0 +1,95 @@
+"""The guest box: built locally from the Debian mirror, cached by recipe hash."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.errors import TestbedError
+
+RECIPE_DIR = PROJECT_ROOT / "provision" / "box"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+RECIPES = {
+    "debian13": ["build-debian.sh", "configure-guest.sh", "debian-packages.txt"],
+}
+
+
+def cache_root():
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("TESTBED_BOX_CACHE", Path(base) / "grid-testbed"))
+
+
+def recipe_hash(kind="debian13", recipe_dir=RECIPE_DIR):
+    if kind not in RECIPES:
+        raise TestbedError(f"box {kind!r} cannot be built here (offline builds: {', '.join(RECIPES)}); "
+                           "see README 'EL9 boxes'")
+    digest = hashlib.sha256()
+    for name in RECIPES[kind]:
+        digest.update(name.encode() + b"\0" + (Path(recipe_dir) / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+class Box:
+    def __init__(self, kind="debian13"):
+        self.kind = kind
+        self.hash = recipe_hash(kind)
+        self.name = f"grid-testbed-{kind}-{self.hash}"
+        self.dir = cache_root() / "boxes" / self.name
+        self.kernel = self.dir / "vmlinuz"
+        self.initrd = self.dir / "initrd.img"
+
+    @property
+    def built(self):
+        return all((self.dir / f).exists() for f in ("box.img", "vmlinuz", "initrd.img", "metadata.json"))
+
+    def versions(self):
+        path = self.dir / "versions.txt"
+        if not path.exists():
+            return {}
+        return dict(line.split(" ", 1) for line in path.read_text().splitlines() if " " in line)
+
+    def registered(self):
+        try:
+            out = subprocess.run(["vagrant", "box", "list", "--machine-readable"], capture_output=True,
+                                 text=True, check=True, cwd=cache_root()).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return False
+        return any(line.split(",")[-1].strip() == self.name for line in out.splitlines()
+                   if ",box-name," in line)
+
+    def build(self, mirror=None, force=False, log=print):
+        """Build (if the recipe changed) and register with Vagrant. Returns seconds spent."""
+        start = time.monotonic()
+        if force or not self.built:
+            if os.geteuid() != 0:
+                raise TestbedError("box build needs root (debootstrap, chroot, loop-free mkfs)")
+            tmp = self.dir.with_name(self.dir.name + ".partial")
+            shutil.rmtree(tmp, ignore_errors=True)
+            log(f"building box {self.name} (recipe hash {self.hash}); this takes a few minutes")
+            cmd = ["bash", str(RECIPE_DIR / "build-debian.sh"), str(tmp), mirror or DEFAULT_MIRROR,
+                   str(cache_root() / "apt-cache")]
+            if subprocess.run(cmd).returncode != 0:
+                raise TestbedError(f"box build failed (recipe {RECIPE_DIR}); see the output above")
+            (tmp / "recipe.json").write_text(json.dumps({"hash": self.hash, "kind": self.kind,
+                                                         "built": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                time.gmtime())}))
+            shutil.rmtree(self.dir, ignore_errors=True)
+            tmp.rename(self.dir)
+        else:
+            log(f"box {self.name} is up to date (recipe hash {self.hash})")
+        if force or not self.registered():
+            tarball = self.dir / "testbed.box"
+            if not tarball.exists():
+                subprocess.run(["tar", "-C", str(self.dir), "-cf", str(tarball), "metadata.json",
+                                "Vagrantfile", "box.img"], check=True)
+            log(f"adding box {self.name} to vagrant")
+            # run outside the project so Vagrant does not load our Vagrantfile
+            proc = subprocess.run(["vagrant", "box", "add", "--force", "--name", self.name, str(tarball)],
+                                  cwd=self.dir, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise TestbedError(f"vagrant box add failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+            tarball.unlink()  # vagrant keeps its own copy
+        return time.monotonic() - start

@@ -1,0 +1,242 @@
+"""Health of a running site: every VM, daemon, HA leader, CCB, slots, XRootD, RAID.
+
+Each host answers one probe (a few shell commands printing `key=value`
+lines); the pool-wide view comes from condor_status on the submit host.
+`collect` parses all of it into one report; `format_report` makes the table.
+"""
+import json
+import time
+
+from testbed import tables
+from testbed.render import is_condor_host
+
+DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
+           "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
+                  "condor_replication"],
+           "ccb": ["condor_master", "condor_collector"],
+           "worker": ["condor_master", "condor_shared_port", "condor_startd"],
+           "dtn": ["condor_master", "condor_collector", "condor_negotiator", "condor_schedd",
+                   "condor_startd", "xrootd:redir", "cmsd:redir", "xrootd:data", "cmsd:data",
+                   "xrootd:xcache", "xrootd:direct"],
+           "origin": ["xrootd:origin"]}
+
+HOST_PROBE = r"""
+echo "up=1"
+ps -eo comm= | sort | uniq -c | awk '{print "proc:" $2 "=" $1}'
+ps -eo args= | awk '/^\/usr\/bin\/(xrootd|cmsd) /{for(i=1;i<=NF;i++) if($i=="-n") print "xrd:" substr($1,10) ":" $(i+1) "=1"}'
+if [ -e /sys/block/md0/md/array_state ]; then
+  echo "md_state=$(cat /sys/block/md0/md/array_state)"
+  echo "md_level=$(cat /sys/block/md0/md/level)"
+  echo "md_disks=$(cat /sys/block/md0/md/raid_disks)"
+  echo "md_degraded=$(cat /sys/block/md0/md/degraded)"
+  echo "md_members=$(ls /sys/block/md0/slaves | tr '\n' ' ')"
+  echo "md_stripe_cache_size=$(cat /sys/block/md0/md/stripe_cache_size)"
+  echo "raid_mounted=$(mountpoint -q /raid && echo 1 || echo 0)"
+fi
+"""
+
+POOL_PROBE = r"""
+condor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'
+condor_status -negotiator -af Machine 2>/dev/null | sed 's/^/negotiator=/'
+condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/slot=/'
+condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'
+"""
+
+XROOTD_PROBE = r"""
+for ep in {endpoints}; do
+  if timeout 10 xrdfs "$ep" ls / >/dev/null 2>&1 || timeout 10 xrdfs "$ep" stat / >/dev/null 2>&1; then
+    echo "xrootd:$ep=1"; else echo "xrootd:$ep=0"; fi
+done
+"""
+
+
+def parse_kv(text):
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out.setdefault(key.strip(), []).append(value.strip())
+    return out
+
+
+def expected_daemons(host, cm_count):
+    want = []
+    for role in host.roles:
+        for d in DAEMONS.get(role, []):
+            if role == "cm" and cm_count < 2 and d in ("condor_had", "condor_replication"):
+                continue
+            if d not in want:
+                want.append(d)
+    if host.has("cm") and cm_count < 2:
+        want.append("condor_negotiator")
+    return want
+
+
+def _daemon_alive(kv, daemon):
+    if daemon.startswith(("xrootd:", "cmsd:")):
+        prog, name = daemon.split(":")
+        return f"xrd:{prog}:{name}" in kv
+    return f"proc:{daemon[:15]}" in kv
+
+
+def xrootd_endpoints(topo):
+    eps = {}
+    dtn, origin = topo.role_host("dtn"), topo.role_host("origin")
+    if origin:
+        eps["origin"] = f"{origin.name}:1094"
+    if dtn:
+        eps.update({"redirector": f"{dtn.name}:1094", "proxy": f"{dtn.name}:1096",
+                    "direct": f"{dtn.name}:1097"})
+    return eps
+
+
+def collect(topo, ssh=None):
+    from testbed.ssh import SSH
+    ssh = ssh or SSH(topo, timeout=40)
+    results = ssh.run_many({h: HOST_PROBE for h in topo.hosts}, timeout=40)
+    cm_count = len(topo.with_role("cm"))
+    report = {"topology": topo.name, "hosts": {}, "problems": []}
+    for name, host in topo.hosts.items():
+        res = results[name]
+        kv = parse_kv(res.stdout) if res.ok else {}
+        daemons = {d: _daemon_alive(kv, d) for d in expected_daemons(host, cm_count)}
+        entry = {"reachable": res.ok, "roles": host.roles, "daemons": daemons}
+        if not res.ok:
+            report["problems"].append(f"{name}: unreachable ({(res.stderr.strip() or 'no answer')[:80]})")
+        for d, alive in daemons.items():
+            if res.ok and not alive:
+                report["problems"].append(f"{name}: {d} not running")
+        if host.disks and res.ok:
+            md = {k[3:]: v[0] for k, v in kv.items() if k.startswith("md_")}
+            md["mounted"] = kv.get("raid_mounted", ["0"])[0] == "1"
+            entry["md0"] = md
+            want_level = f"raid{host.disks.raid_level}"
+            members = md.get("members", "").split()
+            if md.get("state") not in ("clean", "active", "active-idle"):
+                report["problems"].append(f"{name}: md0 state {md.get('state', 'missing')}")
+            elif md.get("level") != want_level or len(members) != host.disks.count or md.get("degraded") != "0":
+                report["problems"].append(f"{name}: md0 is {md.get('level')} with {len(members)} members, "
+                                          f"degraded {md.get('degraded')}; planned {want_level} x {host.disks.count}")
+            if not md["mounted"]:
+                report["problems"].append(f"{name}: /raid not mounted")
+        report["hosts"][name] = entry
+    _pool(topo, ssh, report)
+    _xrootd(topo, ssh, report)
+    report["healthy"] = not report["problems"]
+    return report
+
+
+def _pool(topo, ssh, report):
+    submit = topo.role_host("submit")
+    pool = {"had": {}, "negotiators": [], "slots": 0, "slots_planned": 0, "ccb": {}, "collectors": []}
+    report["pool"] = pool
+    if not report["hosts"][submit.name]["reachable"]:
+        return
+    kv = parse_kv(ssh.run(submit.name, POOL_PROBE, check=False, timeout=60).stdout)
+    for line in kv.get("had", []):
+        parts = line.split()
+        if len(parts) >= 2:
+            pool["had"][parts[0].split("@")[-1]] = parts[1].strip('"').lower() == "true"
+    pool["negotiators"] = sorted(set(kv.get("negotiator", [])))
+    pool["collectors"] = sorted(set(kv.get("collector", [])))
+    ccb_names = [h.name for h in (topo.with_role("ccb") or topo.with_role("cm"))]
+    ccb_ips = {topo.hosts[n].site_ip: n for n in ccb_names}
+    pool["ccb"] = {n: 0 for n in ccb_names}
+    startds = {}
+    for line in kv.get("slot", []):
+        parts = line.split(None, 2)
+        if len(parts) < 3:
+            continue
+        machine, name, address = parts
+        host = machine.split(".")[0]
+        if topo.hosts.get(host) and topo.hosts[host].has("worker"):
+            pool["slots"] += 1
+            startd = name.split("@", 1)[1] if "@" in name else name
+            startds[startd] = address
+    for address in startds.values():
+        for ip, ccb in ccb_ips.items():
+            if f"CCBID={ip}" in address or f"CCBID=%3c{ip}" in address.lower() or \
+                    f"ccbid={ip}" in address.lower():
+                pool["ccb"][ccb] += 1
+    pool["startds"] = len(startds)
+    workers = topo.with_role("worker")
+    pool["slots_planned"] = sum(h.total_slots for h in workers)
+    pool["startds_planned"] = sum(h.startds for h in workers)
+    cms = topo.with_role("cm")
+    if len(cms) > 1:
+        active = [h for h, on in pool["had"].items() if on]
+        if len(active) != 1:
+            report["problems"].append(f"HAD: {len(active)} active leaders (want 1): {pool['had'] or 'no HAD ads'}")
+    if len(pool["negotiators"]) != 1:
+        report["problems"].append(f"negotiators running: {pool['negotiators'] or 'none'} (want exactly 1)")
+    if pool["slots"] != pool["slots_planned"]:
+        report["problems"].append(f"worker slots seen {pool['slots']} of {pool['slots_planned']} planned")
+    for ccb, count in pool["ccb"].items():
+        if count != pool["startds_planned"]:
+            report["problems"].append(f"CCB {ccb}: {count} of {pool['startds_planned']} startds registered")
+
+
+def _xrootd(topo, ssh, report):
+    eps = xrootd_endpoints(topo)
+    report["xrootd"] = {}
+    client = topo.role_host("submit")
+    if not eps or not report["hosts"][client.name]["reachable"]:
+        return
+    out = ssh.run(client.name, XROOTD_PROBE.format(endpoints=" ".join(eps.values())),
+                  check=False, timeout=90).stdout
+    kv = parse_kv(out)
+    for label, ep in eps.items():
+        ok = kv.get(f"xrootd:{ep}", ["0"])[0] == "1"
+        report["xrootd"][label] = ok
+        if not ok:
+            report["problems"].append(f"XRootD {label} ({ep}) not answering")
+
+
+def format_report(report):
+    rows = []
+    for name, h in report["hosts"].items():
+        alive = [d.replace("condor_", "") for d, ok in h["daemons"].items() if ok]
+        dead = [d.replace("condor_", "") for d, ok in h["daemons"].items() if not ok]
+        md = h.get("md0")
+        md_text = (f"{md.get('level')} {md.get('state')} {len(md.get('members', '').split())} disks"
+                   if md else "")
+        rows.append([name, ",".join(h["roles"]), "yes" if h["reachable"] else "NO",
+                     " ".join(alive), " ".join(dead) or "-", md_text])
+    out = [tables.render(["VM", "roles", "up", "daemons alive", "missing", "md0"], rows)]
+    pool = report.get("pool", {})
+    if pool:
+        leader = [h for h, on in pool.get("had", {}).items() if on]
+        out.append(f"HA: active negotiator on {', '.join(pool.get('negotiators') or ['none'])}; "
+                   f"HAD leader {', '.join(leader) or 'none'}")
+        ccb = ", ".join(f"{k} {v}/{pool.get('startds_planned', 0)}" for k, v in pool.get("ccb", {}).items())
+        out.append(f"slots: {pool.get('slots', 0)} seen of {pool.get('slots_planned', 0)} planned; "
+                   f"startds registered per CCB: {ccb}")
+    if report.get("xrootd"):
+        out.append("XRootD: " + ", ".join(f"{k} {'ok' if v else 'DOWN'}" for k, v in report["xrootd"].items()))
+    out.append("healthy" if report.get("healthy") else "problems:\n  " + "\n  ".join(report["problems"]))
+    return "\n".join(out)
+
+
+def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
+    started = started or time.monotonic()
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        report = collect(topo, ssh)
+        if report["healthy"]:
+            return report
+        summary = "; ".join(report["problems"][:3]) + (" ..." if len(report["problems"]) > 3 else "")
+        if summary != last:
+            echo(f"[{time.monotonic() - started:6.0f}s] waiting: {summary}")
+            last = summary
+        if time.monotonic() > deadline:
+            from testbed.errors import TestbedError
+            raise TestbedError(f"site {topo.name} not healthy after {timeout} s:\n{format_report(report)}")
+        time.sleep(interval)
+
+
+def record_profile(state, profile, readback=None):
+    state.profile_record.parent.mkdir(parents=True, exist_ok=True)
+    state.profile_record.write_text(json.dumps({"profile": profile.as_dict(), "readback": readback,
+                                                "applied": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                         time.gmtime())}, indent=2))

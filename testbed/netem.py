@@ -1,0 +1,121 @@
+"""WAN emulation with netem, per destination, inside the guests.
+
+netem is egress-only, so each side of a link delays its own packets to the
+other side by half the RTT: a `prio` root qdisc, one netem child per link with
+a queue limit above the bandwidth-delay product, and u32 filters that steer
+packets for the peer's addresses into it. LAN traffic keeps the default band.
+"""
+import math
+import re
+from dataclasses import dataclass
+
+from testbed.errors import ConfigError
+from testbed.validate import Reader
+
+DEFAULT_RATE_MBIT = 10000  # what we size queues for when a link sets no rate
+MTU = 1500
+MIN_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class Link:
+    a: str
+    b: str
+    rtt_ms: float
+    jitter_ms: float = 0.0
+    loss_pct: float = 0.0
+    rate_mbit: float = 0.0
+
+
+def parse_links(items, source, field="wan"):
+    links = []
+    if not isinstance(items, list):
+        raise ConfigError(source, field, "must be a list of links")
+    for i, item in enumerate(items):
+        r = Reader(item, source, f"{field}[{i}]")
+        r.only({"between", "rtt_ms", "jitter_ms", "loss_pct", "rate_mbit"})
+        pair = r.list("between")
+        if len(pair) != 2 or not all(isinstance(p, str) for p in pair) or pair[0] == pair[1]:
+            raise r.error("between", "must name two different host groups, e.g. [submit, worker]")
+        links.append(Link(a=pair[0], b=pair[1], rtt_ms=r.number("rtt_ms", 0, 0, 2000),
+                          jitter_ms=r.number("jitter_ms", 0, 0, 1000),
+                          loss_pct=r.number("loss_pct", 0, 0, 100),
+                          rate_mbit=r.number("rate_mbit", 0, 0, 100000)))
+    return links
+
+
+def parse_spec(text, source="--link"):
+    """'submit:worker:40ms[:jitter=1ms][:loss=0.1%][:rate=1000mbit]' -> Link."""
+    parts = text.split(":")
+    if len(parts) < 3:
+        raise ConfigError(source, text, "expected A:B:RTT like submit:worker:40ms")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms)?", parts[2])
+    if not m:
+        raise ConfigError(source, text, f"RTT {parts[2]!r} is not a number of ms")
+    item = {"between": [parts[0], parts[1]], "rtt_ms": float(m.group(1))}
+    for extra in parts[3:]:
+        key, _, value = extra.partition("=")
+        unit = {"jitter": "ms", "loss": "%", "rate": "mbit"}.get(key)
+        if unit is None or not re.fullmatch(rf"\d+(?:\.\d+)?({re.escape(unit)})?", value):
+            raise ConfigError(source, text, f"bad option {extra!r} (jitter=Nms, loss=N%, rate=Nmbit)")
+        item[{"jitter": "jitter_ms", "loss": "loss_pct", "rate": "rate_mbit"}[key]] = \
+            float(value.rstrip("ms%bit").rstrip("m") or 0)
+    return parse_links([item], source)[0]
+
+
+def queue_limit(link):
+    """Packets netem must hold: the bandwidth-delay product, with headroom."""
+    rate = link.rate_mbit or DEFAULT_RATE_MBIT
+    bdp_packets = rate * 1e6 / 8 * (link.rtt_ms / 1000.0) / MTU
+    return max(MIN_LIMIT, int(math.ceil(bdp_packets * 1.5)))
+
+
+def netem_args(link):
+    """netem parameters for one direction: half the RTT each way."""
+    args = ["delay", f"{link.rtt_ms / 2:g}ms"]
+    if link.jitter_ms:
+        args += [f"{link.jitter_ms / 2:g}ms", "distribution", "normal"]
+    if link.loss_pct:
+        args += ["loss", f"{link.loss_pct:g}%"]
+    if link.rate_mbit:
+        args += ["rate", f"{link.rate_mbit:g}mbit"]
+    args += ["limit", str(queue_limit(link))]
+    return args
+
+
+def host_plans(topology, links, device="eth1"):
+    """For each host, the tc commands that put its side of every link in place.
+
+    Returns {host: [argv, ...]}; every host gets a clear first, so applying a
+    plan replaces whatever was there.
+    """
+    peers = {name: [] for name in topology.hosts}  # host -> [(link, peer ips)]
+    for link in links:
+        try:
+            side_a, side_b = topology.group(link.a), topology.group(link.b)
+        except KeyError as exc:
+            raise ConfigError(topology.source, "wan", f"unknown host group {exc.args[0]!r}") from None
+        for here, there in ((side_a, side_b), (side_b, side_a)):
+            for host in here:
+                ips = [h.site_ip for h in there if h.name != host.name]
+                if ips:
+                    peers[host.name].append((link, ips))
+    plans = {}
+    for name, entries in peers.items():
+        cmds = [["tc", "qdisc", "del", "dev", device, "root"]]
+        active = [(link, ips) for link, ips in entries
+                  if link.rtt_ms or link.jitter_ms or link.loss_pct or link.rate_mbit]
+        if active:
+            bands = 3 + len(active)
+            cmds.append(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "prio",
+                         "bands", str(bands), "priomap"] + ["1"] * 16)
+            for i, (link, ips) in enumerate(active):
+                band = 4 + i
+                cmds.append(["tc", "qdisc", "add", "dev", device, "parent", f"1:{band}",
+                             "handle", f"{band}0:", "netem"] + netem_args(link))
+                for ip in ips:
+                    cmds.append(["tc", "filter", "add", "dev", device, "parent", "1:", "protocol",
+                                 "ip", "prio", "1", "u32", "match", "ip", "dst", f"{ip}/32",
+                                 "flowid", f"1:{band}"])
+        plans[name] = cmds
+    return plans

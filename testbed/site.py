@@ -1,0 +1,97 @@
+"""Bring a site up and down with Vagrant, with progress, then wait for health."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+from testbed import PROJECT_ROOT, health, topology
+from testbed.box import Box
+from testbed.errors import TestbedError
+from testbed.ssh import SSH
+from testbed.state import TestbedState, state_root
+
+ACTIVE = "active-topology"
+STEP = re.compile(r"^==> (\S+): (.*)$")
+SHOWN_STEPS = ("Creating domain", "Starting domain", "Waiting for domain to get an IP",
+               "Waiting for machine to boot", "Machine booted and ready", "Running provisioner",
+               "provisioned (", "Machine already provisioned", "Domain is already", "Removing domain")
+
+
+def vagrant_env(topo, profile_name="default"):
+    env = dict(os.environ)
+    env.update({"TESTBED_TOPOLOGY": topo.name, "TESTBED_PROFILE": profile_name,
+                "VAGRANT_DEFAULT_PROVIDER": "libvirt", "VAGRANT_CHECKPOINT_DISABLE": "1",
+                "VAGRANT_NO_COLOR": "1"})
+    return env
+
+
+def active_topology():
+    path = state_root() / ACTIVE
+    return path.read_text().strip() if path.exists() else None
+
+
+def _stream(argv, env, log_path, started):
+    """Run vagrant, keep the full log, print the steps that show progress."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, bufsize=1)
+        last = []
+        for line in proc.stdout:
+            log.write(line)
+            last = (last + [line.rstrip()])[-15:]
+            m = STEP.match(line.strip())
+            text = line.strip()
+            if m and any(s in m.group(2) for s in SHOWN_STEPS) or "testbed:" in text and "provisioned" in text:
+                print(f"[{time.monotonic() - started:6.0f}s] {text.replace('==> ', '')}", flush=True)
+        rc = proc.wait()
+    if rc != 0:
+        tail = "\n".join("    " + l for l in last)
+        raise TestbedError(f"vagrant failed (rc {rc}); full log {log_path}; last lines:\n{tail}")
+
+
+def up(topo, profile, parallel=True, wait_timeout=900):
+    other = active_topology()
+    if other and other != topo.name:
+        raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
+    topology.check_fits(topo)
+    started = time.monotonic()
+    box = Box(topo.box)
+    if not box.built or not box.registered():
+        box.build()
+    state = TestbedState(topo.name).ensure_secrets()
+    (state_root() / ACTIVE).write_text(topo.name)
+    argv = ["vagrant", "up", "--provider", "libvirt"] + ([] if parallel else ["--no-parallel"])
+    print(f"bringing up {topo.name}: {len(topo.hosts)} VMs, {topo.total_memory_mb} MB guest RAM"
+          f" (log: {state.dir / 'vagrant-up.log'})", flush=True)
+    _stream(argv, vagrant_env(topo, profile.name), state.dir / "vagrant-up.log", started)
+    booted = time.monotonic() - started
+    print(f"[{booted:6.0f}s] all VMs provisioned; waiting for the site to be healthy", flush=True)
+    report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
+    print(health.format_report(report))
+    total = time.monotonic() - started
+    health.record_profile(state, profile)
+    print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
+    return 0
+
+
+def down(topo):
+    state = TestbedState(topo.name)
+    started = time.monotonic()
+    _stream(["vagrant", "destroy", "-f"], vagrant_env(topo), state.dir / "vagrant-down.log", started)
+    for net in topo.network_names().values():
+        subprocess.run(["virsh", "-c", "qemu:///system", "net-destroy", net], capture_output=True)
+        subprocess.run(["virsh", "-c", "qemu:///system", "net-undefine", net], capture_output=True)
+    active = state_root() / ACTIVE
+    if active.exists() and active.read_text().strip() == topo.name:
+        active.unlink()
+    print(f"site {topo.name} destroyed in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+def ssh_interactive(topo, host, command):
+    if host not in topo.hosts:
+        raise TestbedError(f"{topo.source}: hosts: no host {host!r} (hosts: {', '.join(topo.hosts)})")
+    argv = SSH(topo).argv(host, interactive=True) + (command or [])
+    return subprocess.call(argv)

@@ -1,0 +1,255 @@
+"""The topology file: the single source of truth for a testbed.
+
+It names the VMs, their roles and sizes, the DTN's disks, the networks and the
+WAN latency between host groups. The Vagrantfile, provisioning, health checks
+and suites all read the plan computed here.
+"""
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.errors import ConfigError
+from testbed.netem import parse_links
+from testbed.validate import Reader, load_yaml
+
+ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")
+BOXES = ("debian13", "el9")
+TOPOLOGY_DIR = PROJECT_ROOT / "topologies"
+HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+GUEST_OVERHEAD_MB = 64  # qemu's own memory beyond the guest's RAM, per VM
+
+
+@dataclass
+class Disks:
+    count: int
+    size_gb: int
+    raid_level: int
+    chunk_kb: int
+
+    @property
+    def data_disks(self):
+        return self.count - (2 if self.raid_level == 6 else 1 if self.raid_level == 5 else 0)
+
+
+@dataclass
+class Host:
+    name: str
+    roles: list
+    memory_mb: int
+    cpus: int
+    index: int
+    site_ip: str = ""
+    startds: int = 1
+    slots_per_startd: int = 0
+    dtn_slots: int = 0
+    disks: Disks = None
+    origin_files: int = 0
+    origin_file_mb: int = 0
+
+    def has(self, role):
+        return role in self.roles
+
+    @property
+    def total_slots(self):
+        if self.has("worker"):
+            return self.startds * self.slots_per_startd
+        if self.has("dtn"):
+            return self.dtn_slots
+        return 0
+
+
+@dataclass
+class Topology:
+    name: str
+    source: Path
+    description: str
+    box: str
+    management_net: ipaddress.IPv4Network
+    site_net: ipaddress.IPv4Network
+    hosts: dict
+    wan: list = field(default_factory=list)
+
+    def with_role(self, role):
+        return [h for h in self.hosts.values() if h.has(role)]
+
+    def role_host(self, role):
+        hosts = self.with_role(role)
+        return hosts[0] if hosts else None
+
+    def group(self, name):
+        """Hosts in a group: a role name, or one host's name."""
+        if name in self.hosts:
+            return [self.hosts[name]]
+        if name in ROLES:
+            return self.with_role(name)
+        raise KeyError(name)
+
+    @property
+    def total_memory_mb(self):
+        return sum(h.memory_mb for h in self.hosts.values())
+
+    @property
+    def trust_domain(self):
+        return f"{self.name}.testbed"
+
+    @property
+    def site_gateway(self):
+        return str(next(self.site_net.hosts()))
+
+    @property
+    def planned_slots(self):
+        return sum(h.total_slots for h in self.hosts.values())
+
+    def network_names(self):
+        return {"management": f"tb-{self.name}-mgmt", "site": f"tb-{self.name}-site"}
+
+
+def topology_path(name_or_path):
+    """A topology named `small` lives in topologies/small.yaml; paths work too."""
+    text = str(name_or_path)
+    if os.sep in text or text.endswith((".yaml", ".yml")):
+        return Path(text)
+    return TOPOLOGY_DIR / f"{text}.yaml"
+
+
+def load(name_or_path):
+    path = topology_path(name_or_path)
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in TOPOLOGY_DIR.glob("*.yaml")))
+        raise ConfigError(path, "", f"no such topology (known: {known})")
+    return parse(load_yaml(path), path)
+
+
+def _network(reader, key, default):
+    text = reader.str(key, default)
+    try:
+        net = ipaddress.IPv4Network(text, strict=True)
+    except ValueError as exc:
+        raise reader.error(key, f"not an IPv4 network: {exc}") from None
+    if not net.is_private:
+        raise reader.error(key, f"{net} is not a private range; testbed networks stay host-only")
+    if net.prefixlen > 28:
+        raise reader.error(key, f"{net} is too small (need /28 or larger)")
+    return net
+
+
+def _host(name, spec, index, defaults, source):
+    r = Reader(spec, source, f"hosts.{name}")
+    r.only({"roles", "memory_mb", "cpus", "startds", "slots_per_startd", "slots", "disks",
+            "files", "file_mb"})
+    if not HOST_NAME.match(name):
+        raise ConfigError(source, f"hosts.{name}", "host names are lowercase letters, digits and '-'")
+    roles = r.list("roles")
+    if not roles:
+        raise r.error("roles", "needs at least one role")
+    for role in roles:
+        if role not in ROLES:
+            raise r.error("roles", f"unknown role {role!r} (roles: {', '.join(ROLES)})")
+    host = Host(name=name, roles=list(roles), index=index,
+                memory_mb=r.int("memory_mb", defaults["memory_mb"], 256, 65536),
+                cpus=r.int("cpus", defaults["cpus"], 1, 64))
+    if "worker" in roles:
+        host.startds = r.int("startds", 1, 1, 64)
+        host.slots_per_startd = r.int("slots_per_startd", 8, 1, 2000)
+    elif "startds" in spec or "slots_per_startd" in spec:
+        raise r.error("startds", "only hosts with the worker role run sleeper startds")
+    if "dtn" in roles:
+        host.dtn_slots = r.int("slots", 4, 1, 512)
+        d = r.sub("disks")
+        d.only({"count", "size_gb", "raid_level", "chunk_kb"})
+        level = d.int("raid_level", 6)
+        if level not in (0, 1, 5, 6, 10):
+            raise d.error("raid_level", f"must be one of 0, 1, 5, 6, 10, got {level}")
+        minimum = {6: 4, 5: 3, 10: 4, 1: 2, 0: 2}[level]
+        host.disks = Disks(count=d.int("count", 6, minimum, 24), size_gb=d.int("size_gb", 2, 1, 1024),
+                           raid_level=level, chunk_kb=d.int("chunk_kb", 512, 4, 4096))
+        if host.disks.chunk_kb & (host.disks.chunk_kb - 1):
+            raise d.error("chunk_kb", "must be a power of two")
+    elif "disks" in spec or "slots" in spec:
+        raise r.error("disks" if "disks" in spec else "slots", "only the dtn role has disks and DTN slots")
+    if "origin" in roles:
+        host.origin_files = r.int("files", 100, 1, 10000)
+        host.origin_file_mb = r.int("file_mb", 16, 1, 100000)
+    elif "files" in spec or "file_mb" in spec:
+        raise r.error("files", "only the origin role holds test files")
+    return host
+
+
+def _wan(items, source, hosts):
+    links = parse_links(items, source, "wan")
+    for i, link in enumerate(links):
+        for group in (link.a, link.b):
+            if group not in hosts and not any(group in h.roles for h in hosts.values()):
+                raise ConfigError(source, f"wan[{i}].between",
+                                  f"{group!r} is neither a host nor a role present in hosts")
+    return links
+
+
+def parse(data, source="<topology>"):
+    r = Reader(data, source)
+    r.only({"name", "description", "box", "networks", "defaults", "hosts", "wan"})
+    name = r.str("name", Path(str(source)).stem)
+    if not HOST_NAME.match(name) or len(name) > 10:
+        raise r.error("name", "must be 1-10 lowercase letters, digits or '-' (it names libvirt networks)")
+    nets = r.sub("networks")
+    nets.only({"management", "site"})
+    mgmt = _network(nets, "management", "192.168.150.0/24")
+    site = _network(nets, "site", "10.150.0.0/24")
+    if mgmt.overlaps(site):
+        raise nets.error("site", f"{site} overlaps the management network {mgmt}")
+    d = r.sub("defaults")
+    d.only({"memory_mb", "cpus"})
+    defaults = {"memory_mb": d.int("memory_mb", 768, 256), "cpus": d.int("cpus", 1, 1)}
+    hosts_spec = r.sub("hosts")
+    if not hosts_spec.data:
+        raise r.error("hosts", "needs at least one host")
+    hosts = {}
+    addresses = list(site.hosts())[9:]  # .10 upwards; .1 is the host's bridge
+    for index, (name_, spec) in enumerate(hosts_spec.data.items()):
+        host = _host(str(name_), spec, index, defaults, source)
+        if index >= len(addresses):
+            raise r.error("networks.site", f"{site} has too few addresses for {len(hosts_spec.data)} hosts")
+        host.site_ip = str(addresses[index])
+        hosts[host.name] = host
+    topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
+                    box=r.str("box", "debian13", BOXES), management_net=mgmt, site_net=site,
+                    hosts=hosts, wan=_wan(r.list("wan", []), source, hosts))
+    _check_roles(topo, source)
+    return topo
+
+
+def _check_roles(topo, source):
+    cms = topo.with_role("cm")
+    if len(cms) not in (1, 2):
+        raise ConfigError(source, "hosts", f"needs one or two hosts with role cm (HA pair), found {len(cms)}")
+    for role in ("submit", "worker"):
+        if not topo.with_role(role):
+            raise ConfigError(source, "hosts", f"needs a host with role {role}")
+    for role in ("dtn", "origin", "submit"):
+        if len(topo.with_role(role)) > 1:
+            raise ConfigError(source, "hosts", f"at most one host may have role {role}")
+    if topo.with_role("dtn") and not topo.with_role("origin"):
+        raise ConfigError(source, "hosts", "a dtn needs an origin host to cache from")
+
+
+def host_free_memory_mb():
+    try:
+        with open("/proc/meminfo") as fh:
+            info = {line.split(":")[0]: int(line.split()[1]) for line in fh}
+    except OSError:
+        return None
+    return info.get("MemAvailable", 0) // 1024
+
+
+def check_fits(topo, free_mb=None):
+    """Refuse a plan whose VMs need more RAM than the host has free."""
+    free_mb = host_free_memory_mb() if free_mb is None else free_mb
+    need = topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.hosts)
+    if free_mb is not None and need > free_mb:
+        raise ConfigError(topo.source, "hosts",
+                          f"plan needs {need} MB of RAM but the host has {free_mb} MB free; "
+                          "use a smaller topology or lower memory_mb")
+    return need

@@ -1,0 +1,95 @@
+"""Small typed readers for YAML data that raise one-line ConfigErrors."""
+from pathlib import Path
+
+import yaml
+
+from testbed.errors import ConfigError
+
+
+def load_yaml(path):
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(path, where, f"invalid YAML: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", "top level must be a mapping")
+    return data
+
+
+def join(field, key):
+    return f"{field}.{key}" if field else str(key)
+
+
+class Reader:
+    """Reads fields of one mapping, reporting errors as file: field: problem."""
+
+    def __init__(self, data, source, field=""):
+        if not isinstance(data, dict):
+            raise ConfigError(source, field or "(top)", "must be a mapping")
+        self.data, self.source, self.field = data, source, field
+
+    def error(self, key, problem):
+        return ConfigError(self.source, join(self.field, key), problem)
+
+    def only(self, allowed):
+        for key in self.data:
+            if key not in allowed:
+                raise self.error(key, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def sub(self, key, default=None):
+        value = self.data.get(key, {} if default is None else default)
+        return Reader(value, self.source, join(self.field, key))
+
+    def str(self, key, default=None, choices=None):
+        value = self.data.get(key, default)
+        if value is None:
+            raise self.error(key, "is required")
+        if not isinstance(value, str):
+            raise self.error(key, f"must be a string, got {value!r}")
+        if choices and value not in choices:
+            raise self.error(key, f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def int(self, key, default=None, minimum=None, maximum=None):
+        value = self.data.get(key, default)
+        if value is None:
+            raise self.error(key, "is required")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"must be an integer, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"must be <= {maximum}, got {value}")
+        return value
+
+    def number(self, key, default=None, minimum=None, maximum=None):
+        value = self.data.get(key, default)
+        if value is None:
+            raise self.error(key, "is required")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"must be a number, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"must be <= {maximum}, got {value}")
+        return value
+
+    def list(self, key, default=None):
+        value = self.data.get(key, default)
+        if value is None:
+            raise self.error(key, "is required")
+        if not isinstance(value, list):
+            raise self.error(key, f"must be a list, got {value!r}")
+        return value
