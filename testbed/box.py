@@ -18,8 +18,13 @@ RECIPES = {
 
 
 def cache_root():
+    """Outside the repo; readable by libvirt's qemu user, which boots the kernel from here."""
+    if os.environ.get("TESTBED_BOX_CACHE"):
+        return Path(os.environ["TESTBED_BOX_CACHE"])
+    if os.geteuid() == 0:
+        return Path("/var/cache/grid-testbed")
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("TESTBED_BOX_CACHE", Path(base) / "grid-testbed"))
+    return Path(base) / "grid-testbed"
 
 
 def recipe_hash(kind="debian13", recipe_dir=RECIPE_DIR):
@@ -77,6 +82,7 @@ class Box:
                                                          "built": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                 time.gmtime())}))
             shutil.rmtree(self.dir, ignore_errors=True)
+            tmp.chmod(0o755)
             tmp.rename(self.dir)
         else:
             log(f"box {self.name} is up to date (recipe hash {self.hash})")

@@ -34,7 +34,7 @@ def active_topology():
 def _stream(argv, env, log_path, started):
     """Run vagrant, keep the full log, print the steps that show progress."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as log:
+    with open(log_path, "w", buffering=1) as log:
         proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, bufsize=1)
         last = []
@@ -80,6 +80,7 @@ def down(topo):
     state = TestbedState(topo.name)
     started = time.monotonic()
     _stream(["vagrant", "destroy", "-f"], vagrant_env(topo), state.dir / "vagrant-down.log", started)
+    sweep_libvirt(topo)
     for net in topo.network_names().values():
         subprocess.run(["virsh", "-c", "qemu:///system", "net-destroy", net], capture_output=True)
         subprocess.run(["virsh", "-c", "qemu:///system", "net-undefine", net], capture_output=True)
@@ -88,6 +89,23 @@ def down(topo):
         active.unlink()
     print(f"site {topo.name} destroyed in {time.monotonic() - started:.0f} s")
     return 0
+
+
+def _virsh(*args):
+    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True)
+
+
+def sweep_libvirt(topo):
+    """Remove domains and volumes this testbed left behind (an interrupted up)."""
+    prefix = f"tb-{topo.name}-"
+    for name in _virsh("list", "--all", "--name").stdout.split():
+        if name.startswith(prefix):
+            _virsh("destroy", name)
+            _virsh("undefine", name, "--nvram")
+    for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
+        vol = line.split()[0] if line.split() else ""
+        if vol.startswith(prefix):
+            _virsh("vol-delete", "--pool", "default", vol)
 
 
 def ssh_interactive(topo, host, command):

@@ -13,6 +13,8 @@ def state_root():
 
 
 class TestbedState:
+    __test__ = False  # not a pytest class
+
     """Files that belong to one testbed (one topology in one checkout)."""
 
     def __init__(self, topology_name, root=None):

@@ -216,8 +216,9 @@ def parse(data, source="<topology>"):
         hosts[host.name] = host
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
                     box=r.str("box", "debian13", BOXES), management_net=mgmt, site_net=site,
-                    hosts=hosts, wan=_wan(r.list("wan", []), source, hosts))
+                    hosts=hosts)
     _check_roles(topo, source)
+    topo.wan = _wan(r.list("wan", []), source, hosts)
     return topo
 
 

@@ -1,0 +1,57 @@
+import pytest
+
+from testbed import netem, topology
+from testbed.errors import ConfigError
+
+
+def test_queue_limit_covers_bandwidth_delay_product():
+    slow = netem.Link("a", "b", rtt_ms=10, rate_mbit=100)
+    assert netem.queue_limit(slow) == 1000  # BDP 83 packets: the floor applies
+    fast = netem.Link("a", "b", rtt_ms=80)  # 10 Gbit/s assumed
+    bdp = 10000e6 / 8 * 0.080 / 1500
+    assert netem.queue_limit(fast) >= bdp
+
+
+def test_netem_args_split_rtt_per_direction():
+    args = netem.netem_args(netem.Link("a", "b", rtt_ms=40, jitter_ms=2, loss_pct=0.1, rate_mbit=1000))
+    assert args[:2] == ["delay", "20ms"]
+    assert "1ms" in args and "loss" in args and "rate" in args and "limit" in args
+
+
+def test_host_plans_filter_per_destination_both_sides():
+    topo = topology.load("small")
+    plans = netem.host_plans(topo, [netem.Link("submit", "worker", rtt_ms=40)])
+    submit = plans["submit"]
+    assert submit[0] == ["tc", "qdisc", "del", "dev", "eth1", "root"]
+    assert any("netem" in cmd for cmd in submit)
+    filters = [c for c in submit if c[:2] == ["tc", "filter"]]
+    assert [c[c.index("dst") + 1] for c in filters] == ["10.160.0.13/32"]  # worker1 only
+    worker_filters = [c for c in plans["worker1"] if c[:2] == ["tc", "filter"]]
+    assert [c[c.index("dst") + 1] for c in worker_filters] == ["10.160.0.10/32"]
+    # hosts outside the link only get cleared: the LAN stays at 0 ms
+    assert plans["cm1"] == [["tc", "qdisc", "del", "dev", "eth1", "root"]]
+
+
+def test_zero_delay_link_installs_nothing():
+    topo = topology.load("small")
+    plans = netem.host_plans(topo, [netem.Link("submit", "worker", rtt_ms=0)])
+    assert all(len(cmds) == 1 for cmds in plans.values())
+
+
+def test_parse_spec():
+    link = netem.parse_spec("submit:worker:40ms:jitter=2ms:loss=0.5%:rate=1000mbit")
+    assert (link.a, link.b, link.rtt_ms, link.jitter_ms, link.loss_pct, link.rate_mbit) == \
+        ("submit", "worker", 40, 2, 0.5, 1000)
+
+
+@pytest.mark.parametrize("spec", ["submit:worker", "submit:worker:fast", "a:b:10:colour=red",
+                                  "submit:submit:10ms"])
+def test_parse_spec_rejects_bad_specs(spec):
+    with pytest.raises(ConfigError):
+        netem.parse_spec(spec)
+
+
+def test_unknown_group_in_plan():
+    topo = topology.load("small")
+    with pytest.raises(ConfigError):
+        netem.host_plans(topo, [netem.Link("submit", "mars", rtt_ms=1)])
