@@ -98,4 +98,22 @@ class Box:
             if proc.returncode != 0:
                 raise TestbedError(f"vagrant box add failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
             tarball.unlink()  # vagrant keeps its own copy
+            self.prune(log)
         return time.monotonic() - start
+
+    def prune(self, log=print):
+        """Drop boxes of older recipes: Vagrant's copy, libvirt's base volume, our cache."""
+        prefix = f"grid-testbed-{self.kind}-"
+        for old in (cache_root() / "boxes").glob(prefix + "*"):
+            if old.name == self.name or old.name.endswith(".partial"):
+                continue
+            log(f"removing old box {old.name}")
+            subprocess.run(["vagrant", "box", "remove", "--force", "--all", old.name], cwd=cache_root(),
+                           capture_output=True)
+            vols = subprocess.run(["virsh", "-c", "qemu:///system", "vol-list", "default"],
+                                  capture_output=True, text=True).stdout.split()
+            for vol in vols:
+                if vol.startswith(old.name + "_vagrant_box_image"):
+                    subprocess.run(["virsh", "-c", "qemu:///system", "vol-delete", "--pool", "default", vol],
+                                   capture_output=True)
+            shutil.rmtree(old, ignore_errors=True)

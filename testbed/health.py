@@ -5,6 +5,7 @@ lines); the pool-wide view comes from condor_status on the submit host.
 `collect` parses all of it into one report; `format_report` makes the table.
 """
 import json
+import re
 import time
 
 from testbed import tables
@@ -38,7 +39,8 @@ fi
 POOL_PROBE = r"""
 condor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'
 condor_status -negotiator -af Machine 2>/dev/null | sed 's/^/negotiator=/'
-condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/slot=/'
+condor_status -af Machine Name 2>/dev/null | sed 's/^/slot=/'
+condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/startd=/'
 condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'
 """
 
@@ -57,6 +59,15 @@ def parse_kv(text):
         if sep:
             out.setdefault(key.strip(), []).append(value.strip())
     return out
+
+
+def ccb_contacts(sinful):
+    """CCB servers a daemon registered with, from the CCBID in its address."""
+    from urllib.parse import unquote
+    m = re.search(r"CCBID=([^&>]*)", sinful)
+    if not m:
+        return []
+    return [c.split("?")[0].split("#")[0] for c in unquote(m.group(1)).split()]
 
 
 def expected_daemons(host, cm_count):
@@ -142,21 +153,20 @@ def _pool(topo, ssh, report):
     ccb_names = [h.name for h in (topo.with_role("ccb") or topo.with_role("cm"))]
     ccb_ips = {topo.hosts[n].site_ip: n for n in ccb_names}
     pool["ccb"] = {n: 0 for n in ccb_names}
-    startds = {}
+    worker_names = {h.name for h in topo.with_role("worker")}
     for line in kv.get("slot", []):
-        parts = line.split(None, 2)
-        if len(parts) < 3:
-            continue
-        machine, name, address = parts
-        host = machine.split(".")[0]
-        if topo.hosts.get(host) and topo.hosts[host].has("worker"):
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].split(".")[0] in worker_names:
             pool["slots"] += 1
-            startd = name.split("@", 1)[1] if "@" in name else name
-            startds[startd] = address
+    startds = {}
+    for line in kv.get("startd", []):
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[0].split(".")[0] in worker_names:
+            startds[parts[1]] = parts[2]
     for address in startds.values():
+        contacts = ccb_contacts(address)
         for ip, ccb in ccb_ips.items():
-            if f"CCBID={ip}" in address or f"CCBID=%3c{ip}" in address.lower() or \
-                    f"ccbid={ip}" in address.lower():
+            if any(c.startswith(f"{ip}:") for c in contacts):
                 pool["ccb"][ccb] += 1
     pool["startds"] = len(startds)
     workers = topo.with_role("worker")

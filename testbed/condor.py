@@ -1,0 +1,115 @@
+"""HTCondor operations on a running site: submit, wait, job ads, HA failover."""
+import json
+import shlex
+import time
+
+from testbed.errors import RemoteError
+
+SUBMIT_USER = "vagrant"
+
+
+def submit_description(executable, arguments="", count=1, requirements=None, output_mb=0,
+                       extra=None):
+    """A vanilla-universe submit description (text) for `count` jobs."""
+    lines = [f"executable = {executable}", f"arguments = {arguments}",
+             "universe = vanilla", "should_transfer_files = YES",
+             "when_to_transfer_output = ON_EXIT", "log = job.log", "output = out.$(Process)",
+             "error = err.$(Process)", "request_memory = 32", "request_disk = 1024"]
+    if requirements:
+        lines.append(f"requirements = {requirements}")
+    if output_mb:
+        lines.append("transfer_output_files = payload")
+    for key, value in (extra or {}).items():
+        lines.append(f"{key} = {value}")
+    lines.append(f"queue {count}")
+    return "\n".join(lines) + "\n"
+
+
+class Pool:
+    def __init__(self, topo, ssh):
+        self.topo, self.ssh = topo, ssh
+        self.submit_host = topo.role_host("submit").name
+
+    def as_user(self, command):
+        return f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(command)}"
+
+    def submit(self, description, workdir, files=None):
+        """Write files + submit description into workdir on the submit host; return cluster id."""
+        setup = [f"rm -rf {workdir} && mkdir -p {workdir} && cd {workdir}"]
+        for name, (content, mode) in (files or {}).items():
+            setup.append(f"printf %s {shlex.quote(content)} > {name} && chmod {mode} {name}")
+        setup.append(f"printf %s {shlex.quote(description)} > job.sub")
+        setup.append("condor_submit -terse job.sub")
+        out = self.ssh.run(self.submit_host, self.as_user(" && ".join(setup))).stdout
+        first = out.strip().splitlines()[-1].split(" - ")[0]
+        return int(first.split(".")[0])
+
+    def jobs(self, cluster, attrs):
+        """Ads of a cluster's jobs, from the queue and the history."""
+        proj = ",".join(attrs)
+        cmd = (f"condor_q {cluster} -json -attributes {proj} 2>/dev/null; echo '#SPLIT#'; "
+               f"condor_history {cluster} -json -attributes {proj} 2>/dev/null")
+        out = self.ssh.run(self.submit_host, self.as_user(cmd), check=False, timeout=120).stdout
+        ads = {}
+        for part in out.split("#SPLIT#"):
+            part = part.strip()
+            if part:
+                for ad in json.loads(part):
+                    ads[(ad.get("ClusterId"), ad.get("ProcId"))] = ad
+        return list(ads.values())
+
+    def wait(self, cluster, count, timeout=600, poll=5, progress=None):
+        """Wait until `count` jobs of the cluster completed; returns their ads."""
+        deadline = time.monotonic() + timeout
+        attrs = ["ClusterId", "ProcId", "JobStatus", "RemoteHost", "LastRemoteHost", "HoldReason"]
+        while True:
+            ads = self.jobs(cluster, attrs)
+            done = [a for a in ads if a.get("JobStatus") == 4]
+            held = [a for a in ads if a.get("JobStatus") == 5]
+            if held:
+                raise RemoteError(f"job {cluster}.{held[0]['ProcId']} held: {held[0].get('HoldReason')}")
+            if progress:
+                progress(len(done), count)
+            if len(done) >= count:
+                return done
+            if time.monotonic() > deadline:
+                states = {}
+                for a in ads:
+                    states[a.get("JobStatus")] = states.get(a.get("JobStatus"), 0) + 1
+                raise RemoteError(f"cluster {cluster}: {len(done)} of {count} jobs done after {timeout} s "
+                                  f"(status counts {states})")
+            time.sleep(poll)
+
+    # --- high availability --------------------------------------------------------------
+    def had_state(self):
+        out = self.ssh.run(self.submit_host, "condor_status -subsystem had -af Name HadIsActive; "
+                           "echo '#'; condor_status -negotiator -af Machine", check=False).stdout
+        had_part, _, neg_part = out.partition("#")
+        active = [line.split()[0].split("@")[-1].split(".")[0] for line in had_part.splitlines()
+                  if len(line.split()) >= 2 and line.split()[1].strip('"').lower() == "true"]
+        negotiators = [line.strip().split(".")[0] for line in neg_part.splitlines() if line.strip()]
+        return active, negotiators
+
+    def active_cm(self):
+        active, negotiators = self.had_state()
+        if len(negotiators) == 1:
+            return negotiators[0]
+        if len(active) == 1:
+            return active[0]
+        raise RemoteError(f"no single active central manager: HAD leaders {active}, negotiators {negotiators}")
+
+    def kill_cm(self, host):
+        """Stop every HTCondor daemon on a central manager, as a crash would."""
+        self.ssh.run(host, "systemctl kill -s KILL condor.service; systemctl stop condor.service || true")
+
+    def restart_cm(self, host):
+        self.ssh.run(host, "systemctl start condor.service")
+
+    def wait_negotiator_on(self, host, timeout=300, poll=5):
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            _, negotiators = self.had_state()
+            if negotiators == [host]:
+                return time.monotonic() - start
+            time.sleep(poll)
+        raise RemoteError(f"negotiator did not move to {host} within {timeout} s")

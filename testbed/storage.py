@@ -1,0 +1,46 @@
+"""DTN storage and XRootD operations on a running site."""
+import re
+
+from testbed.errors import RemoteError
+
+MD_SYS = "/sys/block/md0/md"
+
+
+class Storage:
+    def __init__(self, topo, ssh):
+        self.topo, self.ssh = topo, ssh
+        self.dtn = topo.role_host("dtn")
+        self.origin = topo.role_host("origin")
+
+    def raid(self):
+        cmd = (f"echo level=$(cat {MD_SYS}/level); echo state=$(cat {MD_SYS}/array_state); "
+               f"echo disks=$(cat {MD_SYS}/raid_disks); echo degraded=$(cat {MD_SYS}/degraded); "
+               f"echo members=$(ls /sys/block/md0/slaves | tr '\\n' ' '); "
+               f"echo chunk=$(cat {MD_SYS}/chunk_size); echo fs=$(findmnt -n -o FSTYPE /raid)")
+        out = self.ssh.run(self.dtn.name, cmd).stdout
+        info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        info["members"] = info.get("members", "").split()
+        return info
+
+    def origin_checksums(self):
+        out = self.ssh.run(self.origin.name, "cat /srv/origin/checksums.txt").stdout
+        return {name: value for value, name in (line.split() for line in out.splitlines() if line.strip())}
+
+    def read_via(self, endpoint, path, client=None):
+        """xrdcp a file to /dev/null from a client host; returns (adler32, seconds)."""
+        client = client or self.topo.role_host("submit").name
+        cmd = (f"s=$(date +%s.%N); xrdcp -f -s -C adler32:print root://{endpoint}/{path} /dev/null 2>&1; "
+               f"rc=$?; e=$(date +%s.%N); echo elapsed=$(echo \"$e - $s\" | bc -l 2>/dev/null || "
+               f"python3 -c \"print($e-$s)\"); exit $rc")
+        result = self.ssh.run(client, cmd, timeout=600)
+        m = re.search(r"adler32:\s*([0-9a-f]+)", result.stdout)
+        t = re.search(r"elapsed=([0-9.]+)", result.stdout)
+        if not m:
+            raise RemoteError(f"{client}: xrdcp from {endpoint} printed no checksum: {result.stdout.strip()[:200]}")
+        return m.group(1).zfill(8), float(t.group(1)) if t else None
+
+    def cache_record(self, path):
+        """The caching proxy's own record of a file (xrdpfc_print -j on its .cinfo)."""
+        import json
+        out = self.ssh.run(self.dtn.name, f"xrdpfc_print -j /raid/xcache/{path.lstrip('/')}.cinfo").stdout
+        return json.loads(out)
