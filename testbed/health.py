@@ -46,7 +46,7 @@ condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'
 
 XROOTD_PROBE = r"""
 for ep in {endpoints}; do
-  if timeout 10 xrdfs "$ep" ls / >/dev/null 2>&1 || timeout 10 xrdfs "$ep" stat / >/dev/null 2>&1; then
+  if timeout 10 xrdfs "$ep" query config version >/dev/null 2>&1; then
     echo "xrootd:$ep=1"; else echo "xrootd:$ep=0"; fi
 done
 """
