@@ -93,6 +93,46 @@ def cmd_status(args):
     return 0 if report["healthy"] else 1
 
 
+def _run(argv):
+    import subprocess
+    print("$ " + " ".join(argv), flush=True)
+    return subprocess.call(argv, cwd=PROJECT_ROOT)
+
+
+def _robot(suite, topo_name, outdir):
+    return _run([sys.executable, "-m", "robot", "--outputdir", str(outdir), "--variable",
+                 f"TOPOLOGY:{topo_name}", "--consolewidth", "100", str(PROJECT_ROOT / "robot" / "suites" / suite)])
+
+
+def cmd_test(args):
+    """Unit tests, then the end-to-end smoke: bring up `small`, run the smoke suite, tear down."""
+    import time
+    from testbed import site, topology
+    rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
+    if rc != 0 or args.unit_only:
+        return rc
+    topo = topology.load("small")
+    outdir = PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-smoke-default"
+    try:
+        site.up(topo, _profile("default"))
+        rc = _robot("smoke.robot", topo.name, outdir)
+    finally:
+        if not args.keep:
+            site.down(topo)
+    print(f"smoke: {'PASS' if rc == 0 else 'FAIL'}; Robot output in {outdir}")
+    return rc
+
+
+def cmd_demo(args):
+    """Bring up the default site and run the end-to-end checks on it."""
+    import time
+    from testbed import site
+    topo = _topology(args)
+    site.up(topo, _profile("default"))
+    outdir = PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-smoke-default"
+    return _robot("smoke.robot", topo.name, outdir)
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="testbed", description=__doc__)
     p.add_argument("--topology", "-t", default=os.environ.get("TESTBED_TOPOLOGY", "default"),
@@ -128,6 +168,14 @@ def build_parser():
     s.add_argument("host")
     s.add_argument("command", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_ssh)
+
+    s = sub.add_parser("test", help="unit tests, then the end-to-end smoke on the small topology")
+    s.add_argument("--unit-only", action="store_true")
+    s.add_argument("--keep", action="store_true", help="leave the small site up afterwards")
+    s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("demo", help="bring up the site (default topology) and check it end to end")
+    s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")
     s.add_argument("--json", action="store_true")
