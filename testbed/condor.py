@@ -90,13 +90,20 @@ class Pool:
         negotiators = [line.strip().split(".")[0] for line in neg_part.splitlines() if line.strip()]
         return active, negotiators
 
+    def negotiator_running(self):
+        """CMs whose condor_negotiatr process runs (ads of a dead one linger in the collector)."""
+        cms = [h.name for h in self.topo.with_role("cm")]
+        results = self.ssh.run_many({h: "pgrep -x condor_negotiat >/dev/null && echo yes || echo no"
+                                     for h in cms}, timeout=30)
+        return [h for h in cms if results[h].ok and results[h].stdout.strip() == "yes"]
+
     def active_cm(self):
-        active, negotiators = self.had_state()
-        if len(negotiators) == 1:
-            return negotiators[0]
-        if len(active) == 1:
-            return active[0]
-        raise RemoteError(f"no single active central manager: HAD leaders {active}, negotiators {negotiators}")
+        running = self.negotiator_running()
+        if len(running) != 1:
+            active, _ = self.had_state()
+            raise RemoteError(f"no single active central manager: negotiator running on {running}, "
+                              f"HAD leaders {active}")
+        return running[0]
 
     def kill_cm(self, host):
         """Stop every HTCondor daemon on a central manager, as a crash would."""
@@ -108,8 +115,8 @@ class Pool:
     def wait_negotiator_on(self, host, timeout=300, poll=5):
         start = time.monotonic()
         while time.monotonic() - start < timeout:
-            _, negotiators = self.had_state()
-            if negotiators == [host]:
+            active, _ = self.had_state()
+            if host in active and self.negotiator_running() == [host]:
                 return time.monotonic() - start
             time.sleep(poll)
         raise RemoteError(f"negotiator did not move to {host} within {timeout} s")

@@ -16,7 +16,7 @@ DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
                   "condor_replication"],
            "ccb": ["condor_master", "condor_collector"],
            "worker": ["condor_master", "condor_shared_port", "condor_startd"],
-           "dtn": ["condor_master", "condor_collector", "condor_negotiator", "condor_schedd",
+           "dtn": ["condor_master", "condor_collector", "condor_negotiatr", "condor_schedd",
                    "condor_startd", "xrootd:redir", "cmsd:redir", "xrootd:data", "cmsd:data",
                    "xrootd:xcache", "xrootd:direct"],
            "origin": ["xrootd:origin"]}
@@ -79,7 +79,7 @@ def expected_daemons(host, cm_count):
             if d not in want:
                 want.append(d)
     if host.has("cm") and cm_count < 2:
-        want.append("condor_negotiator")
+        want.append("condor_negotiatr")
     return want
 
 
@@ -111,7 +111,8 @@ def collect(topo, ssh=None):
         res = results[name]
         kv = parse_kv(res.stdout) if res.ok else {}
         daemons = {d: _daemon_alive(kv, d) for d in expected_daemons(host, cm_count)}
-        entry = {"reachable": res.ok, "roles": host.roles, "daemons": daemons}
+        entry = {"reachable": res.ok, "roles": host.roles, "daemons": daemons,
+                 "negotiator": "proc:condor_negotiat" in kv}
         if not res.ok:
             report["problems"].append(f"{name}: unreachable ({(res.stderr.strip() or 'no answer')[:80]})")
         for d, alive in daemons.items():
@@ -174,11 +175,14 @@ def _pool(topo, ssh, report):
     pool["startds_planned"] = sum(h.startds for h in workers)
     cms = topo.with_role("cm")
     if len(cms) > 1:
-        active = [h for h, on in pool["had"].items() if on]
+        alive = {h.name for h in cms if report["hosts"][h.name]["reachable"]}
+        active = [h for h, on in pool["had"].items() if on and h.split(".")[0] in alive]
         if len(active) != 1:
             report["problems"].append(f"HAD: {len(active)} active leaders (want 1): {pool['had'] or 'no HAD ads'}")
-    if len(pool["negotiators"]) != 1:
-        report["problems"].append(f"negotiators running: {pool['negotiators'] or 'none'} (want exactly 1)")
+    running = [h.name for h in cms if report["hosts"][h.name].get("negotiator")]
+    pool["negotiator_running_on"] = running
+    if len(running) != 1:
+        report["problems"].append(f"negotiator process running on {running or 'no CM'} (want exactly 1)")
     if pool["slots"] != pool["slots_planned"]:
         report["problems"].append(f"worker slots seen {pool['slots']} of {pool['slots_planned']} planned")
     for ccb, count in pool["ccb"].items():
@@ -216,7 +220,7 @@ def format_report(report):
     pool = report.get("pool", {})
     if pool:
         leader = [h for h, on in pool.get("had", {}).items() if on]
-        out.append(f"HA: active negotiator on {', '.join(pool.get('negotiators') or ['none'])}; "
+        out.append(f"HA: negotiator running on {', '.join(pool.get('negotiator_running_on') or ['none'])}; "
                    f"HAD leader {', '.join(leader) or 'none'}")
         ccb = ", ".join(f"{k} {v}/{pool.get('startds_planned', 0)}" for k, v in pool.get("ccb", {}).items())
         out.append(f"slots: {pool.get('slots', 0)} seen of {pool.get('slots_planned', 0)} planned; "

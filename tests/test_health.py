@@ -27,6 +27,8 @@ class FakeSSH:
             t = self.topo.hosts[host]
             procs = {d for r in t.roles for d in health.DAEMONS.get(r, [])}
             lines = ["up=1"] + [f"proc:{d[:15]}=1" for d in procs if not d.startswith(("xrootd", "cmsd"))]
+            if host == "cm1":
+                lines.append("proc:condor_negotiat=1")
             lines += [f"xrd:{d.replace(':', ':', 1)}=1" for d in procs if d.startswith(("xrootd", "cmsd"))]
             if t.disks:
                 lines += ["md_state=clean", "md_level=raid6", "md_disks=6", "md_degraded=0",
