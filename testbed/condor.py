@@ -91,7 +91,7 @@ class Pool:
         return active, negotiators
 
     def negotiator_running(self):
-        """CMs whose condor_negotiatr process runs (ads of a dead one linger in the collector)."""
+        """CMs whose condor_negotiator process runs (ads of a dead one linger in the collector)."""
         cms = [h.name for h in self.topo.with_role("cm")]
         results = self.ssh.run_many({h: "pgrep -x condor_negotiat >/dev/null && echo yes || echo no"
                                      for h in cms}, timeout=30)

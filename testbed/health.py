@@ -16,7 +16,7 @@ DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
                   "condor_replication"],
            "ccb": ["condor_master", "condor_collector"],
            "worker": ["condor_master", "condor_shared_port", "condor_startd"],
-           "dtn": ["condor_master", "condor_collector", "condor_negotiatr", "condor_schedd",
+           "dtn": ["condor_master", "condor_collector", "condor_negotiator", "condor_schedd",
                    "condor_startd", "xrootd:redir", "cmsd:redir", "xrootd:data", "cmsd:data",
                    "xrootd:xcache", "xrootd:direct"],
            "origin": ["xrootd:origin"]}
@@ -79,7 +79,7 @@ def expected_daemons(host, cm_count):
             if d not in want:
                 want.append(d)
     if host.has("cm") and cm_count < 2:
-        want.append("condor_negotiatr")
+        want.append("condor_negotiator")
     return want
 
 
