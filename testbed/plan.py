@@ -5,7 +5,7 @@ so the topology file stays the one source of truth for Vagrant too.
 """
 import os
 
-from testbed import accel, render
+from testbed import accel, packages, render
 from testbed.box import Box
 from testbed.state import TestbedState
 
@@ -23,7 +23,8 @@ def bootstrap_key():
 def build(topo, profile, state=None, accelerator=None):
     state = (state or TestbedState(topo.name)).ensure_secrets()
     bundles = render.write_all(state, topo, profile)
-    box = Box(topo.box)
+    box = Box("debian13")
+    local_boot = topo.box == "debian13"
     nets = topo.network_names()
     hosts = []
     for h in topo.hosts.values():
@@ -35,8 +36,10 @@ def build(topo, profile, state=None, accelerator=None):
     return {
         "topology": topo.name,
         "accel": accelerator or accel.detect(),
-        "box": {"name": box.name, "built": box.built, "kernel": str(box.kernel),
-                "initrd": str(box.initrd), "cmdline": KERNEL_CMDLINE},
+        "box": {"kind": topo.box, "name": packages.vagrant_box(topo.box, box.name),
+                "built": box.built if local_boot else True, "direct_kernel_boot": local_boot,
+                "kernel": str(box.kernel), "initrd": str(box.initrd), "cmdline": KERNEL_CMDLINE,
+                "install": packages.install_commands(topo.box)},
         "ssh": {"private_key": str(state.ssh_key), "bootstrap_key": bootstrap_key()},
         "networks": {
             "management": {"name": nets["management"], "cidr": str(topo.management_net)},
