@@ -8,9 +8,10 @@ chmod 0600 "$key"
 put etc/condor/config.d/50-testbed.conf
 put etc/condor/config.d/60-testbed-profile.conf
 # local-name startds each need their own execute directory
+# (condor only makes EXECUTE itself at first start, so make both here)
 execute=$(condor_config_val EXECUTE)
-for dir in ${TB_STARTD_EXECUTE_DIRS:-}; do
-  install -d -m "$(stat -c %a "$execute")" -o "$(stat -c %U "$execute")" -g "$(stat -c %G "$execute")" "$execute/$dir"
+for dir in "" ${TB_STARTD_EXECUTE_DIRS:-}; do
+  install -d -m 0755 -o condor -g condor "$execute/$dir"
 done
 # users who submit get an IDTOKEN (HTCondor-C authenticates as the user)
 if [[ " $TB_ROLES " == *" submit "* ]]; then
