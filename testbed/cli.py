@@ -57,7 +57,6 @@ def cmd_topology_show(args):
 
 def cmd_box_build(args):
     from testbed.box import Box
-    from testbed.topology import BOXES
     box = Box(args.kind)
     seconds = box.build(mirror=args.mirror, force=args.force)
     print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})")
@@ -83,13 +82,18 @@ def cmd_ssh(args):
 def cmd_status(args):
     from testbed import health
     topo = _topology(args)
-    report = health.collect(topo)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(health.format_report(report))
     if args.wait:
-        return 0 if report["healthy"] else 1
+        from testbed.errors import TestbedError
+        from testbed.ssh import SSH
+        try:
+            report = health.wait_healthy(topo, SSH(topo, timeout=40), timeout=args.wait,
+                                         echo=lambda line: print(line, file=sys.stderr))
+        except TestbedError as exc:
+            print(f"testbed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            report = health.collect(topo)
+    else:
+        report = health.collect(topo)
+    print(json.dumps(report, indent=2) if args.json else health.format_report(report))
     return 0 if report["healthy"] else 1
 
 
@@ -99,6 +103,11 @@ def _run(argv):
     return subprocess.call(argv, cwd=PROJECT_ROOT)
 
 
+def _results_dir(suite, profile="default"):
+    import time
+    return PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{suite}-{profile}"
+
+
 def _robot(suite, topo_name, outdir):
     return _run([sys.executable, "-m", "robot", "--outputdir", str(outdir), "--variable",
                  f"TOPOLOGY:{topo_name}", "--consolewidth", "100", str(PROJECT_ROOT / "robot" / "suites" / suite)])
@@ -106,13 +115,12 @@ def _robot(suite, topo_name, outdir):
 
 def cmd_test(args):
     """Unit tests, then the end-to-end smoke: bring up `small`, run the smoke suite, tear down."""
-    import time
     from testbed import site, topology
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     if rc != 0 or args.unit_only:
         return rc
     topo = topology.load("small")
-    outdir = PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-smoke-default"
+    outdir = _results_dir("smoke")
     try:
         site.up(topo, _profile("default"))
         rc = _robot("smoke.robot", topo.name, outdir)
@@ -125,12 +133,10 @@ def cmd_test(args):
 
 def cmd_demo(args):
     """Bring up the default site and run the end-to-end checks on it."""
-    import time
     from testbed import site
     topo = _topology(args)
     site.up(topo, _profile("default"))
-    outdir = PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-smoke-default"
-    return _robot("smoke.robot", topo.name, outdir)
+    return _robot("smoke.robot", topo.name, _results_dir("smoke"))
 
 
 def build_parser():
@@ -179,7 +185,8 @@ def build_parser():
 
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--wait", action="store_true")
+    s.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                   help="wait up to SECONDS for the site to become healthy")
     s.set_defaults(func=cmd_status)
     return p
 

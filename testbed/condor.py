@@ -81,14 +81,12 @@ class Pool:
             time.sleep(poll)
 
     # --- high availability --------------------------------------------------------------
-    def had_state(self):
-        out = self.ssh.run(self.submit_host, "condor_status -subsystem had -af Name HadIsActive; "
-                           "echo '#'; condor_status -negotiator -af Machine", check=False).stdout
-        had_part, _, neg_part = out.partition("#")
-        active = [line.split()[0].split("@")[-1].split(".")[0] for line in had_part.splitlines()
-                  if len(line.split()) >= 2 and line.split()[1].strip('"').lower() == "true"]
-        negotiators = [line.strip().split(".")[0] for line in neg_part.splitlines() if line.strip()]
-        return active, negotiators
+    def had_leaders(self):
+        """CMs whose HAD ad says it is the leader (ads of a dead CM may linger)."""
+        out = self.ssh.run(self.submit_host, "condor_status -subsystem had -af Name HadIsActive",
+                           check=False).stdout
+        return [line.split()[0].split("@")[-1].split(".")[0] for line in out.splitlines()
+                if len(line.split()) >= 2 and line.split()[1].strip('"').lower() == "true"]
 
     def negotiator_running(self):
         """CMs whose condor_negotiator process runs (ads of a dead one linger in the collector)."""
@@ -100,9 +98,8 @@ class Pool:
     def active_cm(self):
         running = self.negotiator_running()
         if len(running) != 1:
-            active, _ = self.had_state()
             raise RemoteError(f"no single active central manager: negotiator running on {running}, "
-                              f"HAD leaders {active}")
+                              f"HAD leaders {self.had_leaders()}")
         return running[0]
 
     def kill_cm(self, host):
@@ -115,8 +112,7 @@ class Pool:
     def wait_negotiator_on(self, host, timeout=300, poll=5):
         start = time.monotonic()
         while time.monotonic() - start < timeout:
-            active, _ = self.had_state()
-            if host in active and self.negotiator_running() == [host]:
+            if host in self.had_leaders() and self.negotiator_running() == [host]:
                 return time.monotonic() - start
             time.sleep(poll)
         raise RemoteError(f"negotiator did not move to {host} within {timeout} s")

@@ -9,7 +9,6 @@ import re
 import time
 
 from testbed import tables
-from testbed.render import is_condor_host
 
 DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
            "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
@@ -38,7 +37,6 @@ fi
 
 POOL_PROBE = r"""
 condor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'
-condor_status -negotiator -af Machine 2>/dev/null | sed 's/^/negotiator=/'
 condor_status -af Machine Name 2>/dev/null | sed 's/^/slot=/'
 condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/startd=/'
 condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'
@@ -140,7 +138,7 @@ def collect(topo, ssh=None):
 
 def _pool(topo, ssh, report):
     submit = topo.role_host("submit")
-    pool = {"had": {}, "negotiators": [], "slots": 0, "slots_planned": 0, "ccb": {}, "collectors": []}
+    pool = {"had": {}, "slots": 0, "slots_planned": 0, "ccb": {}, "collectors": []}
     report["pool"] = pool
     if not report["hosts"][submit.name]["reachable"]:
         return
@@ -149,7 +147,6 @@ def _pool(topo, ssh, report):
         parts = line.split()
         if len(parts) >= 2:
             pool["had"][parts[0].split("@")[-1]] = parts[1].strip('"').lower() == "true"
-    pool["negotiators"] = sorted(set(kv.get("negotiator", [])))
     pool["collectors"] = sorted(set(kv.get("collector", [])))
     ccb_names = [h.name for h in (topo.with_role("ccb") or topo.with_role("cm"))]
     ccb_ips = {topo.hosts[n].site_ip: n for n in ccb_names}

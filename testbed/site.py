@@ -2,7 +2,6 @@
 import os
 import re
 import subprocess
-import sys
 import time
 
 from testbed import PROJECT_ROOT, health, topology

@@ -35,8 +35,7 @@ class FakeSSH:
                           "md_members=vdb vdc vdd vde vdf vdg ", "raid_mounted=1"]
             return Result(host, 0, "\n".join(lines), "")
         if command == health.POOL_PROBE:
-            lines = ["had=condor@cm1.small.testbed True", "had=condor@cm2.small.testbed False",
-                     "negotiator=cm1.small.testbed"]
+            lines = ["had=condor@cm1.small.testbed True", "had=condor@cm2.small.testbed False"]
             for s in range(1, 3):
                 lines.append(f"startd=worker1.small.testbed startd{s}@worker1.small.testbed {ADDR}")
                 for slot in range(1, 9):
