@@ -9,8 +9,10 @@ from testbed.errors import TestbedError
 
 
 def _topology(args):
-    from testbed import topology
-    return topology.load(args.topology)
+    """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`."""
+    from testbed import site, topology
+    name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or site.active_topology() or "default"
+    return topology.load(name)
 
 
 def _profile(name):
@@ -97,52 +99,196 @@ def cmd_status(args):
     return 0 if report["healthy"] else 1
 
 
+def cmd_profile_show(args):
+    from testbed import profiles, tables
+    prof = _profile(args.name)
+    print(f"profile {prof.name} ({prof.source}){': ' + prof.description if prof.description else ''}")
+    if len(prof.chain) > 1:
+        print("extends: " + " <- ".join(prof.chain))
+    if prof.reference:
+        print(f"reference: {prof.reference}")
+    print(tables.render(["role", "section", "key", "value"], profiles.flatten(prof)))
+    for link in prof.wan:
+        print(f"wan: {link['between'][0]} <-> {link['between'][1]} {link.get('rtt_ms', 0)} ms RTT")
+    return 0
+
+
+def cmd_profile_diff(args):
+    from testbed import profiles, tables
+    a, b = _profile(args.a), _profile(args.b)
+    rows = profiles.diff(a, b)
+    if not rows:
+        print(f"profiles {a.name} and {b.name} set the same values")
+        return 0
+    print(tables.render(["role", "section", "key", a.name, b.name], rows))
+    return 0
+
+
+def _site(args):
+    from testbed.ssh import SSH
+    from testbed.state import TestbedState
+    topo = _topology(args)
+    state = TestbedState(topo.name)
+    if not state.ssh_key.exists():
+        raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    return topo, SSH(topo, state), state
+
+
+def cmd_profile_apply(args):
+    from testbed import health, netem, tuning, wan
+    topo, ssh, state = _site(args)
+    prof = _profile(args.name)
+    previous = None
+    if state.profile_record.exists():
+        try:
+            previous = _profile(json.loads(state.profile_record.read_text())["profile"]["name"])
+        except (TestbedError, KeyError, ValueError):
+            previous = None
+    outcome = tuning.apply(topo, ssh, prof, previous)
+    if prof.wan:
+        links = netem.parse_links(prof.wan, prof.source, "wan")
+        wan.apply(topo, ssh, links)
+        wan.record(state, links, wan.measure(topo, ssh, links))
+    health.record_profile(state, prof, outcome)
+    print(f"recorded in {state.profile_record}")
+    return 0
+
+
+def cmd_wan_set(args):
+    from testbed import netem, wan, tables
+    topo, ssh, state = _site(args)
+    links = [netem.parse_spec(spec) for spec in args.links]
+    for link in links:
+        for group in (link.a, link.b):
+            try:
+                topo.group(group)
+            except KeyError:
+                raise TestbedError(f"wan set: {link.a}:{link.b}: unknown host group {group!r} "
+                                   f"(hosts and roles of {topo.name})") from None
+    wan.apply(topo, ssh, links)
+    rows = wan.measure(topo, ssh, links)
+    wan.record(state, links, rows)
+    print(tables.render(["link", "probe", "configured RTT ms", "measured ms (median)", "min", "max"],
+                        [[r["link"], f"{r['from']}->{r['to']}", f"{r['configured_ms']:g}", r["measured_ms"],
+                          r["min_ms"], r["max_ms"]] for r in rows]))
+    return 0
+
+
+def cmd_wan_show(args):
+    from testbed import wan
+    topo, ssh, state = _site(args)
+    record = wan.in_force(state)
+    if not record["links"]:
+        print("no WAN emulation recorded (all links at LAN latency)")
+    for link in record["links"]:
+        print(f"{link['a']} <-> {link['b']}: {link['rtt_ms']:g} ms RTT"
+              + (f", jitter {link['jitter_ms']:g} ms" if link.get("jitter_ms") else "")
+              + (f", loss {link['loss_pct']:g}%" if link.get("loss_pct") else "")
+              + (f", rate {link['rate_mbit']:g} Mbit/s" if link.get("rate_mbit") else ""))
+    for row in record.get("measured", []):
+        print(f"  measured {row['from']}->{row['to']}: {row['measured_ms']} ms (configured {row['configured_ms']:g})")
+    if args.qdiscs:
+        for host, text in wan.show(topo, ssh).items():
+            print(f"--- {host}\n{text}")
+    return 0
+
+
+def cmd_wan_clear(args):
+    from testbed import wan
+    topo, ssh, state = _site(args)
+    wan.apply(topo, ssh, [])
+    wan.record(state, [])
+    print(f"WAN emulation cleared on {len(topo.hosts)} hosts")
+    return 0
+
+
+def cmd_run(args):
+    from testbed import suites
+    topo, _ssh, _state = _site(args)
+    scale = "full" if args.full else "quick"
+    rc, run = suites.run(topo, args.suite, args.profile, scale, suites.parse_sets(args.set))
+    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    return rc
+
+
+def _print_comparison(runs, against_paper=False, html=None):
+    from testbed import compare
+    figures = compare.load_paper() if against_paper else None
+    print(compare.render_text(runs, figures))
+    if html:
+        path, pngs = compare.render_html(runs, html, figures)
+        print(f"report: {path} ({len(pngs)} plots)")
+
+
+def cmd_compare(args):
+    from testbed import compare, results
+    runs = compare.check_runs(args.runs, results.resolve)
+    html = args.html or (runs[-1].path / ("comparison.html" if len(runs) == 1 else
+                                          f"compare-{len(runs)}-runs.html"))
+    _print_comparison(runs, against_paper=args.against == "paper", html=html)
+    return 0
+
+
 def _run(argv):
     import subprocess
     print("$ " + " ".join(argv), flush=True)
     return subprocess.call(argv, cwd=PROJECT_ROOT)
 
 
-def _results_dir(suite, profile="default"):
-    import time
-    return PROJECT_ROOT / "results" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{suite}-{profile}"
-
-
-def _robot(suite, topo_name, outdir):
-    return _run([sys.executable, "-m", "robot", "--outputdir", str(outdir), "--variable",
-                 f"TOPOLOGY:{topo_name}", "--consolewidth", "100", str(PROJECT_ROOT / "robot" / "suites" / suite)])
-
-
 def cmd_test(args):
-    """Unit tests, then the end-to-end smoke: bring up `small`, run the smoke suite, tear down."""
-    from testbed import site, topology
+    """Unit tests, then end to end on the small site: bring it up, run the smoke suite
+    and every experiment suite at quick scale, compare two runs, tear down."""
+    from testbed import compare, site, suites, topology
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     if rc != 0 or args.unit_only:
         return rc
     topo = topology.load("small")
-    outdir = _results_dir("smoke")
+    failures, runs = [], []
     try:
         site.up(topo, _profile("default"))
-        rc = _robot("smoke.robot", topo.name, outdir)
+        for suite, profs in CI_SUITES:
+            if not suites.suite_file(suite).exists():
+                failures.append(f"{suite} (suite file missing)")
+                continue
+            rc_suite, run = suites.run(topo, suite, profs, "quick")
+            runs.append(run)
+            if rc_suite != 0:
+                failures.append(suite)
+        experiments = [r for r in runs if r.manifest().get("suite") != "smoke"]
+        if len(experiments) >= 2:
+            report = experiments[-1].path / "compare-ci.html"
+            path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper())
+            print(compare.render_text(experiments[-2:], compare.load_paper()))
+            if not path.exists() or not pngs:
+                failures.append("compare (no report)")
+            print(f"compare report: {path} ({len(pngs)} plots)")
     finally:
         if not args.keep:
             site.down(topo)
-    print(f"smoke: {'PASS' if rc == 0 else 'FAIL'}; Robot output in {outdir}")
-    return rc
+    print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
+          f"results in {', '.join(str(r.path) for r in runs)}")
+    return 0 if not failures else 1
+
+
+CI_SUITES = (("smoke", ["default"]), ("e1", ["default", "wan-tuned"]), ("e2", ["default", "raid-stripe-32768"]))
 
 
 def cmd_demo(args):
-    """Bring up the default site and run the end-to-end checks on it."""
-    from testbed import site
-    topo = _topology(args)
+    """Bring up the default site, run the headline experiment (E1) at quick scale with the
+    default and Table 4 profiles, print and save the comparison with the paper."""
+    from testbed import site, suites, topology
+    topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
     site.up(topo, _profile("default"))
-    return _robot("smoke.robot", topo.name, _results_dir("smoke"))
+    rc, run = suites.run(topo, "e1", ["default", "wan-tuned"], "quick")
+    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    return rc
 
 
 def build_parser():
     p = argparse.ArgumentParser(prog="testbed", description=__doc__)
-    p.add_argument("--topology", "-t", default=os.environ.get("TESTBED_TOPOLOGY", "default"),
-                   help="topology name (topologies/NAME.yaml) or path; env TESTBED_TOPOLOGY")
+    p.add_argument("--topology", "-t", default=None,
+                   help="topology name (topologies/NAME.yaml) or path; default: $TESTBED_TOPOLOGY, "
+                        "else the topology that is up, else `default`")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("plan", help="validate, render host bundles, print the Vagrant plan")
@@ -180,8 +326,48 @@ def build_parser():
     s.add_argument("--keep", action="store_true", help="leave the small site up afterwards")
     s.set_defaults(func=cmd_test)
 
-    s = sub.add_parser("demo", help="bring up the site (default topology) and check it end to end")
+    s = sub.add_parser("demo", help="bring up the site (default topology), run E1 quick, compare with the paper")
     s.set_defaults(func=cmd_demo)
+
+
+    prof = sub.add_parser("profile", help="tuning profiles").add_subparsers(dest="sub", required=True)
+    s = prof.add_parser("show", help="every value a profile sets, per role")
+    s.add_argument("name")
+    s.set_defaults(func=cmd_profile_show)
+    s = prof.add_parser("diff", help="the values where two profiles differ")
+    s.add_argument("a")
+    s.add_argument("b")
+    s.set_defaults(func=cmd_profile_diff)
+    s = prof.add_parser("apply", help="apply a profile to the running site, read it back, record it")
+    s.add_argument("name")
+    s.set_defaults(func=cmd_profile_apply)
+
+    w = sub.add_parser("wan", help="emulated WAN links (netem)").add_subparsers(dest="sub", required=True)
+    s = w.add_parser("set", help="set links, e.g. submit:worker:40ms[:jitter=1ms][:loss=0.1%%][:rate=1000mbit]")
+    s.add_argument("links", nargs="+", metavar="A:B:RTT")
+    s.set_defaults(func=cmd_wan_set)
+    s = w.add_parser("show", help="the links in force and their measured RTT")
+    s.add_argument("--qdiscs", action="store_true", help="also print each host's tc qdiscs")
+    s.set_defaults(func=cmd_wan_show)
+    s = w.add_parser("clear", help="remove all WAN emulation")
+    s.set_defaults(func=cmd_wan_clear)
+
+    s = sub.add_parser("run", help="run an experiment suite into a new results folder")
+    s.add_argument("suite", help="smoke, e1, e2")
+    s.add_argument("--profile", action="append", default=None,
+                   help="profile to compare (repeat for a sweep; default: default)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="suite parameter, e.g. rtts=0,20,40 (repeatable)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="minutes; what CI runs (the default)")
+    g.add_argument("--full", action="store_true", help="the paper's shape, scaled to the testbed")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("compare", help="table + HTML report of one or more runs")
+    s.add_argument("runs", nargs="*", metavar="RUN", help="results folder, its name, or latest[-SUITE]")
+    s.add_argument("--against", choices=["paper"], help="put the papers' published figures beside")
+    s.add_argument("--html", default=None, help="where to write the report")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")
     s.add_argument("--json", action="store_true")

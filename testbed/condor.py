@@ -33,11 +33,15 @@ class Pool:
     def as_user(self, command):
         return f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(command)}"
 
-    def submit(self, description, workdir, files=None):
-        """Write files + submit description into workdir on the submit host; return cluster id."""
+    def submit(self, description, workdir, files=None, setup=None):
+        """Write files + submit description into workdir on the submit host; return cluster id.
+
+        `setup` commands run in workdir (as the submit user) before condor_submit."""
+        prepare = list(setup or [])
         setup = [f"rm -rf {workdir} && mkdir -p {workdir} && cd {workdir}"]
         for name, (content, mode) in (files or {}).items():
             setup.append(f"printf %s {shlex.quote(content)} > {name} && chmod {mode} {name}")
+        setup += prepare
         setup.append(f"printf %s {shlex.quote(description)} > job.sub")
         setup.append("condor_submit -terse job.sub")
         out = self.ssh.run(self.submit_host, self.as_user(" && ".join(setup))).stdout

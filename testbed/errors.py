@@ -4,6 +4,8 @@
 class TestbedError(Exception):
     """An error the CLI prints as one line and exits with code 2."""
 
+    __test__ = False  # not a pytest class
+
     exit_code = 2
 
 

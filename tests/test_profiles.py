@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from testbed import profiles
+from testbed import PROJECT_ROOT, profiles
 from testbed.errors import ConfigError
 
 
@@ -83,3 +83,10 @@ def test_derived_overrides_parent_and_keeps_wan(tmp_path):
 
 def test_normalise_sysctl():
     assert profiles.normalise_sysctl("4096\t87380   6291456") == "4096 87380 6291456"
+
+
+def test_every_profile_is_a_robot_variable_file():
+    from robot.variables.filesetter import YamlImporter
+    for path in sorted((PROJECT_ROOT / "profiles").glob("*.yaml")):
+        names = {name for name, _ in YamlImporter().import_variables(str(path))}
+        assert {"name", "roles"} <= names, path

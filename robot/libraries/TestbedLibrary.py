@@ -1,27 +1,49 @@
-"""Robot Framework keywords, thin over the `testbed` package."""
+"""Robot Framework keywords, thin over the `testbed` package: the site, profiles,
+WAN emulation, jobs and the run's results folder. Experiment-specific keywords
+live in TransferLibrary (E1) and SiteInABoxLibrary (E2) and share this one's
+site connection and results folder."""
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
+from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
-from testbed import health, topology  # noqa: E402
+from testbed import compare, health, netem, profiles, results, suites, topology, tuning, wan  # noqa: E402
 from testbed.condor import Pool, submit_description  # noqa: E402
 from testbed.ssh import SSH  # noqa: E402
+from testbed.state import TestbedState  # noqa: E402
 from testbed.storage import Storage  # noqa: E402
+from testbed.transfer import job_stats  # noqa: E402
+
+VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
+                "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
+                "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
+
+
+def _var(name, default=None):
+    try:
+        return BuiltIn().get_variable_value("${" + name + "}", default)
+    except Exception:  # outside a running suite (unit tests)
+        return default
 
 
 @library(scope="SUITE", auto_keywords=False)
 class TestbedLibrary:
     def __init__(self, topology_name=None):
         self.topo = topology.load(topology_name or os.environ.get("TESTBED_TOPOLOGY", "default"))
-        self.ssh = SSH(self.topo)
+        self.state = TestbedState(self.topo.name)
+        self.ssh = SSH(self.topo, self.state)
         self.pool = Pool(self.topo, self.ssh)
         self.storage = Storage(self.topo, self.ssh)
+        self.run = None
+        self.profile_in_force = None
 
+    # --- site -------------------------------------------------------------------------
     @keyword
     def site_should_be_healthy(self, timeout=600):
         report = health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=logger.console)
@@ -29,20 +51,136 @@ class TestbedLibrary:
         return report
 
     @keyword
-    def run_on_host(self, host, command):
-        return self.ssh.run(host, command).stdout
+    def run_on_host(self, host, command, timeout=600):
+        return self.ssh.run(host, command, timeout=float(timeout)).stdout
 
+    # --- results ----------------------------------------------------------------------
+    @keyword
+    def start_experiment(self, suite):
+        """Open the run's results folder (the one `testbed run` made, or a new one)
+        and write the guests' software versions into its manifest."""
+        names = self.profiles_to_compare()
+        given = _var("RESULTS_DIR", "")
+        if given:
+            self.run = results.Run(given)
+        else:
+            self.run = suites.open_run(self.topo, suite, [profiles.load(n) for n in names],
+                                       _var("SCALE", "quick"), {})
+        probe = self.topo.role_host("dtn") or self.topo.role_host("submit")
+        out = self.ssh.run(probe.name, VERSIONS_CMD).stdout
+        versions = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        versions["qemu"] = results.host_facts()["qemu"]
+        self.run.update(versions=versions)
+        logger.console(f"  results: {self.run.path}")
+        return str(self.run.path)
+
+    @keyword
+    def finish_experiment(self):
+        """Close the manifest (complete|failed) and write the figures and paper table."""
+        if self.run is None:
+            return
+        status = _var("SUITE_STATUS", "PASS")
+        if self.run.manifest().get("status") == "running":
+            self.run.finish("complete" if status == "PASS" else "failed")
+        if self.run.metrics():
+            figures = compare.load_paper()
+            path, pngs = compare.render_html([self.run], self.run.path / "figures.html", figures,
+                                             title=f"{self.run.label}")
+            logger.console("\n" + compare.render_text([self.run], figures))
+            logger.console(f"  figures: {path} ({len(pngs)} plots)")
+
+    @keyword
+    def record_metric(self, name, value, unit="", **params):
+        if self.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        rec = self.run.record(name, float(value), unit, **params)
+        logger.info(f"metric {rec}")
+        return rec
+
+    # --- profiles and WAN -------------------------------------------------------------
+    @keyword
+    def profiles_to_compare(self):
+        """${PROFILES} (comma-separated, from `testbed run --profile`), or the profile
+        given to `robot --variablefile profiles/NAME.yaml`, or `default`."""
+        given = _var("PROFILES", "")
+        if given:
+            return [p.strip() for p in str(given).split(",") if p.strip()]
+        if isinstance(_var("roles"), dict) and _var("name"):
+            return [str(_var("name"))]
+        return ["default"]
+
+    @keyword
+    def apply_profile(self, name):
+        prof = profiles.load(name)
+        previous = self.profile_in_force or self._recorded_profile()
+        outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=logger.console)
+        health.record_profile(self.state, prof, outcome)
+        self.profile_in_force = prof
+        if self.run is not None:
+            self.record_metric("profile.apply_seconds", outcome["seconds"], "s", profile=name)
+        return outcome["seconds"]
+
+    def _recorded_profile(self):
+        import json
+        try:
+            return profiles.load(json.loads(self.state.profile_record.read_text())["profile"]["name"])
+        except Exception:
+            return None
+
+    @keyword
+    def profile_should_be_in_force(self, name):
+        prof = profiles.load(name)
+        got, bad = tuning.read_back(self.topo, self.ssh, prof)
+        if bad:
+            raise AssertionError(f"profile {name}: {bad[0]} ({len(bad)} mismatches)")
+        n = sum(len(v) for v in got.values())
+        logger.console(f"  profile {name}: {n} values read back, all as the profile says")
+        return n
+
+    @keyword
+    def set_wan_latency(self, a, b, rtt_ms):
+        """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
+        links = [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))]
+        wan.apply(self.topo, self.ssh, links)
+        rows = wan.measure(self.topo, self.ssh, links, count=10)
+        wan.record(self.state, links, rows)
+        measured = rows[0]["measured_ms"]
+        logger.console(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
+        if self.run is not None:
+            self.record_metric("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
+        return measured
+
+    @keyword
+    def measured_rtt_should_match(self, configured, measured, base=0.0):
+        if not wan.within_target(float(configured), float(measured), float(base)):
+            raise AssertionError(f"RTT {measured} ms (base {base} ms) is not within 1 ms + 5% of {configured} ms")
+
+    @keyword
+    def measure_rtt(self, a, b):
+        link = netem.Link(a=a, b=b, rtt_ms=0)
+        return wan.measure(self.topo, self.ssh, [link], count=10)[0]["measured_ms"]
+
+    @keyword
+    def clear_wan(self):
+        wan.apply(self.topo, self.ssh, [])
+        wan.record(self.state, [])
+
+    # --- jobs -------------------------------------------------------------------------
     @keyword
     def submit_sleep_jobs(self, count=1, seconds=5, requirements=None):
         desc = submit_description("/bin/sleep", str(seconds), count=int(count), requirements=requirements)
-        cluster = self.pool.submit(desc, f"/home/vagrant/jobs/sleep-{os.getpid()}")
+        cluster = self.pool.submit(desc, f"/home/vagrant/jobs/sleep-{os.getpid()}-{time.time_ns()}")
         logger.info(f"submitted cluster {cluster}: {count} x sleep {seconds}")
         return cluster
 
     @keyword
     def wait_for_jobs(self, cluster, count=1, timeout=600):
-        done = self.pool.wait(int(cluster), int(count), timeout=float(timeout))
-        return done
+        return self.pool.wait(int(cluster), int(count), timeout=float(timeout))
+
+    @keyword
+    def collect_job_transfer_metrics(self, cluster):
+        from testbed.transfer import AD_ATTRS
+        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS) if ad.get("JobStatus") == 4]
 
     @keyword
     def jobs_should_have_run_on_role(self, cluster, role):
@@ -66,6 +204,7 @@ class TestbedLibrary:
             raise AssertionError(f"{len(missing)} worker startd ads without a CCB contact: {missing[0][:160]}")
         return len(workers)
 
+    # --- high availability --------------------------------------------------------------
     @keyword
     def active_central_manager(self):
         return self.pool.active_cm()
@@ -89,6 +228,7 @@ class TestbedLibrary:
         others = [h.name for h in self.topo.with_role("cm") if h.name != host]
         return others[0]
 
+    # --- storage ----------------------------------------------------------------------
     @keyword
     def raid_should_be(self, level, members):
         info = self.storage.raid()

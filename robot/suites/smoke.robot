@@ -4,11 +4,11 @@ Documentation     End-to-end smoke of a running site (run on the `small` topolog
 ...               negotiator is active is killed and the other takes over and matches a new
 ...               job; md0 is an active RAID6 with the planned members; a file read through
 ...               the DTN's caching proxy from the origin has the origin's checksum.
-Library           ../libraries/TestbedLibrary.py    ${TOPOLOGY}
-Suite Setup       Site Should Be Healthy    timeout=900
-
-*** Variables ***
-${TOPOLOGY}       small
+...               The experiment machinery is checked too: a profile applied to the running
+...               site reads back, and an emulated 40 ms RTT is measured within 1 ms + 5%.
+Resource          ../resources/experiment.resource
+Suite Setup       Start Experiment On A Healthy Site    smoke
+Suite Teardown    Finish Experiment And Restore The Site
 
 *** Test Cases ***
 A Job Runs On A Sleeper Worker Through CCB
@@ -33,3 +33,15 @@ The DTN Stores Data On An Active RAID6
 
 A File Read Through The Caching Proxy Matches The Origin
     Read Through Caching Proxy And Check    file-001
+
+A Profile Applies To The Running Site And Reads Back
+    ${seconds}=    Apply Profile    wan-tuned
+    Profile Should Be In Force    wan-tuned
+    Apply Profile    default
+    Profile Should Be In Force    default
+
+An Emulated 40 ms RTT Is Measured Within 1 ms + 5%
+    ${base}=    Measure RTT    submit    worker
+    ${measured}=    Set WAN Latency    submit    worker    40
+    Measured RTT Should Match    40    ${measured}    ${base}
+    [Teardown]    Clear WAN

@@ -1,0 +1,221 @@
+"""Compare runs: a terminal table (metric, parameters, each run/profile, ratio)
+and an HTML report with plots; optionally the papers' published figures beside.
+
+Columns are (run, profile) series: a run that sweeps two profiles gives two
+columns. Rows are (metric, parameters other than the profile). Time series
+(records with a `t` parameter) go to plots only. The ratio is the last column
+over the first.
+"""
+import html
+import math
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+
+from testbed import PROJECT_ROOT, tables
+from testbed.errors import ConfigError
+from testbed.validate import Reader, load_yaml
+
+PAPER_FILE = PROJECT_ROOT / "results" / "paper.yaml"
+X_PARAMS = ("t", "rtt_ms", "clients", "jobs", "rate_factor", "writers", "concurrency", "size_mb")
+SERIES_PARAM = "t"
+
+
+def load_paper(path=PAPER_FILE):
+    r = Reader(load_yaml(path), path)
+    r.only({"figures"})
+    figures = []
+    for i, item in enumerate(r.list("figures")):
+        f = Reader(item, path, f"figures[{i}]")
+        f.only({"metric", "value", "expect", "unit", "params", "source", "note"})
+        value, expect = f.data.get("value"), f.data.get("expect")
+        if (value is None) == (expect is None):
+            raise f.error("value", "give either a number (value) or a qualitative finding (expect)")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise f.error("value", f"must be a number, got {value!r}")
+        if expect is not None and not isinstance(expect, str):
+            raise f.error("expect", f"must be a string like '> 1', got {expect!r}")
+        params = f.data.get("params") or {}
+        if not isinstance(params, dict):
+            raise f.error("params", "must be a mapping")
+        figures.append({"metric": f.str("metric"), "value": None if value is None else float(value),
+                        "expect": expect, "unit": f.str("unit", ""),
+                        "params": params, "source": f.str("source"), "note": f.data.get("note", "")})
+    return figures
+
+
+def _fmt_params(params):
+    return " ".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()))
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        if abs(v) >= 100:
+            return f"{v:.0f}"
+        if abs(v) >= 1:
+            return f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def series_key(run, record):
+    profile = record["params"].get("profile")
+    profiles = run.manifest().get("profiles") or ["default"]
+    return (run.label, str(profile if profile is not None else profiles[0]))
+
+
+def collect(runs):
+    """(columns, rows, series): rows {(metric, params-tuple, unit): {column: mean}},
+    series {metric: {(column, other-params): [(x, y)]}} for plotting."""
+    columns = []
+    sums = defaultdict(lambda: defaultdict(list))
+    series = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        for rec in run.metrics():
+            col = series_key(run, rec)
+            if col not in columns:
+                columns.append(col)
+            params = {k: v for k, v in rec.get("params", {}).items() if k != "profile"}
+            x_name = next((p for p in X_PARAMS if isinstance(params.get(p), (int, float))), None)
+            if x_name:
+                others = tuple(sorted((k, v) for k, v in params.items() if k != x_name))
+                series[(rec["name"], x_name, rec.get("unit", ""))][(col, others)].append(
+                    (params[x_name], rec["value"]))
+            if SERIES_PARAM in params:
+                continue
+            key = (rec["name"], tuple(sorted(params.items())), rec.get("unit", ""))
+            sums[key][col].append(rec["value"])
+    rows = OrderedDict()
+    for key in sorted(sums, key=lambda k: (k[0], [str(v) for v in k[1]])):
+        rows[key] = {col: sum(v) / len(v) for col, v in sums[key].items()}
+    return columns, rows, series
+
+
+def ratio(values, columns):
+    present = [values.get(c) for c in columns if values.get(c) is not None]
+    if len(present) < 2 or not present[0]:
+        return None
+    return present[-1] / present[0]
+
+
+def paper_match(figures, metric, params):
+    p = dict(params)
+    for fig in figures:
+        if fig["metric"] == metric and all(str(p.get(k)) == str(v) for k, v in fig["params"].items()):
+            return fig
+    return None
+
+
+def column_labels(columns):
+    runs = list(OrderedDict.fromkeys(c[0] for c in columns))
+    letters = {run: chr(ord("A") + i) if len(runs) > 1 else "" for i, run in enumerate(runs)}
+    labels = [f"{letters[r]}:{p}" if letters[r] else p for r, p in columns]
+    legend = [f"{letters[r]} = {r}" for r in runs] if len(runs) > 1 else [f"run {runs[0]}"] if runs else []
+    return labels, legend
+
+
+def table(runs, figures=None):
+    """(headers, rows, legend) for the terminal and the report."""
+    columns, rows, _ = collect(runs)
+    labels, legend = column_labels(columns)
+    headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
+    if figures is not None:
+        headers += ["paper", "source"]
+    out, matched = [], set()
+    for (metric, params, unit), values in rows.items():
+        r = ratio(values, columns)
+        row = [metric, _fmt_params(dict(params)), unit] + \
+              [_fmt(float(values[c])) if c in values else "-" for c in columns] + \
+              [f"{r:.2f}x" if r is not None and math.isfinite(r) else "-"]
+        if figures is not None:
+            fig = paper_match(figures, metric, params)
+            if fig:
+                matched.add(id(fig))
+            row += [_fmt(fig["value"]) if fig["value"] is not None else fig["expect"], fig["source"]] \
+                if fig else ["-", ""]
+        out.append(row)
+    if figures is not None:  # the paper's figures this suite has no measurement for
+        prefixes = {key[0].split(".")[0] for key in rows}
+        for fig in figures:
+            if id(fig) not in matched and fig["metric"].split(".")[0] in prefixes:
+                shown = _fmt(fig["value"]) if fig["value"] is not None else fig["expect"]
+                out.append([fig["metric"], _fmt_params(fig["params"]), fig["unit"]] + ["-"] * len(columns)
+                           + ["-", shown, fig["source"]])
+    return headers, out, legend
+
+
+def render_text(runs, figures=None):
+    headers, rows, legend = table(runs, figures)
+    if not rows:
+        return "no metrics recorded in " + ", ".join(r.label for r in runs)
+    status = [f"{r.label}: {r.manifest().get('status')}" for r in runs]
+    return "\n".join(legend + [tables.render(headers, rows), "status: " + "; ".join(status)])
+
+
+def plots(runs, outdir):
+    """One PNG per (metric, x parameter): a line per (run/profile, other params)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns, _, series = collect(runs)
+    labels = dict(zip(columns, column_labels(columns)[0]))
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for (metric, x_name, unit), lines in sorted(series.items()):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for (col, others), points in sorted(lines.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+            points.sort()
+            label = labels[col] + ("" if not others else " " + _fmt_params(dict(others)))
+            ax.plot([p[0] for p in points], [p[1] for p in points],
+                    marker="" if x_name == SERIES_PARAM else "o", label=label)
+        ax.set_xlabel({"t": "time (s)", "rtt_ms": "RTT (ms)"}.get(x_name, x_name))
+        ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+        ax.set_title(metric)
+        ax.grid(True, alpha=0.3)
+        if len(lines) <= 12:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = outdir / f"{metric.replace('.', '_')}-vs-{x_name}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def render_html(runs, path, figures=None, title="testbed comparison"):
+    path = Path(path)
+    pngs = plots(runs, path.parent / (path.stem + "-plots"))
+    headers, rows, legend = table(runs, figures)
+    esc = html.escape
+    parts = [f"<!doctype html><meta charset=utf-8><title>{esc(title)}</title>",
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}th{background:#eee}"
+             "td.n{text-align:right}img{max-width:48%;margin:4px}</style>",
+             f"<h1>{esc(title)}</h1>"]
+    parts.append("<h2>Runs</h2><ul>")
+    for r in runs:
+        m = r.manifest()
+        parts.append(f"<li><b>{esc(r.label)}</b>: suite {esc(str(m.get('suite')))}, profiles "
+                     f"{esc(', '.join(m.get('profiles', [])))}, scale {esc(str(m.get('scale')))}, "
+                     f"{esc(str(m.get('accel')))}, status <b>{esc(str(m.get('status')))}</b>, "
+                     f"git {esc(str(m.get('git_revision')))[:12]}</li>")
+    parts.append("</ul>" + "".join(f"<p>{esc(line)}</p>" for line in legend if len(runs) > 1))
+    parts.append("<h2>Metrics</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>")
+    for row in rows:
+        parts.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>")
+    parts.append("</table><h2>Plots</h2>")
+    for png in pngs:
+        parts.append(f"<img src='{esc(png.parent.name)}/{esc(png.name)}' alt='{esc(png.stem)}'>")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(parts) + "\n")
+    tmp.replace(path)
+    return path, pngs
+
+
+def check_runs(refs, resolve):
+    if not refs:
+        raise ConfigError("compare", "RUN", "name at least one results folder (or `latest`)")
+    return [resolve(ref) for ref in refs]

@@ -1,0 +1,189 @@
+"""Results folders: one per run, `results/<UTC time>-<suite>-<profiles>/`.
+
+    manifest.json   what ran where: topology, full profile contents, versions,
+                    git revision, kvm|tcg, host cores/RAM, start/end, status
+    metrics.jsonl   one JSON record per measurement (name, value, unit, params)
+    output.xml ...  Robot Framework's own output
+
+The manifest is replaced atomically (write + rename); each metric is one
+appended line flushed to disk at once, so an interrupted run keeps every point
+it finished and says `interrupted` (or still `running` if it was killed).
+"""
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.errors import ConfigError
+
+RESULTS_ROOT = PROJECT_ROOT / "results"
+STATUSES = ("running", "complete", "interrupted", "failed")
+METRIC_NAME = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+
+def utc(ts=None):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def folder_name(suite, profiles, ts=None):
+    label = "+".join(profiles) if profiles else "default"
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(ts))}-{suite}-{label}"
+
+
+def write_json_atomic(path, data):
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def git_revision(root=PROJECT_ROOT):
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return (rev or "unknown") + ("-dirty" if dirty else "")
+
+
+def host_facts():
+    mem_kb = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    qemu = ""
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True,
+                             timeout=10).stdout
+        qemu = out.splitlines()[0].replace("QEMU emulator version ", "") if out else ""
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {"cores": os.cpu_count(), "ram_mb": mem_kb // 1024, "kernel": platform.release(),
+            "qemu": qemu}
+
+
+def validate_metric(name, value, unit, params):
+    if not isinstance(name, str) or not METRIC_NAME.match(name):
+        raise ConfigError("metrics.jsonl", "name", f"{name!r} is not a metric name like e1.rate")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError("metrics.jsonl", name, f"value must be a finite number, got {value!r}")
+    if not isinstance(unit, str):
+        raise ConfigError("metrics.jsonl", name, f"unit must be a string, got {unit!r}")
+    for key, val in params.items():
+        if isinstance(val, (dict, list)):
+            raise ConfigError("metrics.jsonl", f"{name}.{key}", "parameters are scalars")
+
+
+class Run:
+    """One results folder. Create it with `Run.create`, reopen with `Run(path)`."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.manifest_path = self.path / "manifest.json"
+        self.metrics_path = self.path / "metrics.jsonl"
+
+    @classmethod
+    def create(cls, suite, profiles, topology, profile_contents, accel, scale="quick",
+               parameters=None, root=None, path=None):
+        root = Path(root or RESULTS_ROOT)
+        root.mkdir(parents=True, exist_ok=True)
+        if path is None:
+            path = root / folder_name(suite, profiles)
+            n = 1
+            while path.exists():
+                n += 1
+                path = root / f"{folder_name(suite, profiles)}-{n}"
+        run = cls(path)
+        run.path.mkdir(parents=True, exist_ok=True)
+        manifest = {"suite": suite, "profiles": list(profiles), "scale": scale,
+                    "parameters": dict(parameters or {}), "topology": topology,
+                    "profile_contents": profile_contents, "accel": accel,
+                    "git_revision": git_revision(), "host": host_facts(), "versions": {},
+                    "start": utc(), "end": None, "status": "running"}
+        write_json_atomic(run.manifest_path, manifest)
+        run.metrics_path.touch()
+        return run
+
+    def manifest(self):
+        try:
+            return json.loads(self.manifest_path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(self.path, "manifest.json", "not a results folder (no manifest)") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(self.manifest_path, "", f"invalid JSON: {exc.msg}") from None
+
+    def update(self, **fields):
+        data = self.manifest()
+        data.update(fields)
+        write_json_atomic(self.manifest_path, data)
+        return data
+
+    def finish(self, status):
+        if status not in STATUSES:
+            raise ValueError(status)
+        return self.update(status=status, end=utc())
+
+    def record(self, name, value, unit="", **params):
+        """Append one measurement; returns the record."""
+        validate_metric(name, value, unit, params)
+        rec = {"name": name, "value": value, "unit": unit, "params": params, "time": utc()}
+        line = json.dumps(rec, sort_keys=True) + "\n"
+        fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return rec
+
+    def metrics(self):
+        """Every complete record (a torn last line from a crash is skipped)."""
+        out = []
+        if not self.metrics_path.exists():
+            return out
+        for line in self.metrics_path.read_text().splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    @property
+    def label(self):
+        return self.path.name
+
+
+def resolve(ref, root=None):
+    """A run given as a path, a folder name under results/, or `latest[-suite]`."""
+    root = Path(root or RESULTS_ROOT)
+    text = str(ref)
+    if text.startswith("latest"):
+        suite = text[len("latest-"):] if text.startswith("latest-") else None
+        runs = sorted(p for p in root.glob("*/manifest.json")
+                      if suite is None or json.loads(p.read_text()).get("suite") == suite)
+        if not runs:
+            raise ConfigError(root, ref, "no runs found")
+        return Run(runs[-1].parent)
+    path = Path(text)
+    if not path.exists() and (root / text).exists():
+        path = root / text
+    if not (path / "manifest.json").exists():
+        raise ConfigError(path, "manifest.json", "not a results folder (no manifest.json)")
+    return Run(path)

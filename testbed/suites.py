@@ -1,0 +1,87 @@
+"""The experiment suites and how `testbed run` drives them through Robot Framework.
+
+`testbed run` opens the results folder (manifest first), hands it to robot
+with the topology, scale, profiles and `--set` parameters as variables, and
+closes the manifest as complete, failed or interrupted. Plain
+`robot robot/suites/X.robot` works too: the library then opens its own folder.
+"""
+import re
+import subprocess
+import sys
+import time
+
+from testbed import PROJECT_ROOT, accel, profiles, results
+from testbed.errors import ConfigError
+from testbed.validate import load_yaml
+
+SUITE_DIR = PROJECT_ROOT / "robot" / "suites"
+SUITES = {"smoke": "smoke.robot", "e1": "e1_transfer_limits.robot", "e2": "e2_site_in_a_box.robot"}
+SCALES = ("quick", "full")
+SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def suite_file(name):
+    if name not in SUITES:
+        raise ConfigError("testbed run", "SUITE", f"unknown suite {name!r} (known: {', '.join(SUITES)})")
+    return SUITE_DIR / SUITES[name]
+
+
+def parse_sets(items):
+    """['rtts=0,20', 'jobs=8'] -> {'rtts': '0,20', 'jobs': '8'}."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not SET_KEY.match(key) or not value.strip():
+            raise ConfigError("--set", item, "expected KEY=VALUE with a name like rtts and a value like 0,20,40")
+        if key.upper() in {"TOPOLOGY", "SCALE", "PROFILES", "RESULTS_DIR"}:
+            raise ConfigError("--set", item, f"{key} has its own option")
+        out[key] = value.strip()
+    return out
+
+
+def robot_argv(suite, topo_name, scale, profile_names, run_dir, sets):
+    argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir), "--consolewidth", "100",
+            "--variable", f"TOPOLOGY:{topo_name}", "--variable", f"SCALE:{scale}",
+            "--variable", f"PROFILES:{','.join(profile_names)}", "--variable", f"RESULTS_DIR:{run_dir}"]
+    for key, value in sets.items():
+        argv += ["--variable", f"{key.upper()}:{value}"]
+    return argv + [str(suite_file(suite))]
+
+
+def open_run(topo, suite, profile_list, scale, sets):
+    return results.Run.create(
+        suite, [p.name for p in profile_list], topology=load_yaml(topo.source) | {"file": str(topo.source)},
+        profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
+        scale=scale, parameters=sets)
+
+
+def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
+    """Run one suite into a new results folder; returns (robot rc, Run)."""
+    if scale not in SCALES:
+        raise ConfigError("testbed run", "--scale", f"must be one of {', '.join(SCALES)}")
+    suite_file(suite)
+    sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
+    profile_list = [profiles.load(n) for n in (profile_names or ["default"])]
+    run_ = open_run(topo, suite, profile_list, scale, sets)
+    argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets)
+    echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")
+    echo("$ " + " ".join(argv[2:]))
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=PROJECT_ROOT)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        try:
+            rc = proc.wait(timeout=120)  # robot got the same SIGINT: let it write its output
+        except (KeyboardInterrupt, subprocess.TimeoutExpired):
+            proc.kill()
+            rc = proc.wait()
+        run_.finish("interrupted")
+        echo(f"interrupted: finished points kept in {run_.path}")
+        raise
+    status = run_.manifest().get("status")
+    if status == "running":
+        status = "complete" if rc == 0 else "failed"
+        run_.finish(status)
+    echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc {rc}); {run_.path}")
+    return rc, run_

@@ -1,0 +1,146 @@
+"""E1: limits of the HTCondor transfer system (seed 000).
+
+Jobs "compute" (sleep) for T seconds and then leave S MB of output that the
+schedd's own file transfer brings back to the submit host. From the paper:
+
+    W(n, l, s) = n jobs x output size / job length      (equation 1)
+    CPU efficiency lost = wall time a job holds its slot for transfers
+                          (input + output) / wall time it computes
+
+Scaling to the testbed: the paper's 4000 x 250 MB / 30 min (W = 555 MB/s on a
+10 Gb/s NIC) becomes "every planned slot x S / T" with S chosen so that W is
+a multiple of the raw TCP rate measured between the same VMs in the same run
+(saturation), and a fraction of it for the latency sweep (rate W and 2W).
+"""
+import json
+import re
+import time
+
+from testbed.condor import submit_description
+from testbed.errors import RemoteError
+
+SCALES = {
+    # CI: a few minutes on the small site under TCG.
+    "quick": {"saturation_compute_s": 20, "saturation_load": 1.5, "sweep_jobs": 8,
+              "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80], "rate_factors": [1, 2],
+              "input_mb": 1, "max_output_mb": 48},
+    # Users: the paper's latency points, more jobs, longer compute.
+    "full": {"saturation_compute_s": 60, "saturation_load": 2.0, "sweep_jobs": 32,
+             "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
+             "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256},
+}
+JOB_SCRIPT = """#!/bin/sh
+# E1 job: "compute" for $1 seconds, then leave $2 MB of output (a sparse file:
+# no CPU is spent making it, every byte still crosses the network).
+sleep "$1"
+truncate -s "${2}M" payload
+"""
+AD_ATTRS = ["ClusterId", "ProcId", "JobStatus", "ActivationSetupDuration", "ActivationExecutionDuration",
+            "ActivationTeardownDuration", "TransferInStarted", "TransferInFinished", "TransferOutStarted",
+            "TransferOutFinished", "BytesSent", "BytesRecvd", "JobCurrentStartDate", "CompletionDate",
+            "RemoteWallClockTime", "LastRemoteHost", "QDate", "JobStartDate"]
+XFER_LINE = re.compile(r"(?P<dir>Download|Upload)\b.*?JobId: (?P<job>\d+\.\d+).*?bytes: (?P<bytes>\d+)"
+                       r".*?seconds: (?P<secs>[0-9.]+)", re.IGNORECASE)
+
+
+def expected_rate(n_jobs, size_mb, length_s):
+    """Equation 1 of seed 000: W(n, l, s) = n x s / l, in MB/s."""
+    if length_s <= 0:
+        raise ValueError("job length must be positive")
+    return n_jobs * size_mb / length_s
+
+
+def size_for_rate(rate_mbs, n_jobs, length_s, cap_mb=None):
+    """Output size (whole MB, at least 1) that makes n jobs of length l write at `rate`."""
+    size = max(1, int(round(rate_mbs * length_s / n_jobs)))
+    return min(size, cap_mb) if cap_mb else size
+
+
+def scale_params(scale, overrides=None):
+    params = dict(SCALES[scale])
+    for key, value in (overrides or {}).items():
+        key = key.lower()
+        if key not in params:
+            continue
+        if isinstance(params[key], list):
+            params[key] = [float(v) if "." in str(v) else int(v) for v in str(value).split(",") if str(v).strip()]
+        elif isinstance(params[key], float):
+            params[key] = float(value)
+        else:
+            params[key] = int(value)
+    return params
+
+
+def job_stats(ad):
+    """Per-job transfer accounting from a completed job's ad (1 s resolution)."""
+    setup = float(ad.get("ActivationSetupDuration") or 0)
+    execution = float(ad.get("ActivationExecutionDuration") or 0)
+    teardown = float(ad.get("ActivationTeardownDuration") or 0)
+    t_in = max(0.0, float(ad.get("TransferInFinished", 0) or 0) - float(ad.get("TransferInStarted", 0) or 0))
+    t_out = max(0.0, float(ad.get("TransferOutFinished", 0) or 0) - float(ad.get("TransferOutStarted", 0) or 0))
+    return {"job": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "setup_s": setup, "execution_s": execution,
+            "teardown_s": teardown, "transfer_in_s": t_in, "transfer_out_s": t_out,
+            "bytes_out": float(ad.get("BytesRecvd") or 0), "bytes_in": float(ad.get("BytesSent") or 0),
+            "efficiency_lost": (setup + teardown) / execution if execution > 0 else None}
+
+
+def parse_xfer_stats(text, cluster):
+    """Sub-second transfers of one cluster from XferStatsLog: [(direction, job, bytes, seconds)]."""
+    out = []
+    for line in text.splitlines():
+        m = XFER_LINE.search(line)
+        if m and m.group("job").split(".")[0] == str(cluster):
+            out.append((m.group("dir").lower(), m.group("job"), int(m.group("bytes")), float(m.group("secs"))))
+    return out
+
+
+def mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+class TransferExperiment:
+    def __init__(self, topo, ssh, pool):
+        self.topo, self.ssh, self.pool = topo, ssh, pool
+        self.submit = topo.role_host("submit")
+        self.workers = topo.with_role("worker")
+
+    # --- raw TCP ------------------------------------------------------------------------
+    def iperf(self, sender, receiver, seconds=10, streams=1):
+        """Raw TCP from sender to receiver (MB/s), iperf3 in the same VMs."""
+        rx = self.topo.hosts[receiver]
+        self.ssh.run(receiver, "pkill -x iperf3; iperf3 -s -1 -D && sleep 1")
+        out = self.ssh.run(sender, f"iperf3 -J -c {rx.site_ip} -t {seconds} -P {streams}",
+                           timeout=seconds + 60).stdout
+        data = json.loads(out)
+        return data["end"]["sum_received"]["bits_per_second"] / 8e6
+
+    # --- jobs ---------------------------------------------------------------------------
+    def run_batch(self, n_jobs, compute_s, output_mb, input_mb, tag, timeout=1800, progress=None):
+        """Submit n jobs, wait for them all; returns (cluster, ads, seconds)."""
+        workdir = f"/home/vagrant/e1/{tag}"
+        desc = submit_description("e1job.sh", f"{compute_s} {output_mb}", count=n_jobs,
+                                  requirements="(IsDTN =!= True)",
+                                  extra={"transfer_input_files": "input.dat",
+                                         "transfer_output_files": "payload",
+                                         "transfer_output_remaps": '"payload = out/payload.$(Process)"'})
+        started = time.monotonic()
+        cluster = self.pool.submit(desc, workdir, files={"e1job.sh": (JOB_SCRIPT, "0755")},
+                                   setup=[f"truncate -s {input_mb}M input.dat", "mkdir -p out"])
+        ads = self.pool.wait(cluster, n_jobs, timeout=timeout, progress=progress)
+        seconds = time.monotonic() - started
+        ads = self.pool.jobs(cluster, AD_ATTRS)
+        self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)
+        return cluster, [a for a in ads if a.get("JobStatus") == 4], seconds
+
+    def xfer_stats(self, cluster):
+        text = self.ssh.run(self.submit.name, "cat /var/log/condor/XferStatsLog 2>/dev/null", check=False).stdout
+        return parse_xfer_stats(text, cluster)
+
+    def output_window(self, ads):
+        """(first output transfer start, last finish) over a batch, epoch seconds."""
+        starts = [a["TransferOutStarted"] for a in ads if a.get("TransferOutStarted")]
+        ends = [a["TransferOutFinished"] for a in ads if a.get("TransferOutFinished")]
+        if not starts or not ends:
+            raise RemoteError("no output-transfer timestamps in the job ads")
+        return min(starts), max(ends)

@@ -1,0 +1,157 @@
+"""Apply a tuning profile to a running site, read every value back, record it.
+
+No reprovisioning: the files a profile owns are pushed over SSH, then
+`sysctl -p`, `condor_reconfig` (a daemon restart only for knobs read at socket
+creation), md sysfs writes, and a restart of the caching proxy when its
+configuration changed. Every value is then read back from the kernel, the
+running condor_master, sysfs and the proxy's configuration; anything that did
+not take is an error naming the host and the knob.
+"""
+import base64
+import shlex
+import time
+
+from testbed import profiles, render
+from testbed.errors import TestbedError
+
+MD_SYS = "/sys/block/md0/md"
+PROFILE_CONDOR_FILE = "etc/condor/config.d/60-testbed-profile.conf"
+PROFILE_XROOTD_FILE = "etc/xrootd/dtn.cfg"
+# Knobs a daemon reads only when it creates its sockets: reconfig is not enough.
+COLLECTOR_RESTART_KNOBS = {"COLLECTOR_SOCKET_BUFSIZE"}
+COLLECTOR_RESTART_SYSCTLS = {"net.core.rmem_max"}  # bounds the collector's UDP buffer
+PFC_DIRECTIVES = {"ram": "pfc.ram", "blocksize": "pfc.blocksize", "prefetch": "pfc.prefetch",
+                  "diskusage": "pfc.diskusage"}
+
+
+def expected_values(topo, profile, host):
+    """{(section, key): value} the host must show once the profile is in force."""
+    want = {}
+    for key, value in profile.for_host(host.roles, "sysctl").items():
+        want[("sysctl", key)] = profiles.normalise_sysctl(value)
+    if render.is_condor_host(host):
+        for key, value in profile.for_host(host.roles, "condor").items():
+            want[("condor", key)] = str(value).strip()
+    if host.has("dtn"):
+        for key, value in profile.for_host(host.roles, "md").items():
+            want[("md", key)] = str(value)
+        for key, value in profile.for_host(host.roles, "xrootd_cache").items():
+            want[("xrootd_cache", key)] = " ".join(str(value).split())
+    return want
+
+
+def apply_script(topo, profile, host, previous=None):
+    """The bash script that installs a host's profile files and makes them take effect."""
+    env = render.environment()
+    ctx = render.context(topo, profile, host)
+    files = render.render_profile_files(env, ctx)
+    blob = base64.b64encode(render.tar_bytes(files)).decode()
+    lines = ["set -e", "tmp=$(mktemp -d)", f"echo {blob} | base64 -d | tar xzf - -C $tmp",
+             "changed=", "for f in $(cd $tmp && find . -type f | sed 's|^./||'); do",
+             "  if ! cmp -s $tmp/$f /$f; then install -D -m 0644 $tmp/$f /$f; changed=\"$changed $f\"; fi",
+             "done", "rm -rf $tmp", "echo \"changed:$changed\"",
+             "sysctl -q -p /etc/sysctl.d/90-testbed-profile.conf"]
+    if render.is_condor_host(host):
+        restart = host.has("cm") or host.has("ccb")
+        old = previous.for_host(host.roles, "condor") if previous else {}
+        new = profile.for_host(host.roles, "condor")
+        old_sys = previous.for_host(host.roles, "sysctl") if previous else {}
+        new_sys = profile.for_host(host.roles, "sysctl")
+        need_collector = restart and previous is not None and (
+            any(old.get(k) != new.get(k) for k in COLLECTOR_RESTART_KNOBS)
+            or any(old_sys.get(k) != new_sys.get(k) for k in COLLECTOR_RESTART_SYSCTLS))
+        lines.append(f"case \"$changed\" in *{PROFILE_CONDOR_FILE}*) condor_reconfig >/dev/null;; esac")
+        if need_collector:
+            lines.append("condor_restart -daemon collector >/dev/null")
+    if host.has("dtn"):
+        for key, value in profile.for_host(host.roles, "md").items():
+            lines.append(f"echo {int(value)} > {MD_SYS}/{key}")
+        lines.append(f"case \"$changed\" in *{PROFILE_XROOTD_FILE}*) systemctl restart xrootd@xcache;; esac")
+    return "\n".join(lines) + "\n"
+
+
+def readback_script(want):
+    """Prints `section<TAB>key<TAB>value` for every expected value."""
+    lines = []
+    for section, key in sorted(want):
+        q = shlex.quote(key)
+        if section == "sysctl":
+            cmd = f"sysctl -n {q}"
+        elif section == "condor":
+            # Ask the running master (it has reconfigured), not just the files.
+            cmd = f"condor_config_val -master {q} 2>/dev/null || condor_config_val {q}"
+        elif section == "md":
+            cmd = f"cat {MD_SYS}/{key}"
+        else:
+            directive = PFC_DIRECTIVES[key]
+            cmd = (f"systemctl is-active -q xrootd@xcache && "
+                   f"awk '$1==\"{directive}\" {{$1=\"\"; print substr($0,2)}}' /{PROFILE_XROOTD_FILE}")
+        lines.append(f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$({cmd} 2>/dev/null | tr '\\t\\n' '  ')\"")
+    return "\n".join(lines) + "\n"
+
+
+def parse_readback(text):
+    got = {}
+    for line in text.splitlines():
+        parts = line.split("\t", 2)
+        if len(parts) == 3:
+            got[(parts[0], parts[1])] = " ".join(parts[2].split())
+    return got
+
+
+def same(section, want, got):
+    if section == "condor":
+        return want.lower() == got.lower()
+    return " ".join(want.split()) == " ".join(got.split())
+
+
+def mismatches(profile_name, host, want, got):
+    out = []
+    for (section, key), value in sorted(want.items()):
+        have = got.get((section, key))
+        if have is None:
+            out.append(f"{host}: {section} {key} was not read back")
+        elif not same(section, value, have):
+            out.append(f"{host}: {section} {key} is {have!r}, profile {profile_name} wants {value!r}")
+    return out
+
+
+def read_back(topo, ssh, profile):
+    """{host: {(section, key): value}} and a list of mismatches."""
+    wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items()}
+    results = ssh.run_many({name: readback_script(w) for name, w in wants.items()}, timeout=120)
+    got, bad = {}, []
+    for name, want in wants.items():
+        res = results[name]
+        got[name] = parse_readback(res.stdout) if res.ok else {}
+        if not res.ok:
+            bad.append(f"{name}: read-back failed: {(res.stderr.strip() or 'no output').splitlines()[-1]}")
+        else:
+            bad += mismatches(profile.name, name, want, got[name])
+    return got, bad
+
+
+def apply(topo, ssh, profile, previous=None, echo=print, settle=30):
+    """Push, take effect, read back (retrying briefly while daemons reconfigure)."""
+    started = time.monotonic()
+    results = ssh.run_many({name: apply_script(topo, profile, h, previous)
+                            for name, h in topo.hosts.items()}, timeout=180)
+    failed = [f"{n}: {(r.stderr.strip() or r.stdout.strip() or 'no output').splitlines()[-1]}"
+              for n, r in results.items() if not r.ok]
+    if failed:
+        raise TestbedError(f"profile {profile.name}: applying failed on " + "; ".join(failed))
+    changed = {n: r.stdout.split("changed:", 1)[-1].split() for n, r in results.items()}
+    deadline = time.monotonic() + settle
+    while True:
+        got, bad = read_back(topo, ssh, profile)
+        if not bad or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    if bad:
+        raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
+                           + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+    seconds = time.monotonic() - started
+    echo(f"profile {profile.name} in force on {len(topo.hosts)} hosts after {seconds:.1f} s; "
+         f"{sum(len(w) for w in got.values())} values read back")
+    readback = {h: {f"{s}:{k}": v for (s, k), v in sorted(vals.items())} for h, vals in got.items()}
+    return {"seconds": seconds, "changed": changed, "readback": readback}

@@ -1,0 +1,104 @@
+"""Apply, show, clear and measure the emulated WAN on a running site.
+
+The tc command plans come from `netem.host_plans`; this module runs them on the
+guests (on the interface that holds the site address), records what is in
+force, and measures the round-trip time of every link with ping.
+"""
+import json
+import re
+import shlex
+import statistics
+import time
+
+from testbed import netem
+from testbed.errors import TestbedError
+
+PING_COUNT = 20
+DEV = "@DEV@"  # placeholder for the site interface, resolved on the guest
+
+
+def device_lookup(ip):
+    """Shell snippet: the interface holding `ip` (eth1 on Vagrant's layout)."""
+    return (f"dev=$(ip -o -4 addr show | awk '$4 ~ /^{re.escape(ip)}\\// {{print $2; exit}}'); "
+            f"[ -n \"$dev\" ] || {{ echo 'no interface has {ip}' >&2; exit 3; }}")
+
+
+def host_script(host, commands):
+    lines = [device_lookup(host.site_ip)]
+    for argv in commands:
+        text = " ".join(shlex.quote(a) for a in argv).replace(DEV, '"$dev"')
+        if argv[:3] == ["tc", "qdisc", "del"]:
+            text += " 2>/dev/null || true"
+        lines.append(text)
+    return "set -e\n" + "\n".join(lines) + "\n"
+
+
+def apply(topo, ssh, links):
+    plans = netem.host_plans(topo, links, device=DEV)
+    results = ssh.run_many({name: host_script(topo.hosts[name], cmds) for name, cmds in plans.items()},
+                           timeout=60)
+    bad = [f"{n}: {(r.stderr.strip() or 'no output').splitlines()[-1]}" for n, r in results.items() if not r.ok]
+    if bad:
+        raise TestbedError("wan: tc failed on " + "; ".join(bad))
+    return plans
+
+
+def record(state, links, measured=None):
+    state.wan_record.parent.mkdir(parents=True, exist_ok=True)
+    state.wan_record.write_text(json.dumps({
+        "links": [link.__dict__ for link in links], "measured": measured or [],
+        "applied": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+
+
+def in_force(state):
+    if not state.wan_record.exists():
+        return {"links": [], "measured": []}
+    return json.loads(state.wan_record.read_text())
+
+
+def probe_pair(topo, link):
+    """One host on each side of a link (the first of each group that differ)."""
+    side_a, side_b = topo.group(link.a), topo.group(link.b)
+    for a in side_a:
+        for b in side_b:
+            if a.name != b.name:
+                return a, b
+    raise TestbedError(f"wan: link {link.a} <-> {link.b} has no two distinct hosts")
+
+
+def parse_ping(text):
+    """Every `time=X ms` sample of ping's output."""
+    return [float(x) for x in re.findall(r"time=([0-9.]+) ms", text)]
+
+
+def measure(topo, ssh, links, count=PING_COUNT):
+    """[{link, from, to, configured_ms, measured_ms (median), min, max}] per link."""
+    rows = []
+    for link in links:
+        a, b = probe_pair(topo, link)
+        out = ssh.run(a.name, f"ping -n -c {count} -i 0.2 -W 2 {b.site_ip}", check=False,
+                      timeout=count + 30).stdout
+        samples = parse_ping(out)
+        if not samples:
+            raise TestbedError(f"wan: no ping replies from {a.name} to {b.name} ({b.site_ip})")
+        rows.append({"link": f"{link.a}<->{link.b}", "from": a.name, "to": b.name,
+                     "configured_ms": link.rtt_ms, "measured_ms": round(statistics.median(samples), 3),
+                     "min_ms": min(samples), "max_ms": max(samples), "samples": len(samples)})
+    return rows
+
+
+def baseline(topo, ssh, links, count=PING_COUNT):
+    """The RTT of the same pairs with no emulation, to separate the VMs' own latency."""
+    return {row["link"]: row["measured_ms"] for row in measure(topo, ssh, links, count)}
+
+
+def within_target(configured, measured, base=0.0):
+    """The issue's fidelity target: |measured - base - configured| <= 1 ms + 5%."""
+    return abs(measured - base - configured) <= 1.0 + 0.05 * configured
+
+
+def show(topo, ssh):
+    """`tc qdisc show` of every host's site interface."""
+    cmds = {name: device_lookup(h.site_ip) + ' tc qdisc show dev "$dev"' for name, h in topo.hosts.items()}
+    return {name: r.stdout.strip() if r.ok else f"error: {r.stderr.strip()}"
+            for name, r in ssh.run_many(cmds, timeout=60).items()}

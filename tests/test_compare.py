@@ -1,0 +1,90 @@
+import pytest
+
+from testbed import compare, results
+from testbed.errors import ConfigError
+
+
+def run_with(tmp_path, suite, profiles, records):
+    run = results.Run.create(suite, profiles, topology={}, profile_contents={}, accel="tcg", root=tmp_path)
+    for name, value, unit, params in records:
+        run.record(name, value, unit, **params)
+    return run
+
+
+def test_columns_split_by_profile_and_ratio_is_last_over_first(tmp_path):
+    run = run_with(tmp_path, "e1", ["default", "wan-tuned"], [
+        ("e1.efficiency_lost", 0.2, "ratio", {"rtt_ms": 80, "profile": "default"}),
+        ("e1.efficiency_lost", 0.1, "ratio", {"rtt_ms": 80, "profile": "wan-tuned"}),
+        ("e1.efficiency_lost", 0.05, "ratio", {"rtt_ms": 0, "profile": "default"}),
+    ])
+    headers, rows, _ = compare.table([run])
+    assert headers[3:5] == ["default", "wan-tuned"]
+    by_params = {r[1]: r for r in rows}
+    assert by_params["rtt_ms=80"][3:6] == ["0.2", "0.1", "0.50x"]
+    assert by_params["rtt_ms=0"][4:6] == ["-", "-"]  # one side only: no ratio
+
+
+def test_repeated_points_are_averaged_and_time_series_kept_out_of_the_table(tmp_path):
+    run = run_with(tmp_path, "e1", ["default"], [
+        ("e1.rate", 10, "MB/s", {}), ("e1.rate", 20, "MB/s", {}),
+        ("e1.submit_rx_rate", 5, "MB/s", {"t": 1.0}), ("e1.submit_rx_rate", 7, "MB/s", {"t": 2.0}),
+    ])
+    _, rows, _ = compare.table([run])
+    assert [r[0] for r in rows] == ["e1.rate"]
+    assert rows[0][3] == "15.0"
+    _, _, series = compare.collect([run])
+    assert list(series) == [("e1.submit_rx_rate", "t", "MB/s")]
+
+
+def test_two_runs_get_letters_and_a_legend(tmp_path):
+    a = run_with(tmp_path, "e2", ["default"], [("e2.raid_write_rate", 10, "MB/s", {})])
+    b = run_with(tmp_path, "e2", ["default"], [("e2.raid_write_rate", 30, "MB/s", {})])
+    headers, rows, legend = compare.table([a, b])
+    assert headers[3:5] == ["A:default", "B:default"]
+    assert rows[0][5] == "3.00x"
+    assert legend[0].startswith("A = ") and a.label in legend[0]
+
+
+def test_paper_figures_are_matched_by_metric_and_params(tmp_path):
+    run = run_with(tmp_path, "e2", ["default"], [
+        ("e2.raid_write_rate", 12, "MB/s", {"stripe_cache_size": 256, "profile": "default"}),
+    ])
+    figures = compare.load_paper()
+    headers, rows, _ = compare.table([run], figures)
+    assert headers[-2:] == ["paper", "source"]
+    row = next(r for r in rows if r[0] == "e2.raid_write_rate" and r[3] == "12.0")
+    assert row[-2] == "60.0" and "seed 001" in row[-1]
+    # figures of the same experiment the run did not measure are listed too
+    assert any(r[0] == "e2.raid_write_speedup" and r[3] == "-" for r in rows)
+    assert not any(r[0].startswith("e1.") for r in rows)
+
+
+def test_shipped_paper_file_names_a_source_for_every_figure():
+    figures = compare.load_paper()
+    assert len(figures) >= 10
+    assert all(f["source"].startswith("seed ") for f in figures)
+
+
+@pytest.mark.parametrize("body,problem", [
+    ("figures:\n  - {metric: a.b, source: s}\n", "either a number"),
+    ("figures:\n  - {metric: a.b, value: fast, source: s}\n", "must be a number"),
+    ("figures:\n  - {metric: a.b, value: 1, source: s, colour: red}\n", "unknown key"),
+])
+def test_bad_paper_file_is_one_line_error(tmp_path, body, problem):
+    path = tmp_path / "paper.yaml"
+    path.write_text(body)
+    with pytest.raises(ConfigError, match=problem) as exc:
+        compare.load_paper(path)
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_html_report_has_table_and_one_plot_per_metric_and_axis(tmp_path):
+    run = run_with(tmp_path, "e1", ["default", "wan-tuned"], [
+        ("e1.efficiency_lost", 0.1 * r, "ratio", {"rtt_ms": r, "rate": "W", "profile": p})
+        for r in (0, 40, 80) for p in ("default", "wan-tuned")
+    ] + [("e1.submit_rx_rate", float(t), "MB/s", {"t": float(t), "profile": "default"}) for t in range(5)])
+    path, pngs = compare.render_html([run], tmp_path / "report.html", compare.load_paper())
+    text = path.read_text()
+    assert "<table>" in text and "e1.efficiency_lost" in text and "seed 000" in text
+    assert sorted(p.name for p in pngs) == ["e1_efficiency_lost-vs-rtt_ms.png", "e1_submit_rx_rate-vs-t.png"]
+    assert all(p.stat().st_size > 1000 for p in pngs)

@@ -1,0 +1,80 @@
+import json
+
+import pytest
+
+from testbed import results
+from testbed.errors import ConfigError
+
+
+def make_run(tmp_path, suite="e1", profiles=("default", "wan-tuned")):
+    return results.Run.create(suite, list(profiles), topology={"name": "small"},
+                              profile_contents={p: {"name": p} for p in profiles}, accel="tcg",
+                              root=tmp_path)
+
+
+def test_run_folder_name_and_manifest(tmp_path):
+    run = make_run(tmp_path)
+    assert run.path.name.endswith("-e1-default+wan-tuned")
+    m = run.manifest()
+    assert m["status"] == "running" and m["end"] is None
+    assert m["accel"] == "tcg" and m["topology"] == {"name": "small"}
+    assert set(m["profile_contents"]) == {"default", "wan-tuned"}
+    assert m["host"]["cores"] >= 1 and "git_revision" in m
+
+
+def test_two_runs_in_the_same_second_get_their_own_folders(tmp_path):
+    a, b = make_run(tmp_path), make_run(tmp_path)
+    assert a.path != b.path and a.path.exists() and b.path.exists()
+
+
+def test_metrics_are_appended_one_json_line_each(tmp_path):
+    run = make_run(tmp_path)
+    run.record("e1.rate", 12.5, "MB/s", rtt_ms=40, profile="default")
+    run.record("e1.rate", 11, "MB/s", rtt_ms=80, profile="default")
+    lines = run.metrics_path.read_text().splitlines()
+    assert len(lines) == 2
+    assert json.loads(lines[0])["params"] == {"rtt_ms": 40, "profile": "default"}
+    assert [r["value"] for r in run.metrics()] == [12.5, 11]
+
+
+def test_a_torn_last_line_is_skipped_and_earlier_points_kept(tmp_path):
+    run = make_run(tmp_path)
+    run.record("e1.rate", 1.0, "MB/s")
+    with open(run.metrics_path, "a") as fh:
+        fh.write('{"name": "e1.rate", "val')
+    assert len(run.metrics()) == 1
+
+
+@pytest.mark.parametrize("name,value,problem", [
+    ("E1 Rate", 1.0, "not a metric name"),
+    ("e1.rate", float("nan"), "finite number"),
+    ("e1.rate", "fast", "finite number"),
+    ("e1.rate", True, "finite number"),
+])
+def test_bad_metrics_are_refused(tmp_path, name, value, problem):
+    run = make_run(tmp_path)
+    with pytest.raises(ConfigError, match=problem):
+        run.record(name, value, "MB/s")
+    assert run.metrics() == []
+
+
+def test_finish_marks_status_and_end_atomically(tmp_path):
+    run = make_run(tmp_path)
+    run.finish("interrupted")
+    m = run.manifest()
+    assert m["status"] == "interrupted" and m["end"]
+    assert not list(run.path.glob(".*tmp*"))
+    with pytest.raises(ValueError):
+        run.finish("great")
+
+
+def test_resolve_by_name_path_and_latest(tmp_path):
+    a = make_run(tmp_path, suite="e1")
+    b = make_run(tmp_path, suite="e2")
+    assert results.resolve(a.path.name, root=tmp_path).path == a.path
+    assert results.resolve(str(b.path), root=tmp_path).path == b.path
+    assert results.resolve("latest-e1", root=tmp_path).path == a.path
+    with pytest.raises(ConfigError, match="no manifest.json"):
+        results.resolve(str(tmp_path / "nothing"), root=tmp_path)
+    with pytest.raises(ConfigError, match="no runs found"):
+        results.resolve("latest-e5", root=tmp_path)

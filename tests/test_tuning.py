@@ -1,0 +1,107 @@
+import base64
+import io
+import re
+import tarfile
+
+import pytest
+
+from testbed import profiles, topology, tuning
+from testbed.errors import TestbedError
+from testbed.ssh import Result
+
+
+@pytest.fixture(scope="module")
+def small():
+    return topology.load("small")
+
+
+def test_expected_values_follow_roles(small):
+    tuned = profiles.load("wan-tuned")
+    want = tuning.expected_values(small, tuned, small.hosts["dtn"])
+    assert want[("sysctl", "net.ipv4.tcp_rmem")] == "10240 87380 12582912"
+    assert want[("md", "stripe_cache_size")] == "256"
+    assert want[("xrootd_cache", "diskusage")] == "0.90 0.95"
+    submit = tuning.expected_values(small, tuned, small.hosts["submit"])
+    assert submit[("condor", "MAX_CONCURRENT_DOWNLOADS")] == "100"
+    assert ("md", "stripe_cache_size") not in submit
+
+
+def _files_in(script):
+    blob = re.search(r"echo (\S+) \| base64 -d", script).group(1)
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(blob))) as tar:
+        return {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+
+
+def test_apply_script_pushes_profile_files_and_sets_md(small):
+    script = tuning.apply_script(small, profiles.load("raid-stripe-32768"), small.hosts["dtn"])
+    files = _files_in(script)
+    assert set(files) == {"etc/sysctl.d/90-testbed-profile.conf", "etc/condor/config.d/60-testbed-profile.conf",
+                          "etc/xrootd/dtn.cfg"}
+    assert "echo 32768 > /sys/block/md0/md/stripe_cache_size" in script
+    assert "systemctl restart xrootd@xcache" in script  # only when dtn.cfg changed (case on $changed)
+    assert "condor_restart" not in script
+
+
+def test_collector_restarts_only_when_a_socket_knob_changes(small):
+    default, coll = profiles.load("default"), profiles.load("collector-tuned")
+    cm = small.hosts["cm1"]
+    assert "condor_restart -daemon collector" in tuning.apply_script(small, coll, cm, previous=default)
+    assert "condor_restart" not in tuning.apply_script(small, default, cm, previous=default)
+    worker = small.hosts["worker1"]
+    assert "condor_restart" not in tuning.apply_script(small, coll, worker, previous=default)
+
+
+def test_readback_parsing_and_mismatch_messages(small):
+    want = {("sysctl", "net.core.rmem_max"): "12582912", ("condor", "UPDATE_INTERVAL"): "600",
+            ("sysctl", "net.ipv4.tcp_rmem"): "10240 87380 12582912"}
+    text = ("sysctl\tnet.core.rmem_max\t212992 \nsysctl\tnet.ipv4.tcp_rmem\t10240\t87380\t12582912\n"
+            "garbage line\n")
+    got = tuning.parse_readback(text)
+    assert got[("sysctl", "net.ipv4.tcp_rmem")] == "10240 87380 12582912"
+    bad = tuning.mismatches("collector-tuned", "cm1", want, got)
+    assert bad == ["cm1: condor UPDATE_INTERVAL was not read back",
+                   "cm1: sysctl net.core.rmem_max is '212992', profile collector-tuned wants '12582912'"]
+
+
+def test_readback_script_asks_the_running_master(small):
+    script = tuning.readback_script({("condor", "UPDATE_INTERVAL"): "600", ("md", "stripe_cache_size"): "256"})
+    assert "condor_config_val -master UPDATE_INTERVAL" in script
+    assert "cat /sys/block/md0/md/stripe_cache_size" in script
+
+
+class ReadbackSSH:
+    """Applies succeed; read-back reports what `values` says the hosts have."""
+
+    def __init__(self, topo, values):
+        self.topo, self.values = topo, values
+
+    def run_many(self, commands, check=False, timeout=None):
+        out = {}
+        for host, cmd in commands.items():
+            if cmd.startswith("set -e"):
+                out[host] = Result(host, 0, "changed: etc/sysctl.d/90-testbed-profile.conf\n", "")
+            else:
+                lines = []
+                for section, key in re.findall(r"printf '%s\\t%s\\t%s\\n' (\w+) (\S+) ", cmd):
+                    lines.append(f"{section}\t{key}\t{self.values(host, section, key)}")
+                out[host] = Result(host, 0, "\n".join(lines) + "\n", "")
+        return out
+
+
+def test_apply_reads_back_every_value(small):
+    prof = profiles.load("wan-tuned")
+    ssh = ReadbackSSH(small, lambda h, s, k: tuning.expected_values(small, prof, small.hosts[h])[(s, k)])
+    outcome = tuning.apply(small, ssh, prof, echo=lambda *_: None)
+    assert outcome["readback"]["worker1"]["sysctl:net.core.rmem_max"] == "12582912"
+    assert outcome["changed"]["cm1"] == ["etc/sysctl.d/90-testbed-profile.conf"]
+
+
+def test_a_knob_that_did_not_take_is_an_error(small):
+    prof = profiles.load("wan-tuned")
+
+    def values(h, s, k):
+        if h == "worker1" and k == "net.core.rmem_max":
+            return "212992"
+        return tuning.expected_values(small, prof, small.hosts[h])[(s, k)]
+    with pytest.raises(TestbedError, match=r"worker1: sysctl net.core.rmem_max is '212992', profile wan-tuned"):
+        tuning.apply(small, ReadbackSSH(small, values), prof, echo=lambda *_: None, settle=0)

@@ -1,0 +1,99 @@
+import pytest
+
+from testbed import netem, sampler, suites, topology, transfer, wan
+from testbed.errors import ConfigError, TestbedError
+from testbed.ssh import Result
+
+PING = """PING 10.160.0.13 (10.160.0.13) 56(84) bytes of data.
+64 bytes from 10.160.0.13: icmp_seq=1 ttl=64 time=40.9 ms
+64 bytes from 10.160.0.13: icmp_seq=2 ttl=64 time=41.3 ms
+64 bytes from 10.160.0.13: icmp_seq=3 ttl=64 time=40.6 ms
+"""
+
+
+@pytest.fixture(scope="module")
+def small():
+    return topology.load("small")
+
+
+def test_host_script_resolves_the_site_interface_on_the_guest(small):
+    link = netem.Link("submit", "worker", 40)
+    plans = netem.host_plans(small, [link], device=wan.DEV)
+    script = wan.host_script(small.hosts["submit"], plans["submit"])
+    assert "$4 ~ /^10\\.160\\.0\\.10\\//" in script
+    assert 'tc qdisc del dev "$dev" root 2>/dev/null || true' in script
+    assert 'netem delay 20ms limit' in script and "dst 10.160.0.13/32" in script
+    assert wan.DEV not in script
+
+
+def test_parse_ping_and_fidelity_target():
+    assert wan.parse_ping(PING) == [40.9, 41.3, 40.6]
+    assert wan.within_target(40, 40.9)
+    assert wan.within_target(80, 84.5)  # 1 ms + 5% = 5 ms
+    assert not wan.within_target(10, 12.1)
+    assert wan.within_target(40, 41.5, base=0.8)
+
+
+class PingSSH:
+    def __init__(self, text):
+        self.text, self.commands = text, []
+
+    def run(self, host, command, check=True, timeout=None):
+        self.commands.append((host, command))
+        return Result(host, 0, self.text, "")
+
+
+def test_measure_pings_across_the_link(small):
+    ssh = PingSSH(PING)
+    rows = wan.measure(small, ssh, [netem.Link("submit", "worker", 40)], count=3)
+    assert rows[0]["measured_ms"] == 40.9 and rows[0]["from"] == "submit" and rows[0]["to"] == "worker1"
+    assert ssh.commands[0][1].startswith("ping -n -c 3") and "10.160.0.13" in ssh.commands[0][1]
+    with pytest.raises(TestbedError, match="no ping replies"):
+        wan.measure(small, PingSSH("100% packet loss"), [netem.Link("submit", "worker", 40)])
+
+
+def test_sampler_turns_counters_into_rates(small):
+    text = "100.0 0 0\n101.0 5000000 1000\n102.0 15000000 1000\nbad line\n103.0 15000000 2000\n"
+    series = sampler.rates(sampler.parse(text))
+    assert series == [(1.0, 5.0, 0.001), (2.0, 10.0, 0.0), (3.0, 0.0, 0.001)]
+    assert sampler.active_mean(series, 1) == 7.5  # the idle second is not averaged in
+    cmd = sampler.start_command(small.hosts["submit"], "net", "x")
+    assert "rx_bytes" in cmd and "nohup bash -c" in cmd
+    assert "/sys/block/md0/stat" in sampler.start_command(small.hosts["dtn"], "md", "y")
+
+
+def test_equation_one_and_sizes():
+    assert transfer.expected_rate(20000, 90, 9 * 3600) == pytest.approx(55.6, abs=0.1)
+    assert transfer.expected_rate(4000, 250, 1800) == pytest.approx(555.6, abs=0.1)
+    assert transfer.size_for_rate(60, 16, 20) == 75
+    assert transfer.size_for_rate(60, 16, 20, cap_mb=48) == 48
+    assert transfer.size_for_rate(0.01, 16, 20) == 1
+    with pytest.raises(ValueError):
+        transfer.expected_rate(1, 1, 0)
+
+
+def test_job_stats_efficiency_lost():
+    ad = {"ClusterId": 7, "ProcId": 1, "ActivationSetupDuration": 2, "ActivationExecutionDuration": 20,
+          "ActivationTeardownDuration": 3, "TransferInStarted": 100, "TransferInFinished": 101,
+          "TransferOutStarted": 122, "TransferOutFinished": 125, "BytesRecvd": 30e6}
+    s = transfer.job_stats(ad)
+    assert s["job"] == "7.1" and s["efficiency_lost"] == 0.25
+    assert s["transfer_in_s"] == 1 and s["transfer_out_s"] == 3 and s["bytes_out"] == 30e6
+    assert transfer.job_stats({"ActivationExecutionDuration": 0})["efficiency_lost"] is None
+
+
+def test_scale_overrides_from_set():
+    p = transfer.scale_params("quick", {"RTTS": "0,20,40", "sweep_jobs": "4", "unknown": "1"})
+    assert p["rtts"] == [0, 20, 40] and p["sweep_jobs"] == 4
+    assert transfer.scale_params("full")["rtts"] == [0, 10, 20, 40, 80]
+
+
+def test_parse_sets_and_robot_argv(tmp_path):
+    assert suites.parse_sets(["rtts=0,20", "sweep_jobs=4"]) == {"rtts": "0,20", "sweep_jobs": "4"}
+    for bad in ("rtts", "=3", "rtts=", "scale=full"):
+        with pytest.raises(ConfigError):
+            suites.parse_sets([bad])
+    argv = suites.robot_argv("e1", "small", "quick", ["default", "wan-tuned"], tmp_path, {"rtts": "0,20"})
+    assert "PROFILES:default,wan-tuned" in argv and "RTTS:0,20" in argv and argv[-1].endswith("e1_transfer_limits.robot")
+    with pytest.raises(ConfigError, match="unknown suite 'e9'"):
+        suites.suite_file("e9")
