@@ -1,0 +1,203 @@
+"""E2: site in a box (seed 001) - XRootD reads through the DTN with and without
+its caching proxy, RAID6 writes vs md's stripe cache, HTCondor-C job routing.
+
+Scaling to the testbed: the paper's 100 remote files are the origin's files
+(the topology sets how many and how big); clients run on the worker VMs and
+read through the DTN to /dev/null; the RAID6 write test keeps the paper's 10
+parallel writers with a size per writer set by the scale.
+"""
+import random
+import re
+import json
+import shlex
+
+from testbed.errors import RemoteError
+
+SCALES = {
+    "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,
+              "origin_rtt_ms": 20},
+    "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
+             "origin_rtt_ms": 20},
+}
+DIRECT_PORT, CACHE_PORT = 1097, 1096
+CACHE_DIR = "/raid/xcache"
+CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
+
+
+def scale_params(scale, overrides=None):
+    params = dict(SCALES[scale])
+    for key, value in (overrides or {}).items():
+        key = key.lower()
+        if key in params:
+            params[key] = ([int(v) for v in str(value).split(",")] if isinstance(params[key], list)
+                           else type(params[key])(value))
+    return params
+
+
+def assign_reads(files, clients, reads_per_client, seed):
+    """Each client reads `reads_per_client` files picked at random (reproducible per seed)."""
+    rng = random.Random(seed)
+    return [[rng.choice(files) for _ in range(reads_per_client)] for _ in range(clients)]
+
+
+def client_script(endpoint, client_id, files):
+    """One client: read its files one after another to /dev/null; print one line per read:
+    `read CLIENT FILE BYTES START END RC`."""
+    lines = []
+    for name in files:
+        lines.append(f"s=$(date +%s.%N); xrdcp -f -s root://{endpoint}//data/{name} /dev/null; rc=$?; "
+                     f"e=$(date +%s.%N); echo read {client_id} {name} 0 $s $e $rc")
+    return "; ".join(lines)
+
+
+def parallel_clients_script(endpoint, assignments):
+    """All clients of one host at once: background each, wait for all."""
+    parts = [f"( {client_script(endpoint, cid, files)} ) &" for cid, files in assignments]
+    return " ".join(parts) + " wait"
+
+
+def parse_client_lines(text, file_bytes):
+    """[(client, file, bytes, start, end, rc)] with sizes from the origin's listing."""
+    reads = []
+    for line in text.splitlines():
+        m = CLIENT_LINE.match(line.strip())
+        if m:
+            client, name, _b, start, end, rc = m.groups()
+            reads.append((client, name, file_bytes.get(name, 0), float(start), float(end), int(rc)))
+    return reads
+
+
+def summarise_reads(reads):
+    """Aggregate rate over the wall time of all reads, and the mean per-client rate, MB/s."""
+    ok = [r for r in reads if r[5] == 0]
+    if not ok:
+        return {"aggregate": 0.0, "per_client": 0.0, "bytes": 0, "failed": len(reads)}
+    wall = max(r[4] for r in ok) - min(r[3] for r in ok)
+    per_client = {}
+    for client, _n, size, start, end, _rc in ok:
+        b, t = per_client.get(client, (0, 0.0))
+        per_client[client] = (b + size, t + (end - start))
+    total = sum(r[2] for r in ok)
+    rates = [b / t / 1e6 for b, t in per_client.values() if t > 0]
+    return {"aggregate": total / wall / 1e6 if wall > 0 else 0.0,
+            "per_client": sum(rates) / len(rates) if rates else 0.0,
+            "bytes": total, "failed": len(reads) - len(ok)}
+
+
+def parse_dd(text):
+    """Seconds and bytes of every `dd` summary line (GNU dd, LC_ALL=C)."""
+    out = []
+    for m in re.finditer(r"^(\d+) bytes .* copied, ([0-9.]+) s", text, re.MULTILINE):
+        out.append((int(m.group(1)), float(m.group(2))))
+    return out
+
+
+def cache_bytes(record):
+    """(bytes hit, bytes missed, bytes bypassed) summed over a .cinfo's access records."""
+    hit = miss = bypass = 0
+    for acc in record.get("accesses", record.get("access_records", [])) or []:
+        hit += int(acc.get("bytes_hit", acc.get("BytesHit", 0)) or 0)
+        miss += int(acc.get("bytes_missed", acc.get("BytesMissed", 0)) or 0)
+        bypass += int(acc.get("bytes_bypassed", acc.get("BytesBypassed", 0)) or 0)
+    return hit, miss, bypass
+
+
+class SiteInABox:
+    def __init__(self, topo, ssh, storage, pool):
+        self.topo, self.ssh, self.storage, self.pool = topo, ssh, storage, pool
+        self.dtn = topo.role_host("dtn")
+        self.origin = topo.role_host("origin")
+        self.workers = topo.with_role("worker")
+
+    def origin_files(self):
+        """{file name: bytes} of the origin's test files."""
+        out = self.ssh.run(self.origin.name, "cd /srv/origin/data && stat -c '%n %s' file-*").stdout
+        return {name: int(size) for name, size in (line.split() for line in out.splitlines() if line.strip())}
+
+    def read_round(self, port, clients, reads_per_client, seed):
+        """`clients` parallel xrdcp clients spread over the workers, through the DTN."""
+        files = self.origin_files()
+        plan = assign_reads(sorted(files), clients, reads_per_client, seed)
+        per_host = {}
+        for i, names in enumerate(plan):
+            host = self.workers[i % len(self.workers)].name
+            per_host.setdefault(host, []).append((f"c{i + 1}", names))
+        endpoint = f"{self.dtn.name}:{port}"
+        results = self.ssh.run_many({h: parallel_clients_script(endpoint, a) for h, a in per_host.items()},
+                                    timeout=3600)
+        reads = []
+        for host, res in results.items():
+            reads += parse_client_lines(res.stdout, files)
+        if not reads:
+            raise RemoteError(f"no client reads came back from {', '.join(per_host)}")
+        return reads, sorted({n for names in plan for n in names})
+
+    def clear_cache(self):
+        self.ssh.run(self.dtn.name, f"systemctl stop xrootd@xcache; rm -rf {CACHE_DIR}/data; "
+                                    f"systemctl start xrootd@xcache; sleep 2")
+
+    def cache_records(self, names):
+        """The proxy's own records (xrdpfc_print -j) of the given files."""
+        out = {}
+        for name in names:
+            res = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/data/{name}.cinfo", check=False)
+            if res.ok and res.stdout.strip():
+                try:
+                    out[name] = json.loads(res.stdout)
+                except ValueError:
+                    continue
+        return out
+
+    def raid_write(self, writers, mb_each):
+        """`writers` parallel dd writers on the RAID, each mb_each MB with fdatasync; MB/s overall."""
+        d = "/raid/ddtest"
+        cmd = (f"rm -rf {d}; mkdir -p {d}; sync; echo 3 > /proc/sys/vm/drop_caches; s=$(date +%s.%N); "
+               + " ".join(f"( LC_ALL=C dd if=/dev/zero of={d}/w{i} bs=1M count={mb_each} conv=fdatasync 2>&1 | "
+                          f"tail -1 ) &" for i in range(writers))
+               + f" wait; e=$(date +%s.%N); echo wall $s $e; rm -rf {d}")
+        out = self.ssh.run(self.dtn.name, cmd, timeout=3600).stdout
+        m = re.search(r"^wall ([0-9.]+) ([0-9.]+)$", out, re.MULTILINE)
+        done = parse_dd(out)
+        if not m or len(done) != writers:
+            raise RemoteError(f"{self.dtn.name}: RAID write test: {len(done)} of {writers} writers reported")
+        wall = float(m.group(2)) - float(m.group(1))
+        return writers * mb_each * 1048576 / 1e6 / wall, wall
+
+    def local_read_rate(self, names):
+        """The DTN reading cached files from its own RAID (page cache dropped), MB/s."""
+        paths = " ".join(shlex.quote(f"{CACHE_DIR}/data/{n}") for n in names)
+        cmd = (f"sync; echo 3 > /proc/sys/vm/drop_caches; s=$(date +%s.%N); cat {paths} | wc -c; "
+               f"e=$(date +%s.%N); echo wall $s $e")
+        out = self.ssh.run(self.dtn.name, cmd, timeout=1800).stdout
+        nbytes = int(out.split()[0])
+        m = re.search(r"wall ([0-9.]+) ([0-9.]+)", out)
+        return nbytes / 1e6 / (float(m.group(2)) - float(m.group(1)))
+
+    # --- job routing ------------------------------------------------------------------
+    def route_job(self, tag, dtn_can_run=True, timeout=900):
+        """Submit one job by HTCondor-C to the DTN's schedd; it runs on the DTN's slots,
+        or (requirements the DTN cannot meet) flocks to the worker pool. Returns
+        (seconds from submit to start, host it ran on)."""
+        workdir = f"/home/vagrant/e2/{tag}"
+        requirements = "True" if dtn_can_run else "(IsDTN =!= True)"
+        schedd = f"{self.dtn.name}.{self.topo.trust_domain}"
+        script = "#!/bin/sh\necho start $(date +%s.%N) $(hostname)\nsleep 1\n"
+        desc = "\n".join([
+            "universe = grid", f"grid_resource = condor {schedd} {self.dtn.name}:9618",
+            "executable = route.sh", "output = out.txt", "error = err.txt", "log = job.log",
+            "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
+            "+remote_jobuniverse = 5", f"+remote_requirements = {requirements}",
+            "+remote_ShouldTransferFiles = \"YES\"", "+remote_WhenToTransferOutput = \"ON_EXIT\"",
+            "request_memory = 32", "queue 1"]) + "\n"
+        setup = f"rm -rf {workdir}; mkdir -p {workdir}; cd {workdir}; printf %s {shlex.quote(script)} > route.sh; " \
+                f"chmod 0755 route.sh; printf %s {shlex.quote(desc)} > job.sub; " \
+                f"echo submitted $(date +%s.%N); condor_submit -terse job.sub"
+        out = self.ssh.run(self.pool.submit_host, self.pool.as_user(setup)).stdout
+        submitted = float(re.search(r"submitted ([0-9.]+)", out).group(1))
+        cluster = int(out.strip().splitlines()[-1].split(".")[0])
+        self.pool.wait(cluster, 1, timeout=timeout)
+        text = self.ssh.run(self.pool.submit_host, f"cat {workdir}/out.txt", check=False).stdout
+        m = re.search(r"start ([0-9.]+) (\S+)", text)
+        if not m:
+            raise RemoteError(f"routed job {cluster} left no start line in {workdir}/out.txt")
+        return float(m.group(1)) - submitted, m.group(2)

@@ -1,0 +1,50 @@
+import pytest
+
+from testbed import siteinabox
+
+
+def test_reads_are_assigned_reproducibly():
+    files = [f"file-{i:03d}" for i in range(1, 21)]
+    a = siteinabox.assign_reads(files, 4, 2, seed=1)
+    assert a == siteinabox.assign_reads(files, 4, 2, seed=1)
+    assert len(a) == 4 and all(len(x) == 2 and set(x) <= set(files) for x in a)
+    assert a != siteinabox.assign_reads(files, 4, 2, seed=2)
+
+
+def test_client_script_reads_to_dev_null_and_reports_each_read():
+    script = siteinabox.parallel_clients_script("dtn:1097", [("c1", ["file-001"]), ("c2", ["file-002", "file-003"])])
+    assert script.count("xrdcp -f -s root://dtn:1097//data/") == 3
+    assert script.count(") &") == 2 and script.endswith("wait")
+    assert "/dev/null" in script and "echo read c2 file-003" in script
+
+
+def test_parse_and_summarise_reads():
+    text = ("read c1 file-001 0 100.0 102.0 0\nread c2 file-002 0 100.0 104.0 0\n"
+            "read c2 file-003 0 104.0 106.0 0\nnoise\nread c1 file-004 0 102.0 103.0 1\n")
+    sizes = {"file-001": 8e6, "file-002": 8e6, "file-003": 8e6, "file-004": 8e6}
+    reads = siteinabox.parse_client_lines(text, sizes)
+    assert len(reads) == 4
+    s = siteinabox.summarise_reads(reads)
+    assert s["failed"] == 1 and s["bytes"] == 24e6
+    assert s["aggregate"] == pytest.approx(24 / 6)  # 24 MB over 100..106 s
+    assert s["per_client"] == pytest.approx((8 / 2 + 16 / 6) / 2)
+    assert siteinabox.summarise_reads([])["aggregate"] == 0
+
+
+def test_parse_dd_summary_lines():
+    text = ("25165824 bytes (25 MB, 24 MiB) copied, 3.52 s, 7.1 MB/s\n"
+            "25165824 bytes (25 MB, 24 MiB) copied, 4.1 s, 6.1 MB/s\nwall 1 5\n")
+    assert siteinabox.parse_dd(text) == [(25165824, 3.52), (25165824, 4.1)]
+
+
+def test_cache_bytes_sums_access_records():
+    record = {"accesses": [{"bytes_hit": 100, "bytes_missed": 900, "bytes_bypassed": 0},
+                           {"bytes_hit": 1000, "bytes_missed": 0}]}
+    assert siteinabox.cache_bytes(record) == (1100, 900, 0)
+    assert siteinabox.cache_bytes({}) == (0, 0, 0)
+
+
+def test_scale_overrides():
+    p = siteinabox.scale_params("quick", {"CLIENTS": "1,10", "write_mb": "8"})
+    assert p["clients"] == [1, 10] and p["write_mb"] == 8
+    assert siteinabox.scale_params("full")["clients"] == [1, 2, 4, 10]
