@@ -45,8 +45,8 @@ def test_apply_script_pushes_profile_files_and_sets_md(small):
 def test_collector_restarts_only_when_a_socket_knob_changes(small):
     default, coll = profiles.load("default"), profiles.load("collector-tuned")
     cm = small.hosts["cm1"]
-    assert "condor_restart -daemon collector" in tuning.apply_script(small, coll, cm, previous=default)
-    assert "condor_restart" not in tuning.apply_script(small, default, cm, previous=default)
+    assert "condor_restart -subsystem collector" in tuning.apply_script(small, coll, cm, previous=default)
+    assert "condor_restart -subsystem collector" not in tuning.apply_script(small, default, cm, previous=default)
     worker = small.hosts["worker1"]
     assert "condor_restart" not in tuning.apply_script(small, coll, worker, previous=default)
 
