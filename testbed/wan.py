@@ -20,7 +20,7 @@ DEV = "@DEV@"  # placeholder for the site interface, resolved on the guest
 def device_lookup(ip):
     """Shell snippet: the interface holding `ip` (eth1 on Vagrant's layout)."""
     return (f"dev=$(ip -o -4 addr show | awk '$4 ~ /^{re.escape(ip)}\\// {{print $2; exit}}'); "
-            f"[ -n \"$dev\" ] || {{ echo 'no interface has {ip}' >&2; exit 3; }}")
+            f"[ -n \"$dev\" ] || {{ echo 'no interface has {ip}' >&2; exit 3; }}; ")
 
 
 def host_script(host, commands):

@@ -6,6 +6,8 @@ if [ "${#disks[@]}" -lt "$TB_RAID_DEVICES" ]; then
   echo "dtn: expected $TB_RAID_DEVICES data disks, found ${#disks[@]}: ${disks[*]}" >&2; exit 1
 fi
 if [ ! -e /dev/md0 ]; then
+  # after a reboot udev may have auto-assembled the array under another name (md127)
+  for md in /dev/md[0-9]*; do [ -e "$md" ] && ! mountpoint -q "$TB_RAID_MOUNT" && mdadm --stop "$md" >/dev/null 2>&1 || true; done
   mdadm --assemble /dev/md0 "${disks[@]}" 2>/dev/null ||
     mdadm --create /dev/md0 --run --metadata=1.2 --level="$TB_RAID_LEVEL" \
       --raid-devices="$TB_RAID_DEVICES" --chunk="${TB_RAID_CHUNK_KB}K" --bitmap=none \
