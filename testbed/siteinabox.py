@@ -29,7 +29,8 @@ def scale_params(scale, overrides=None):
     for key, value in (overrides or {}).items():
         key = key.lower()
         if key in params:
-            params[key] = ([int(v) for v in str(value).split(",")] if isinstance(params[key], list)
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            params[key] = ([int(v) for v in items] if isinstance(params[key], list)
                            else type(params[key])(value))
     return params
 

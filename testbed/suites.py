@@ -6,6 +6,7 @@ closes the manifest as complete, failed or interrupted. Plain
 `robot robot/suites/X.robot` works too: the library then opens its own folder.
 """
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -72,7 +73,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
         rc = proc.wait()
     except KeyboardInterrupt:
         try:
-            rc = proc.wait(timeout=120)  # robot got the same SIGINT: let it write its output
+            # a terminal's Ctrl-C reaches robot too; a SIGINT sent to us alone must be passed on
+            proc.send_signal(signal.SIGINT)
+            rc = proc.wait(timeout=120)  # robot stops gracefully: teardowns run, output is written
         except (KeyboardInterrupt, subprocess.TimeoutExpired):
             proc.kill()
             rc = proc.wait()

@@ -10,7 +10,9 @@ schedd's own file transfer brings back to the submit host. From the paper:
 Scaling to the testbed: the paper's 4000 x 250 MB / 30 min (W = 555 MB/s on a
 10 Gb/s NIC) becomes "every planned slot x S / T" with S chosen so that W is
 a multiple of the raw TCP rate measured between the same VMs in the same run
-(saturation), and a fraction of it for the latency sweep (rate W and 2W).
+(saturation; the output size is capped by the scale). The latency sweep runs
+at W = sweep_load x the rate HTCondor achieved in the saturation test, and 2W:
+the paper's W (55 MB/s) was likewise a fraction of what its schedd could do.
 """
 import json
 import re
@@ -23,7 +25,7 @@ SCALES = {
     # CI: a few minutes on the small site under TCG.
     "quick": {"saturation_compute_s": 20, "saturation_load": 1.5, "sweep_jobs": 8,
               "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80], "rate_factors": [1, 2],
-              "input_mb": 1, "max_output_mb": 48},
+              "input_mb": 1, "max_output_mb": 16},
     # Users: the paper's latency points, more jobs, longer compute.
     "full": {"saturation_compute_s": 60, "saturation_load": 2.0, "sweep_jobs": 32,
              "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
@@ -63,7 +65,8 @@ def scale_params(scale, overrides=None):
         if key not in params:
             continue
         if isinstance(params[key], list):
-            params[key] = [float(v) if "." in str(v) else int(v) for v in str(value).split(",") if str(v).strip()]
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            params[key] = [float(v) if "." in str(v) else int(v) for v in items if str(v).strip()]
         elif isinstance(params[key], float):
             params[key] = float(value)
         else:
@@ -80,7 +83,8 @@ def job_stats(ad):
     t_out = max(0.0, float(ad.get("TransferOutFinished", 0) or 0) - float(ad.get("TransferOutStarted", 0) or 0))
     return {"job": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "setup_s": setup, "execution_s": execution,
             "teardown_s": teardown, "transfer_in_s": t_in, "transfer_out_s": t_out,
-            "bytes_out": float(ad.get("BytesRecvd") or 0), "bytes_in": float(ad.get("BytesSent") or 0),
+            # the job's view: BytesSent = output it sent back, BytesRecvd = input it received
+            "bytes_out": float(ad.get("BytesSent") or 0), "bytes_in": float(ad.get("BytesRecvd") or 0),
             "efficiency_lost": (setup + teardown) / execution if execution > 0 else None}
 
 

@@ -75,7 +75,7 @@ def test_equation_one_and_sizes():
 def test_job_stats_efficiency_lost():
     ad = {"ClusterId": 7, "ProcId": 1, "ActivationSetupDuration": 2, "ActivationExecutionDuration": 20,
           "ActivationTeardownDuration": 3, "TransferInStarted": 100, "TransferInFinished": 101,
-          "TransferOutStarted": 122, "TransferOutFinished": 125, "BytesRecvd": 30e6}
+          "TransferOutStarted": 122, "TransferOutFinished": 125, "BytesSent": 30e6, "BytesRecvd": 1e6}
     s = transfer.job_stats(ad)
     assert s["job"] == "7.1" and s["efficiency_lost"] == 0.25
     assert s["transfer_in_s"] == 1 and s["transfer_out_s"] == 3 and s["bytes_out"] == 30e6

@@ -18,6 +18,7 @@ class TransferLibrary:
     def __init__(self, scale="quick"):
         self.scale = scale
         self.tcp_rate = None
+        self.htcondor_rate = None  # sustained rate of the saturation test
         self.sweep = {}  # (profile, rate factor, rtt) -> mean efficiency lost
 
     @property
@@ -81,6 +82,7 @@ class TransferLibrary:
         rec("e1.cpu_efficiency", eff, "ratio", profile=prof)
         for t, rx, _tx in series:
             rec("e1.submit_rx_rate", rx, "MB/s", t=round(t, 1), phase="saturation", profile=prof)
+        self.htcondor_rate = sustained
         logger.console(f"  saturation: {total_mb:.0f} MB in {span:.0f} s of output transfers = {achieved:.1f} MB/s;"
                        f" sustained rx {sustained:.1f} MB/s = {sustained / self.tcp_rate:.2f} x raw TCP;"
                        f" CPU efficiency {eff:.3f}; batch {seconds:.0f} s")
@@ -105,7 +107,7 @@ class TransferLibrary:
         """n jobs at rate factor x W over an RTT; records efficiency lost per job and throughput."""
         p = self.params()
         n, length = p["sweep_jobs"], p["sweep_compute_s"]
-        base_w = p["sweep_load"] * self.tcp_rate
+        base_w = p["sweep_load"] * (self.htcondor_rate or self.tcp_rate)
         size = transfer.size_for_rate(float(rate_factor) * base_w, n, length, p["max_output_mb"])
         rate_label = f"{int(float(rate_factor))}W" if float(rate_factor) != 1 else "W"
         prof = self._profile()

@@ -25,14 +25,14 @@ Suite Teardown    Finish Experiment And Restore The Site
 The Origin Sits Behind The WAN
     [Documentation]    WAN latency between the DTN and the remote origin site.
     Apply Profile    default
-    ${clients}    ${rtt}=    E2 Parameters
-    Set Origin Behind The WAN    ${rtt}
+    ${client_list}    ${origin_rtt}=    E2 Parameters
+    Set Origin Behind The WAN    ${origin_rtt}
 
 Without Cache: Parallel Clients Read Remote Files Through The DTN
     [Documentation]    n clients each xrdcp random files of the origin through the DTN's
     ...    pass-through proxy to /dev/null; aggregate and per-client throughput.
-    ${clients}    ${rtt}=    E2 Parameters
-    FOR    ${n}    IN    @{clients}
+    ${client_list}    ${origin_rtt}=    E2 Parameters
+    FOR    ${n}    IN    @{client_list}
         Read Origin Files Through The DTN    ${n}    cached=False
     END
 
@@ -50,8 +50,8 @@ With Cache: First Reads Fill The Cache On RAID6, Repeated Reads Hit It
     [Documentation]    The same clients through the caching proxy: first reads are misses that
     ...    write the cache on RAID6, repeated reads are hits; judged from the cache's own
     ...    records. Once per stripe cache setting.
-    ${clients}    ${rtt}=    E2 Parameters
-    ${n}=    Set Variable    ${clients}[-1]
+    ${client_list}    ${origin_rtt}=    E2 Parameters
+    ${n}=    Set Variable    ${client_list}[-1]
     ${profiles}=    Profiles To Compare
     FOR    ${profile}    IN    @{profiles}
         Apply Profile    ${profile}
