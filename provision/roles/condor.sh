@@ -24,5 +24,15 @@ if [[ " $TB_ROLES " == *" submit "* ]]; then
     fi
   done
 fi
+# Startds register with every CCB when they start; a CCB that is not up yet is only
+# picked up when shared_port republishes (300 s). So wait (bounded) for the CCBs.
+if [[ " $TB_ROLES " == *" worker "* || " $TB_ROLES " == *" dtn "* ]]; then
+  for ccb in $TB_CCB_ADDRESSES; do
+    for _ in $(seq 100); do
+      condor_status -pool "$ccb" -collector -af Name >/dev/null 2>&1 && break
+      sleep 3
+    done
+  done
+fi
 restart=0; if [ -s "$changed_file" ] && grep -q -e /etc/condor "$changed_file"; then restart=1; fi
 start_or_restart condor.service "$restart"
