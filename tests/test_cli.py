@@ -35,3 +35,41 @@ def test_topology_show_refuses_plan_bigger_than_free_ram(monkeypatch, capsys):
 def test_ssh_to_unknown_host(capsys):
     assert cli.main(["-t", "small", "ssh", "nohost"]) == 2
     assert "no host 'nohost'" in capsys.readouterr().err
+
+
+def test_compare_needs_a_run_and_names_a_bad_one(tmp_path, capsys):
+    assert cli.main(["compare"]) == 2
+    assert "name at least one results folder" in capsys.readouterr().err
+    assert cli.main(["compare", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: manifest.json: not a results folder" in err and "Traceback" not in err
+
+
+def test_compare_of_two_runs_prints_table_and_writes_report(tmp_path, capsys):
+    from testbed import results
+    runs = []
+    for value in (10.0, 25.0):
+        run = results.Run.create("e2", ["default"], topology={}, profile_contents={}, accel="tcg", root=tmp_path)
+        run.record("e2.raid_write_rate", value, "MB/s", stripe_cache_size=256, profile="default")
+        run.finish("complete")
+        runs.append(run)
+    report = tmp_path / "r.html"
+    assert cli.main(["compare", str(runs[0].path), str(runs[1].path), "--against", "paper",
+                     "--html", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "A:default" in out and "B:default" in out and "2.50x" in out and "seed 001" in out
+    assert report.exists() and (tmp_path / "r-plots").is_dir()
+
+
+def test_run_bad_set_is_one_line_error(capsys, monkeypatch):
+    from testbed import cli as c
+    monkeypatch.setattr(c, "_site", lambda args: (None, None, None))
+    assert cli.main(["-t", "small", "run", "e1", "--set", "rtts"]) == 2
+    assert "--set: rtts: expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_profile_show_and_diff(capsys):
+    assert cli.main(["profile", "diff", "default", "wan-tuned"]) == 0
+    out = capsys.readouterr().out
+    assert "net.core.wmem_max" in out and "12582912" in out and "212992" in out
+    assert cli.main(["profile", "show", "nope"]) == 2
