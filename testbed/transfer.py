@@ -98,6 +98,17 @@ def parse_xfer_stats(text, cluster):
     return out
 
 
+def transfer_over_compute(stats, xfers):
+    """The paper's CPU efficiency lost, per job then averaged: seconds spent in input and
+    output transfers (XferStatsLog, sub-second) / seconds computing (job ad)."""
+    seconds = {}
+    for _direction, job, _bytes, secs in xfers:
+        seconds[job] = seconds.get(job, 0.0) + secs
+    ratios = [seconds[s["job"]] / s["execution_s"] for s in stats
+              if s["job"] in seconds and s["execution_s"] > 0]
+    return mean(ratios)
+
+
 def mean(values):
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None

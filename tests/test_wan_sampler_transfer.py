@@ -97,3 +97,18 @@ def test_parse_sets_and_robot_argv(tmp_path):
     assert "PROFILES:default,wan-tuned" in argv and "RTTS:0,20" in argv and argv[-1].endswith("e1_transfer_limits.robot")
     with pytest.raises(ConfigError, match="unknown suite 'e9'"):
         suites.suite_file("e9")
+
+
+XFER_LOG = """11/21/26 09:04:56 (7.0) (3136): File Transfer Upload: JobId: 7.0 files: 2 bytes: 1048772 seconds: 0.50 dest: 10.160.0.13 rto: 208000
+11/21/26 09:05:30 (7.0) (3136): File Transfer Download: JobId: 7.0 files: 1 bytes: 16777216 seconds: 1.50 dest: 10.160.0.13 rto: 208000
+11/21/26 09:05:31 (7.1) (3137): File Transfer Download: JobId: 7.1 files: 1 bytes: 16777216 seconds: 3.00 dest: 10.160.0.13
+11/21/26 09:05:31 (8.0) (3138): File Transfer Download: JobId: 8.0 files: 1 bytes: 16777216 seconds: 9.00 dest: 10.160.0.13
+"""
+
+
+def test_transfer_stats_log_gives_sub_second_efficiency_lost():
+    xfers = transfer.parse_xfer_stats(XFER_LOG, 7)
+    assert xfers == [("upload", "7.0", 1048772, 0.5), ("download", "7.0", 16777216, 1.5),
+                     ("download", "7.1", 16777216, 3.0)]
+    stats = [{"job": "7.0", "execution_s": 20.0}, {"job": "7.1", "execution_s": 20.0}]
+    assert transfer.transfer_over_compute(stats, xfers) == pytest.approx((2.0 / 20 + 3.0 / 20) / 2)
