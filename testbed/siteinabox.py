@@ -93,14 +93,30 @@ def parse_dd(text):
     return out
 
 
+def _acc_bytes(acc):
+    return (int(acc.get("B_hit", 0) or 0), int(acc.get("B_miss", 0) or 0), int(acc.get("B_bypass", 0) or 0))
+
+
 def cache_bytes(record):
-    """(bytes hit, bytes missed, bytes bypassed) summed over a .cinfo's access records."""
-    hit = miss = bypass = 0
-    for acc in record.get("accesses", record.get("access_records", [])) or []:
-        hit += int(acc.get("bytes_hit", acc.get("BytesHit", 0)) or 0)
-        miss += int(acc.get("bytes_missed", acc.get("BytesMissed", 0)) or 0)
-        bypass += int(acc.get("bytes_bypassed", acc.get("BytesBypassed", 0)) or 0)
-    return hit, miss, bypass
+    """(bytes hit, bytes missed, bytes bypassed) summed over a .cinfo's access records
+    (`xrdpfc_print -j`: accesses[].B_hit/B_miss/B_bypass)."""
+    totals = [0, 0, 0]
+    for acc in record.get("accesses") or []:
+        for i, v in enumerate(_acc_bytes(acc)):
+            totals[i] += v
+    return tuple(totals)
+
+
+def cache_verdict(record):
+    """What the proxy's own record says about a file: complete in the cache? and did its
+    latest access fetch anything from the origin (a miss) or not (a pure hit)?
+    A first read may show "hits" that its own prefetch brought in, so a first read is
+    judged by the file not being in the cache before it (the cache was cleared)."""
+    accesses = record.get("accesses") or []
+    last = _acc_bytes(accesses[-1]) if accesses else (0, 0, 0)
+    return {"complete": record.get("state_complete") == "complete", "accesses": len(accesses),
+            "last_hit": last[0], "last_miss": last[1], "pure_hit": bool(accesses) and last[1] == 0
+            and last[0] > 0}
 
 
 class SiteInABox:

@@ -37,11 +37,19 @@ def test_parse_dd_summary_lines():
     assert siteinabox.parse_dd(text) == [(25165824, 3.52), (25165824, 4.1)]
 
 
-def test_cache_bytes_sums_access_records():
-    record = {"accesses": [{"bytes_hit": 100, "bytes_missed": 900, "bytes_bypassed": 0},
-                           {"bytes_hit": 1000, "bytes_missed": 0}]}
-    assert siteinabox.cache_bytes(record) == (1100, 900, 0)
+PFC = {"accesses": [{"B_bypass": 0, "B_hit": 100, "B_miss": 900, "record": 1},
+                    {"B_bypass": 0, "B_hit": 1000, "B_miss": 0, "record": 2}],
+       "file_size": 1000, "state_complete": "complete", "state_percentage": 100.0}
+
+
+def test_cache_bytes_and_verdict_from_xrdpfc_print_json():
+    assert siteinabox.cache_bytes(PFC) == (1100, 900, 0)
     assert siteinabox.cache_bytes({}) == (0, 0, 0)
+    v = siteinabox.cache_verdict(PFC)
+    assert v["complete"] and v["accesses"] == 2 and v["pure_hit"]
+    first = dict(PFC, accesses=PFC["accesses"][:1], state_complete="incomplete")
+    v = siteinabox.cache_verdict(first)
+    assert not v["complete"] and not v["pure_hit"] and v["last_miss"] == 900
 
 
 def test_scale_overrides():

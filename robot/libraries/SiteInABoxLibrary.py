@@ -118,21 +118,31 @@ class SiteInABoxLibrary:
 
     @keyword
     def cache_should_report(self, names, expect):
-        """Judge hits and misses from the proxy's own .cinfo records: after a first pass the
-        bytes were missed (fetched from the origin), after the second they were hit."""
+        """Judge hits and misses from the proxy's own .cinfo records (xrdpfc_print -j).
+        misses: the cache was empty before, and every file read is now complete in it
+        (fetched from the origin and written to RAID6). hits: every file's latest access
+        took all its bytes from the cache (B_miss = 0)."""
         records = self.box.cache_records(names)
-        if not records:
-            raise AssertionError("the caching proxy has no .cinfo records for the files read")
-        hit = miss = 0
-        for rec in records.values():
-            h, m, _b = siteinabox.cache_bytes(rec)
-            hit, miss = hit + h, miss + m
-        logger.console(f"  cache records of {len(records)} files: {hit / 1e6:.0f} MB hit, {miss / 1e6:.0f} MB missed")
-        if expect == "misses" and miss <= 0:
-            raise AssertionError("first reads recorded no missed bytes")
-        if expect == "hits" and hit <= 0:
-            raise AssertionError("repeated reads recorded no hit bytes")
-        return hit, miss
+        missing = sorted(set(names) - set(records))
+        if missing:
+            raise AssertionError(f"the caching proxy has no .cinfo record of {', '.join(missing)}")
+        verdicts = {n: siteinabox.cache_verdict(r) for n, r in records.items()}
+        hit = sum(siteinabox.cache_bytes(r)[0] for r in records.values())
+        miss = sum(siteinabox.cache_bytes(r)[1] for r in records.values())
+        logger.console(f"  cache records of {len(records)} files: complete {sum(v['complete'] for v in verdicts.values())},"
+                       f" pure hits on the latest access {sum(v['pure_hit'] for v in verdicts.values())};"
+                       f" {hit / 1e6:.0f} MB hit, {miss / 1e6:.0f} MB missed in all accesses")
+        if expect == "misses":
+            bad = [n for n, v in verdicts.items() if not v["complete"]]
+            if bad:
+                raise AssertionError(f"after the first reads {', '.join(bad)} are not complete in the cache")
+        elif expect == "hits":
+            bad = [n for n, v in verdicts.items() if not v["pure_hit"]]
+            if bad:
+                raise AssertionError(f"repeated reads of {', '.join(bad)} still fetched from the origin")
+        else:
+            raise AssertionError(f"expect must be misses or hits, not {expect!r}")
+        return verdicts
 
     @keyword
     def cache_hit_rate_against_local_read(self, names, cached_rate):
