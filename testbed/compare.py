@@ -165,6 +165,8 @@ def plots(runs, outdir):
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     for (metric, x_name, unit), lines in sorted(series.items()):
+        if max(len({x for x, _ in pts}) for pts in lines.values()) < 2:
+            continue  # a single point per line is a table row, not a plot
         fig, ax = plt.subplots(figsize=(7, 4))
         for (col, others), points in sorted(lines.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
             points.sort()
