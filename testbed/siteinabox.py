@@ -217,4 +217,19 @@ class SiteInABox:
         m = re.search(r"start ([0-9.]+) (\S+)", text)
         if not m:
             raise RemoteError(f"routed job {cluster} left no start line in {workdir}/out.txt")
-        return float(m.group(1)) - submitted, m.group(2)
+        ran_on = m.group(2).split(".")[0]
+        # guests keep no time sync, so put the start on the submit host's clock
+        offset = self.clock_offset(ran_on) if ran_on in self.topo.hosts else 0.0
+        return float(m.group(1)) - offset - submitted, ran_on
+
+    def clock_offset(self, host):
+        """Seconds `host`'s clock is ahead of the submit host's (sampled at the same moment)."""
+        submit = self.pool.submit_host
+        diffs = []
+        for _ in range(3):
+            res = self.ssh.run_many({submit: "date +%s.%N", host: "date +%s.%N"}, timeout=30)
+            try:
+                diffs.append(float(res[host].stdout) - float(res[submit].stdout))
+            except ValueError:
+                continue
+        return sorted(diffs)[len(diffs) // 2] if diffs else 0.0
