@@ -22,12 +22,12 @@ from testbed.condor import submit_description
 from testbed.errors import RemoteError
 
 SCALES = {
-    # CI: a few minutes on the small site under TCG.
-    "quick": {"saturation_compute_s": 20, "saturation_load": 1.5, "sweep_jobs": 8,
+    # CI: a few minutes on the small site under TCG. saturation_jobs 0 = every worker slot.
+    "quick": {"saturation_jobs": 32, "saturation_compute_s": 20, "saturation_load": 1.5, "sweep_jobs": 8,
               "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80], "rate_factors": [1, 2],
               "input_mb": 1, "max_output_mb": 16},
     # Users: the paper's latency points, more jobs, longer compute.
-    "full": {"saturation_compute_s": 60, "saturation_load": 2.0, "sweep_jobs": 32,
+    "full": {"saturation_jobs": 0, "saturation_compute_s": 60, "saturation_load": 2.0, "sweep_jobs": 32,
              "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
              "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256},
 }

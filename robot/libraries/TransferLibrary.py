@@ -52,7 +52,8 @@ class TransferLibrary:
         """Every planned slot writes output at saturation_load x the TCP rate (W);
         the submit host's receive rate is sampled every second."""
         p = self.params()
-        n = sum(h.startds * h.slots_per_startd for h in self.exp.workers)
+        slots = sum(h.startds * h.slots_per_startd for h in self.exp.workers)
+        n = min(slots, p["saturation_jobs"]) if p["saturation_jobs"] else slots
         length = p["saturation_compute_s"]
         size = transfer.size_for_rate(p["saturation_load"] * self.tcp_rate, n, length, p["max_output_mb"])
         expected = transfer.expected_rate(n, size, length)

@@ -8,7 +8,8 @@ Documentation     E1 - Limits of the HTCondor transfer system (seed 000_0d45099a
 ...               The required write rate is W(n, l, s) = n jobs x size / length (eq. 1).
 ...
 ...               Scaling to the testbed: the paper saturated a 10 Gb/s NIC with 4000 jobs
-...               x 250 MB / 30 min. Here every planned slot runs one job, and S is chosen
+...               x 250 MB / 30 min. Here every worker slot (at most 32 at quick scale) runs
+...               one job, and S is chosen
 ...               so that W is 1.5x (quick) or 2x (full) the raw TCP rate measured between
 ...               the same VMs in the same run (output capped at 16 MB quick, 256 MB full),
 ...               because a VM link under TCG is bounded by the
