@@ -86,7 +86,8 @@ class TestbedLibrary:
             figures = compare.load_paper()
             path, pngs = compare.render_html([self.run], self.run.path / "figures.html", figures,
                                              title=f"{self.run.label}")
-            logger.console("\n" + compare.render_text([self.run], figures))
+            if not _var("RESULTS_DIR", ""):  # `testbed run` prints the comparison itself
+                logger.console("\n" + compare.render_text([self.run], figures))
             logger.console(f"  figures: {path} ({len(pngs)} plots)")
 
     @keyword
