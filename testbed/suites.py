@@ -69,6 +69,10 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
     echo("$ " + " ".join(argv[2:]))
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=PROJECT_ROOT)
+
+    def on_term(_signum, _frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, on_term)  # `kill` is an interruption too
     try:
         rc = proc.wait()
     except KeyboardInterrupt:
@@ -82,6 +86,8 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
         run_.finish("interrupted")
         echo(f"interrupted: finished points kept in {run_.path}")
         raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     status = run_.manifest().get("status")
     if status == "running":
         status = "complete" if rc == 0 else "failed"
