@@ -11,6 +11,7 @@ import re
 import json
 import shlex
 
+from testbed import suites
 from testbed.errors import RemoteError
 
 SCALES = {
@@ -25,14 +26,7 @@ CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
 
 
 def scale_params(scale, overrides=None):
-    params = dict(SCALES[scale])
-    for key, value in (overrides or {}).items():
-        key = key.lower()
-        if key in params:
-            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
-            params[key] = ([int(v) for v in items] if isinstance(params[key], list)
-                           else type(params[key])(value))
-    return params
+    return suites.scale_params(SCALES, scale, overrides)
 
 
 def assign_reads(files, clients, reads_per_client, seed):

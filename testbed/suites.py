@@ -21,6 +21,22 @@ SCALES = ("quick", "full")
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
+def scale_params(scales, scale, overrides=None):
+    """A suite's parameters at `scale`, with `--set` overrides (robot variables) applied.
+    Lists come as `0,20,40` (or a list); numbers keep the type of the scale's value."""
+    params = dict(scales[scale])
+    for key, value in (overrides or {}).items():
+        key = key.lower()
+        if key not in params:
+            continue
+        if isinstance(params[key], list):
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            params[key] = [float(v) if "." in str(v) else int(v) for v in items if str(v).strip()]
+        else:
+            params[key] = type(params[key])(value)
+    return params
+
+
 def suite_file(name):
     if name not in SUITES:
         raise ConfigError("testbed run", "SUITE", f"unknown suite {name!r} (known: {', '.join(SUITES)})")

@@ -18,6 +18,7 @@ import json
 import re
 import time
 
+from testbed import suites
 from testbed.condor import submit_description
 from testbed.errors import RemoteError
 
@@ -59,19 +60,7 @@ def size_for_rate(rate_mbs, n_jobs, length_s, cap_mb=None):
 
 
 def scale_params(scale, overrides=None):
-    params = dict(SCALES[scale])
-    for key, value in (overrides or {}).items():
-        key = key.lower()
-        if key not in params:
-            continue
-        if isinstance(params[key], list):
-            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
-            params[key] = [float(v) if "." in str(v) else int(v) for v in items if str(v).strip()]
-        elif isinstance(params[key], float):
-            params[key] = float(value)
-        else:
-            params[key] = int(value)
-    return params
+    return suites.scale_params(SCALES, scale, overrides)
 
 
 def job_stats(ad):
