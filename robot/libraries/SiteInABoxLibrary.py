@@ -31,12 +31,7 @@ class SiteInABoxLibrary:
         return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool)
 
     def params(self):
-        overrides = {k: BuiltIn().get_variable_value("${" + k.upper() + "}") for k in siteinabox.SCALES["quick"]}
-        return siteinabox.scale_params(self.scale, {k: v for k, v in overrides.items() if v is not None})
-
-    def _profile(self):
-        prof = self.tb.profile_in_force
-        return prof.name if prof else "default"
+        return self.tb.suite_parameters(siteinabox.SCALES, self.scale)
 
     def _stripe(self):
         prof = self.tb.profile_in_force
@@ -66,7 +61,7 @@ class SiteInABoxLibrary:
         s = siteinabox.summarise_reads(reads)
         if s["failed"]:
             raise AssertionError(f"{s['failed']} of {len(reads)} reads through port {port} failed")
-        prof, stripe = self._profile(), self._stripe()
+        prof, stripe = self.tb.profile_name, self._stripe()
         rec = self.tb.record_metric
         common = {"clients": clients, "profile": prof, "stripe_cache_size": stripe}
         if cached:
@@ -102,7 +97,7 @@ class SiteInABoxLibrary:
             rate, wall = box.raid_write(p["writers"], p["write_mb"])
         finally:
             series = md.stop()
-        stripe, prof = self._stripe(), self._profile()
+        stripe, prof = self._stripe(), self.tb.profile_name
         self.writes[stripe] = rate
         rec = self.tb.record_metric
         rec("e2.raid_write_rate", rate, "MB/s", stripe_cache_size=stripe, writers=p["writers"], profile=prof)
@@ -148,7 +143,7 @@ class SiteInABoxLibrary:
     def cache_hit_rate_against_local_read(self, names, cached_rate):
         """Cache-hit read rate as a fraction of the DTN reading the same cached files locally."""
         local = self.box.local_read_rate(names)
-        prof, stripe = self._profile(), self._stripe()
+        prof, stripe = self.tb.profile_name, self._stripe()
         self.tb.record_metric("e2.dtn_local_read_rate", local, "MB/s", stripe_cache_size=stripe, profile=prof)
         self.tb.record_metric("e2.hit_over_local_read", float(cached_rate) / local, "ratio",
                               stripe_cache_size=stripe, profile=prof)
@@ -160,7 +155,7 @@ class SiteInABoxLibrary:
         base = self.uncached.get(int(clients))
         if base:
             self.tb.record_metric("e2.cached_over_uncached", float(cached_rate) / base, "ratio",
-                                  clients=int(clients), stripe_cache_size=self._stripe(), profile=self._profile())
+                                  clients=int(clients), stripe_cache_size=self._stripe(), profile=self.tb.profile_name)
 
     @keyword
     def summarise_raid_writes(self):

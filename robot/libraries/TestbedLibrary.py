@@ -99,6 +99,17 @@ class TestbedLibrary:
         return rec
 
     # --- profiles and WAN -------------------------------------------------------------
+    def suite_parameters(self, scales, scale):
+        """A suite's parameters at `scale`, overridden by robot variables named like them
+        (`testbed run --set rtts=0,20` passes RTTS)."""
+        given = {key: _var(key.upper()) for key in scales[scale]}
+        return suites.scale_params(scales, scale, {k: v for k, v in given.items() if v is not None})
+
+    @property
+    def profile_name(self):
+        """The profile the suite applied last (`default` before any)."""
+        return self.profile_in_force.name if self.profile_in_force else "default"
+
     @keyword
     def profiles_to_compare(self):
         """${PROFILES} (comma-separated, from `testbed run --profile`), or the profile

@@ -30,12 +30,7 @@ class TransferLibrary:
         return transfer.TransferExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
 
     def params(self):
-        overrides = {k: BuiltIn().get_variable_value("${" + k.upper() + "}") for k in transfer.SCALES["quick"]}
-        return transfer.scale_params(self.scale, {k: v for k, v in overrides.items() if v is not None})
-
-    def _profile(self):
-        prof = self.tb.profile_in_force
-        return prof.name if prof else "default"
+        return self.tb.suite_parameters(transfer.SCALES, self.scale)
 
     @keyword
     def measure_raw_tcp_throughput(self, seconds=10):
@@ -43,7 +38,7 @@ class TransferLibrary:
         worker = self.exp.workers[0].name
         rate = self.exp.iperf(worker, self.exp.submit.name, seconds=int(seconds))
         self.tcp_rate = rate
-        self.tb.record_metric("e1.tcp_rate", rate, "MB/s", sender=worker, profile=self._profile())
+        self.tb.record_metric("e1.tcp_rate", rate, "MB/s", sender=worker, profile=self.tb.profile_name)
         logger.console(f"  raw TCP {worker} -> submit: {rate:.1f} MB/s")
         return rate
 
@@ -73,7 +68,7 @@ class TransferLibrary:
         stats = [transfer.job_stats(a) for a in ads]
         eff = transfer.mean([s["execution_s"] / (s["execution_s"] + s["setup_s"] + s["teardown_s"])
                              for s in stats if s["execution_s"]])
-        prof = self._profile()
+        prof = self.tb.profile_name
         rec = self.tb.record_metric
         rec("e1.expected_rate", expected, "MB/s", jobs=n, size_mb=size, length_s=length, profile=prof)
         rec("e1.achieved_rate", achieved, "MB/s", jobs=n, size_mb=size, profile=prof)
@@ -111,7 +106,7 @@ class TransferLibrary:
         base_w = p["sweep_load"] * (self.htcondor_rate or self.tcp_rate)
         size = transfer.size_for_rate(float(rate_factor) * base_w, n, length, p["max_output_mb"])
         rate_label = f"{int(float(rate_factor))}W" if float(rate_factor) != 1 else "W"
-        prof = self._profile()
+        prof = self.tb.profile_name
         tag = f"lat-{prof}-{int(float(rtt_ms))}-{rate_label}"
         cluster, ads, seconds = self.exp.run_batch(n, length, size, p["input_mb"], tag)
         stats = [transfer.job_stats(a) for a in ads]
