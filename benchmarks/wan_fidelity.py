@@ -23,7 +23,7 @@ def main():
     topo = topology.load(args.topology or site.active_topology() or "default")
     ssh = SSH(topo)
     a, b = args.link.split(":")
-    wan.apply(topo, ssh, [])
+    wan.clear(topo, ssh, ssh.state)
     base = wan.measure(topo, ssh, [netem.Link(a, b, 0)], args.count)[0]["measured_ms"]
     rows = []
     try:
@@ -35,7 +35,7 @@ def main():
             rows.append([f"{rtt:g}", m["measured_ms"], f"{err:+.2f}", f"{1 + 0.05 * rtt:.2f}",
                          "ok" if wan.within_target(rtt, m["measured_ms"], base) else "MISS"])
     finally:
-        wan.apply(topo, ssh, [])
+        wan.clear(topo, ssh, ssh.state)
     print(f"WAN fidelity on {topo.name}, link {a}<->{b}, {args.count} pings per point, "
           f"VM base RTT {base} ms (median, no netem)")
     print(tables.render(["configured ms", "measured ms", "error - base", "target +/- ms", "verdict"], rows))

@@ -138,17 +138,9 @@ def cmd_profile_apply(args):
     from testbed import health, netem, tuning, wan
     topo, ssh, state = _site(args)
     prof = _profile(args.name)
-    previous = None
-    if state.profile_record.exists():
-        try:
-            previous = _profile(json.loads(state.profile_record.read_text())["profile"]["name"])
-        except (TestbedError, KeyError, ValueError):
-            previous = None
-    outcome = tuning.apply(topo, ssh, prof, previous)
+    outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
     if prof.wan:
-        links = netem.parse_links(prof.wan, prof.source, "wan")
-        wan.apply(topo, ssh, links)
-        wan.record(state, links, wan.measure(topo, ssh, links))
+        wan.set_links(topo, ssh, state, netem.parse_links(prof.wan, prof.source, "wan"))
     health.record_profile(state, prof, outcome)
     print(f"recorded in {state.profile_record}")
     return 0
@@ -165,9 +157,7 @@ def cmd_wan_set(args):
             except KeyError:
                 raise TestbedError(f"wan set: {link.a}:{link.b}: unknown host group {group!r} "
                                    f"(hosts and roles of {topo.name})") from None
-    wan.apply(topo, ssh, links)
-    rows = wan.measure(topo, ssh, links)
-    wan.record(state, links, rows)
+    rows = wan.set_links(topo, ssh, state, links)
     print(tables.render(["link", "probe", "configured RTT ms", "measured ms (median)", "min", "max"],
                         [[r["link"], f"{r['from']}->{r['to']}", f"{r['configured_ms']:g}", r["measured_ms"],
                           r["min_ms"], r["max_ms"]] for r in rows]))
@@ -196,8 +186,7 @@ def cmd_wan_show(args):
 def cmd_wan_clear(args):
     from testbed import wan
     topo, ssh, state = _site(args)
-    wan.apply(topo, ssh, [])
-    wan.record(state, [])
+    wan.clear(topo, ssh, state)
     print(f"WAN emulation cleared on {len(topo.hosts)} hosts")
     return 0
 

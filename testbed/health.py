@@ -246,6 +246,16 @@ def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
         time.sleep(interval)
 
 
+def recorded_profile(state):
+    """The profile `record_profile` last wrote for this testbed, or None (none yet, or gone)."""
+    from testbed import profiles
+    from testbed.errors import TestbedError
+    try:
+        return profiles.load(json.loads(state.profile_record.read_text())["profile"]["name"])
+    except (OSError, ValueError, KeyError, TypeError, TestbedError):
+        return None
+
+
 def record_profile(state, profile, readback=None):
     state.profile_record.parent.mkdir(parents=True, exist_ok=True)
     state.profile_record.write_text(json.dumps({"profile": profile.as_dict(), "readback": readback,

@@ -43,6 +43,19 @@ def apply(topo, ssh, links):
     return plans
 
 
+def set_links(topo, ssh, state, links, count=PING_COUNT):
+    """Put the links in place, measure each one's RTT, record both; returns the measurements."""
+    apply(topo, ssh, links)
+    rows = measure(topo, ssh, links, count)
+    record(state, links, rows)
+    return rows
+
+
+def clear(topo, ssh, state):
+    apply(topo, ssh, [])
+    record(state, [])
+
+
 def record(state, links, measured=None):
     state.wan_record.parent.mkdir(parents=True, exist_ok=True)
     state.wan_record.write_text(json.dumps({

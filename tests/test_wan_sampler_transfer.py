@@ -112,3 +112,14 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
                      ("download", "7.1", 16777216, 3.0)]
     stats = [{"job": "7.0", "execution_s": 20.0}, {"job": "7.1", "execution_s": 20.0}]
     assert transfer.transfer_over_compute(stats, xfers) == pytest.approx((2.0 / 20 + 3.0 / 20) / 2)
+
+
+def test_recorded_profile_round_trip_and_missing(tmp_path):
+    from testbed import health, profiles
+    from testbed.state import TestbedState
+    state = TestbedState("small", root=tmp_path)
+    assert health.recorded_profile(state) is None
+    health.record_profile(state, profiles.load("wan-tuned"))
+    assert health.recorded_profile(state).name == "wan-tuned"
+    state.profile_record.write_text("{not json")
+    assert health.recorded_profile(state) is None

@@ -124,20 +124,13 @@ class TestbedLibrary:
     @keyword
     def apply_profile(self, name):
         prof = profiles.load(name)
-        previous = self.profile_in_force or self._recorded_profile()
+        previous = self.profile_in_force or health.recorded_profile(self.state)
         outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=logger.console)
         health.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
         if self.run is not None:
             self.record_metric("profile.apply_seconds", outcome["seconds"], "s", profile=name)
         return outcome["seconds"]
-
-    def _recorded_profile(self):
-        import json
-        try:
-            return profiles.load(json.loads(self.state.profile_record.read_text())["profile"]["name"])
-        except Exception:
-            return None
 
     @keyword
     def profile_should_be_in_force(self, name):
@@ -152,10 +145,8 @@ class TestbedLibrary:
     @keyword
     def set_wan_latency(self, a, b, rtt_ms):
         """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
-        links = [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))]
-        wan.apply(self.topo, self.ssh, links)
-        rows = wan.measure(self.topo, self.ssh, links, count=10)
-        wan.record(self.state, links, rows)
+        rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
+                             count=10)
         measured = rows[0]["measured_ms"]
         logger.console(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
         if self.run is not None:
@@ -174,8 +165,7 @@ class TestbedLibrary:
 
     @keyword
     def clear_wan(self):
-        wan.apply(self.topo, self.ssh, [])
-        wan.record(self.state, [])
+        wan.clear(self.topo, self.ssh, self.state)
 
     # --- jobs -------------------------------------------------------------------------
     @keyword
