@@ -59,10 +59,9 @@ def _fmt(v):
     return str(v)
 
 
-def series_key(run, record):
+def series_key(run_label, default_profile, record):
     profile = record["params"].get("profile")
-    profiles = run.manifest().get("profiles") or ["default"]
-    return (run.label, str(profile if profile is not None else profiles[0]))
+    return (run_label, str(profile if profile is not None else default_profile))
 
 
 def collect(runs):
@@ -72,8 +71,9 @@ def collect(runs):
     sums = defaultdict(lambda: defaultdict(list))
     series = defaultdict(lambda: defaultdict(list))
     for run in runs:
+        default_profile = (run.manifest().get("profiles") or ["default"])[0]  # read once per run
         for rec in run.metrics():
-            col = series_key(run, rec)
+            col = series_key(run.label, default_profile, rec)
             if col not in columns:
                 columns.append(col)
             params = {k: v for k, v in rec.get("params", {}).items() if k != "profile"}

@@ -131,7 +131,7 @@ class TransferExperiment:
         started = time.monotonic()
         cluster = self.pool.submit(desc, workdir, files={"e1job.sh": (JOB_SCRIPT, "0755")},
                                    setup=[f"truncate -s {input_mb}M input.dat", "mkdir -p out"])
-        ads = self.pool.wait(cluster, n_jobs, timeout=timeout, progress=progress)
+        self.pool.wait(cluster, n_jobs, timeout=timeout, progress=progress)
         seconds = time.monotonic() - started
         ads = self.pool.jobs(cluster, AD_ATTRS)
         self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)
