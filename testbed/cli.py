@@ -232,6 +232,7 @@ def cmd_test(args):
     if rc != 0 or args.unit_only:
         return rc
     topo = topology.load("small")
+    site.claim_domains(topo)  # before anything that `down` would undo
     failures, runs = [], []
     try:
         site.up(topo, _profile("default"))
@@ -253,7 +254,11 @@ def cmd_test(args):
             print(f"compare report: {path} ({len(pngs)} plots)")
     finally:
         if not args.keep:
-            site.down(topo)
+            try:
+                site.down(topo)
+            except TestbedError as exc:  # keep the error that stopped the run on screen
+                print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
+                failures.append("down")
     print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
           f"results in {', '.join(str(r.path) for r in runs)}")
     return 0 if not failures else 1

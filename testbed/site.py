@@ -4,6 +4,8 @@ import re
 import subprocess
 import time
 
+from pathlib import Path
+
 from testbed import PROJECT_ROOT, health, topology
 from testbed.box import Box
 from testbed.errors import TestbedError
@@ -55,6 +57,7 @@ def up(topo, profile, parallel=True, wait_timeout=900):
     if other and other != topo.name:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
     topology.check_fits(topo)
+    claim_domains(topo)
     started = time.monotonic()
     if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
         box = Box(topo.box)
@@ -80,7 +83,7 @@ def down(topo):
     state = TestbedState(topo.name)
     started = time.monotonic()
     _stream(["vagrant", "destroy", "-f"], vagrant_env(topo), state.dir / "vagrant-down.log", started)
-    sweep_libvirt(topo)
+    sweep_libvirt(topo, [name for name, owner in leftover_domains(topo) if owner_is_gone(owner)])
     for net in topo.network_names().values():
         subprocess.run(["virsh", "-c", "qemu:///system", "net-destroy", net], capture_output=True)
         subprocess.run(["virsh", "-c", "qemu:///system", "net-undefine", net], capture_output=True)
@@ -95,13 +98,57 @@ def _virsh(*args):
     return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True)
 
 
-def sweep_libvirt(topo):
-    """Remove domains and volumes this testbed left behind (an interrupted up)."""
-    prefix = f"tb-{topo.name}-"
+OWNER_TAG = "testbed checkout "
+
+
+def our_domain_ids(root=PROJECT_ROOT):
+    """UUIDs of the domains Vagrant made from this checkout."""
+    return {p.read_text().strip() for p in Path(root, ".vagrant", "machines").glob("*/libvirt/id")
+            if p.read_text().strip()}
+
+
+def leftover_domains(topo):
+    """Domains named for this topology that this checkout's Vagrant does not know:
+    [(name, owning checkout path or None when the domain does not say)]."""
+    prefix, ours, found = f"tb-{topo.name}-", our_domain_ids(), []
     for name in _virsh("list", "--all", "--name").stdout.split():
-        if name.startswith(prefix):
-            _virsh("destroy", name)
-            _virsh("undefine", name, "--nvram")
+        if name.startswith(prefix) and _virsh("domuuid", name).stdout.strip() not in ours:
+            desc = _virsh("desc", name).stdout.strip()
+            found.append((name, desc[len(OWNER_TAG):] if desc.startswith(OWNER_TAG) else None))
+    return found
+
+
+def owner_is_gone(owner):
+    """A domain whose checkout is this one (Vagrant lost track of it) or no longer exists."""
+    return owner is not None and (owner == str(PROJECT_ROOT) or not Path(owner, "Vagrantfile").exists())
+
+
+def claim_domains(topo):
+    """Before `up`: sweep domains orphaned by deleted checkouts; refuse to take over those of
+    another checkout that still exists (two testbeds of one topology share names and networks)."""
+    leftovers = leftover_domains(topo)
+    for name, owner in leftovers:
+        if owner is None:
+            raise TestbedError(f"libvirt domain {name} exists and no checkout claims it; remove it with "
+                               f"`virsh -c qemu:///system destroy {name}; virsh -c qemu:///system undefine "
+                               f"{name}` (names and networks would clash)")
+        if not owner_is_gone(owner):
+            raise TestbedError(f"libvirt domain {name} belongs to the testbed in {owner}; run "
+                               f"`./tb -t {topo.name} down` there first (names and networks would clash)")
+    if leftovers:
+        print(f"removing {len(leftovers)} domain(s) left by a deleted checkout: "
+              f"{', '.join(n for n, _ in leftovers)}", flush=True)
+        sweep_libvirt(topo, [n for n, _ in leftovers])
+
+
+def sweep_libvirt(topo, names):
+    """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
+    prefix = f"tb-{topo.name}-"
+    for name in names:
+        _virsh("destroy", name)
+        _virsh("undefine", name, "--nvram")
+    if any(n.startswith(prefix) for n in _virsh("list", "--all", "--name").stdout.split()):
+        return
     for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
         vol = line.split()[0] if line.split() else ""
         if vol.startswith(prefix):

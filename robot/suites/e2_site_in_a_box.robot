@@ -9,7 +9,7 @@ Documentation     E2 - Site in a box (seed 001_a7ff0cb7e5a8d9a4).
 ...               jobs are routed to the DTN with HTCondor-C and flock onward to the pool.
 ...
 ...               Scaling to the testbed: the paper's 100 remote files are the origin's files
-...               (count and size from the topology: small = 20 x 8 MB, default = 100 x 32 MB);
+...               (count and size from the topology: small = 20 x 8 MB, default = 100 x 8 MB);
 ...               clients 1, 2, 4 (quick) or 1, 2, 4, 10 (full) run on the worker VMs, each
 ...               reading 2 (quick) or 5 (full) random files to /dev/null; 10 writers write
 ...               24 MB (quick) or 128 MB (full) each. The virtual disks of the RAID are files

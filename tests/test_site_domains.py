@@ -1,0 +1,96 @@
+"""Who owns a libvirt domain named for a topology: this checkout, a deleted one, or another."""
+import types
+
+import pytest
+
+from testbed import site, topology
+from testbed.errors import TestbedError
+
+
+class FakeVirsh:
+    """libvirt as virsh would report it: {name: (uuid, description)} and volume names."""
+
+    def __init__(self, domains, volumes=()):
+        self.domains, self.volumes, self.calls = dict(domains), list(volumes), []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        out = ""
+        if args[:2] == ("list", "--all"):
+            out = "\n".join(self.domains) + "\n"
+        elif args[0] == "domuuid":
+            out = self.domains[args[1]][0] + "\n"
+        elif args[0] == "desc":
+            out = self.domains[args[1]][1] or f"No description for domain: {args[1]}"
+        elif args[0] == "undefine":
+            self.domains.pop(args[1])
+        elif args[0] == "vol-list":
+            out = " Name Path\n----\n" + "".join(f" {v} /var/lib/libvirt/images/{v}\n" for v in self.volumes)
+        elif args[0] == "vol-delete":
+            self.volumes.remove(args[3])
+        return types.SimpleNamespace(stdout=out, returncode=0)
+
+
+@pytest.fixture
+def small():
+    return topology.load("small")
+
+
+def checkout(tmp_path, name, ids=()):
+    root = tmp_path / name
+    (root).mkdir()
+    (root / "Vagrantfile").write_text("")
+    for i, uuid in enumerate(ids):
+        d = root / ".vagrant" / "machines" / f"h{i}" / "libvirt"
+        d.mkdir(parents=True)
+        (d / "id").write_text(uuid)
+    return root
+
+
+def test_orphans_of_a_deleted_checkout_are_swept(tmp_path, monkeypatch, small, capsys):
+    me = checkout(tmp_path, "me", ids=["u-mine"])
+    virsh = FakeVirsh({"tb-small-dtn": ("u-old", "testbed checkout /gone/clone"),
+                       "tb-small-submit": ("u-mine", f"testbed checkout {me}"),
+                       "tb-default-dtn": ("u-x", "testbed checkout /elsewhere")},
+                      volumes=["tb-small-dtn.img", "tb-default-dtn.img"])
+    monkeypatch.setattr(site, "_virsh", virsh)
+    monkeypatch.setattr(site, "PROJECT_ROOT", me)
+    monkeypatch.setattr(site, "our_domain_ids", lambda root=me: {"u-mine"})
+    site.claim_domains(small)
+    assert set(virsh.domains) == {"tb-small-submit", "tb-default-dtn"}
+    # a domain of ours is still defined, so the topology's volumes stay
+    assert virsh.volumes == ["tb-small-dtn.img", "tb-default-dtn.img"]
+    assert "left by a deleted checkout: tb-small-dtn" in capsys.readouterr().out
+
+
+def test_domains_of_another_live_checkout_are_refused_and_untouched(tmp_path, monkeypatch, small):
+    me, other = checkout(tmp_path, "me"), checkout(tmp_path, "other")
+    virsh = FakeVirsh({"tb-small-dtn": ("u-1", f"testbed checkout {other}")}, volumes=["tb-small-dtn.img"])
+    monkeypatch.setattr(site, "_virsh", virsh)
+    monkeypatch.setattr(site, "PROJECT_ROOT", me)
+    with pytest.raises(TestbedError, match=f"tb-small-dtn belongs to the testbed in {other}; run"):
+        site.claim_domains(small)
+    assert not [c for c in virsh.calls if c[0] in ("destroy", "undefine", "vol-delete")]
+
+
+def test_unclaimed_domain_is_refused(tmp_path, monkeypatch, small):
+    me = checkout(tmp_path, "me")
+    monkeypatch.setattr(site, "_virsh", FakeVirsh({"tb-small-worker1": ("u-1", "")}))
+    monkeypatch.setattr(site, "PROJECT_ROOT", me)
+    with pytest.raises(TestbedError, match="tb-small-worker1 exists and no checkout claims it"):
+        site.claim_domains(small)
+
+
+def test_domain_vagrant_lost_in_this_checkout_is_swept_with_volumes(tmp_path, monkeypatch, small):
+    me = checkout(tmp_path, "me")
+    virsh = FakeVirsh({"tb-small-dtn": ("u-1", f"testbed checkout {me}")},
+                      volumes=["tb-small-dtn.img", "tb-small-dtn-vdb.qcow2", "other.img"])
+    monkeypatch.setattr(site, "_virsh", virsh)
+    monkeypatch.setattr(site, "PROJECT_ROOT", me)
+    site.claim_domains(small)
+    assert virsh.domains == {} and virsh.volumes == ["other.img"]
+
+
+def test_our_domain_ids_reads_vagrant_machine_ids(tmp_path):
+    root = checkout(tmp_path, "me", ids=["a", "b"])
+    assert site.our_domain_ids(root) == {"a", "b"}
