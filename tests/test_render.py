@@ -102,3 +102,9 @@ def test_write_all_makes_bundles_with_secrets_and_scripts(tmp_path):
     assert TestbedState("small", root=tmp_path).ensure_secrets().pool_password.read_text() == first
     assert TestbedState("other", root=tmp_path).ensure_secrets().pool_password.read_text() != first
     assert oct(state.pool_password.stat().st_mode & 0o777) == "0o600"
+
+
+def test_host_env_carries_the_site_address_for_provisioning_to_check():
+    topo = topology.load("small")
+    env = render.render_host_files(topo, profiles.load("default"), topo.hosts["dtn"])["etc/testbed/host.env"]
+    assert f"TB_SITE_ADDRESS={topo.hosts['dtn'].site_ip}/24" in env
