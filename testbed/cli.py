@@ -75,6 +75,20 @@ def cmd_down(args):
     return site.down(_topology(args))
 
 
+def cmd_provision(args):
+    """Apply edited templates or role scripts to a running site, every host in parallel."""
+    from testbed import health, site
+    from testbed.state import TestbedState
+    topo = _topology(args)
+    state = TestbedState(topo.name)
+    if not state.ssh_key.exists():
+        raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    profile = _profile(args.profile) if args.profile else health.recorded_profile(state) or _profile("default")
+    seconds = site.provision(topo, profile, args.hosts or None)
+    print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
+    return 0
+
+
 def cmd_ssh(args):
     from testbed import site
     topo = _topology(args)
@@ -309,6 +323,12 @@ def build_parser():
 
     s = sub.add_parser("down", help="destroy the site's VMs and networks")
     s.set_defaults(func=cmd_down)
+
+    s = sub.add_parser("provision", help="re-render and re-apply host config on the running site, "
+                                         "all hosts in parallel (after editing templates or scripts)")
+    s.add_argument("hosts", nargs="*", help="default: every host")
+    s.add_argument("--profile", default=None, help="default: the profile in force")
+    s.set_defaults(func=cmd_provision)
 
     s = sub.add_parser("ssh", help="log in to a VM, or run a command there")
     s.add_argument("host")

@@ -25,6 +25,27 @@ def submit_description(executable, arguments="", count=1, requirements=None, out
     return "\n".join(lines) + "\n"
 
 
+STATUS_NAMES = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held",
+                6: "transferring output", 7: "suspended"}
+UNFINISHED_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumShadowStarts", "NumJobStarts",
+                    "NumShadowExceptions", "LastRemoteHost", "LastRejMatchReason", "LastHoldReason"]
+
+
+def describe_jobs(ads, limit=3):
+    """One line on unfinished jobs: counts per status, then details of the first few."""
+    counts = {}
+    for ad in ads:
+        name = STATUS_NAMES.get(ad.get("JobStatus"), str(ad.get("JobStatus")))
+        counts[name] = counts.get(name, 0) + 1
+    parts = [", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "no unfinished jobs"]
+    for ad in sorted(ads, key=lambda a: a.get("ProcId", 0))[:limit]:
+        detail = [f"{k}={ad[k]}" for k in UNFINISHED_ATTRS[3:] if ad.get(k) not in (None, "", 0)]
+        parts.append(f"{ad.get('ClusterId')}.{ad.get('ProcId')} "
+                     f"{STATUS_NAMES.get(ad.get('JobStatus'), ad.get('JobStatus'))}"
+                     + (f" ({', '.join(detail)})" if detail else ""))
+    return "; ".join(parts)
+
+
 class Pool:
     def __init__(self, topo, ssh):
         self.topo, self.ssh = topo, ssh
@@ -77,12 +98,14 @@ class Pool:
             if len(done) >= count:
                 return done
             if time.monotonic() > deadline:
-                states = {}
-                for a in ads:
-                    states[a.get("JobStatus")] = states.get(a.get("JobStatus"), 0) + 1
-                raise RemoteError(f"cluster {cluster}: {len(done)} of {count} jobs done after {timeout} s "
-                                  f"(status counts {states})")
+                raise RemoteError(f"cluster {cluster}: {len(done)} of {count} jobs done after {timeout} s; "
+                                  + self.describe_unfinished(cluster))
             time.sleep(poll)
+
+    def describe_unfinished(self, cluster, limit=3):
+        """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
+        ads = [a for a in self.jobs(cluster, UNFINISHED_ATTRS) if a.get("JobStatus") != 4]
+        return describe_jobs(ads, limit)
 
     # --- high availability --------------------------------------------------------------
     def had_leaders(self):

@@ -22,7 +22,8 @@ def bootstrap_key():
 
 def build(topo, profile, state=None, accelerator=None):
     state = (state or TestbedState(topo.name)).ensure_secrets()
-    bundles = render.write_all(state, topo, profile)
+    accelerator = accelerator or accel.detect()
+    bundles = render.write_all(state, topo, profile, accelerator)
     box = Box("debian13")
     local_boot = topo.box == "debian13"
     nets = topo.network_names()
@@ -35,7 +36,7 @@ def build(topo, profile, state=None, accelerator=None):
         })
     return {
         "topology": topo.name,
-        "accel": accelerator or accel.detect(),
+        "accel": accelerator,
         "box": {"kind": topo.box, "name": packages.vagrant_box(topo.box, box.name),
                 "built": box.built if local_boot else True, "direct_kernel_boot": local_boot,
                 "kernel": str(box.kernel), "initrd": str(box.initrd), "cmdline": KERNEL_CMDLINE,

@@ -45,10 +45,10 @@ def is_condor_host(host):
     return any(host.has(role) for role in CONDOR_ROLES)
 
 
-def context(topo, profile, host):
+def context(topo, profile, host, accel=None):
     cms = [h.name for h in topo.with_role("cm")]
     return {
-        "topo": topo, "host": host, "profile": profile,
+        "topo": topo, "host": host, "profile": profile, "accel": accel,
         "cm_hosts": cms, "had_list": had_list(cms), "replication_list": had_list(cms),
         "ccb_addresses": ccb_addresses(topo), "users": SUBMIT_USERS,
         "dtn": topo.role_host("dtn"), "origin": topo.role_host("origin"),
@@ -81,10 +81,10 @@ def render_profile_files(env, ctx):
     return files
 
 
-def render_host_files(topo, profile, host):
-    """{relative path under /: content} for one host."""
+def render_host_files(topo, profile, host, accel=None):
+    """{relative path under /: content} for one host; `accel` is kvm or tcg."""
     env = environment()
-    ctx = context(topo, profile, host)
+    ctx = context(topo, profile, host, accel)
     files = {"etc/hosts": env.get_template("system/hosts.j2").render(ctx),
              "etc/testbed/host.env": env.get_template("system/host.env.j2").render(ctx)}
     if ctx["condor"]:
@@ -95,12 +95,12 @@ def render_host_files(topo, profile, host):
     return files
 
 
-def write_host(state, topo, profile, host, authorized_key):
+def write_host(state, topo, profile, host, authorized_key, accel=None):
     """Write hosts/<name>/ and hosts/<name>.tgz; returns the tarball path."""
     root = state.host_dir(host.name)
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    for rel, text in render_host_files(topo, profile, host).items():
+    for rel, text in render_host_files(topo, profile, host, accel).items():
         path = tmp / "files" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -126,10 +126,10 @@ def _normalise(info):
     return info
 
 
-def write_all(state, topo, profile):
+def write_all(state, topo, profile, accel=None):
     state.ensure_secrets()
     key = Path(str(state.ssh_key) + ".pub").read_text()
-    return {name: write_host(state, topo, profile, host, key) for name, host in topo.hosts.items()}
+    return {name: write_host(state, topo, profile, host, key, accel) for name, host in topo.hosts.items()}
 
 
 def tar_bytes(files):

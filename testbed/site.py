@@ -1,9 +1,11 @@
 """Bring a site up and down with Vagrant, with progress, then wait for health."""
 import os
 import re
+import shlex
 import subprocess
 import time
 
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from testbed import PROJECT_ROOT, health, topology
@@ -153,6 +155,39 @@ def sweep_libvirt(topo, names):
         vol = line.split()[0] if line.split() else ""
         if vol.startswith(prefix):
             _virsh("vol-delete", "--pool", "default", vol)
+
+
+def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
+    """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
+    provision` does one host after another). Idempotent: unchanged config restarts nothing."""
+    from testbed import accel, render
+    state = TestbedState(topo.name)
+    names = hosts or list(topo.hosts)
+    for name in names:
+        if name not in topo.hosts:
+            raise TestbedError(f"{topo.source}: hosts: no host {name!r} (hosts: {', '.join(topo.hosts)})")
+    bundles = render.write_all(state, topo, profile, accelerator or accel.detect())
+    apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
+    command = (f"cat > /tmp/testbed-provision.tgz && bash -c {shlex.quote(apply_sh)} apply "
+               f"/tmp/testbed-provision.tgz")
+    ssh = ssh or SSH(topo, timeout=1800)
+    started = time.monotonic()
+    print(f"provisioning {', '.join(names)} with profile {profile.name}", flush=True)
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {pool.submit(ssh.run, n, command, False, bundles[n].read_bytes()): n for n in names}
+        failed = []
+        for future in as_completed(futures):
+            result = future.result()
+            lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
+            print(f"[{time.monotonic() - started:6.0f}s] {futures[future]}: "
+                  + ("; ".join(l[len("testbed: "):] for l in lines) if result.ok else
+                     f"FAILED (rc {result.rc}): {(result.stderr.strip() or result.stdout.strip())[-300:]}"),
+                  flush=True)
+            if not result.ok:
+                failed.append(futures[future])
+    if failed:
+        raise TestbedError(f"provisioning failed on {', '.join(sorted(failed))}")
+    return time.monotonic() - started
 
 
 def ssh_interactive(topo, host, command):

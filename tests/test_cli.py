@@ -73,3 +73,39 @@ def test_profile_show_and_diff(capsys):
     out = capsys.readouterr().out
     assert "net.core.wmem_max" in out and "12582912" in out and "212992" in out
     assert cli.main(["profile", "show", "nope"]) == 2
+
+
+def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monkeypatch, capsys):
+    from testbed import site, topology
+    from testbed.ssh import Result
+    from testbed.state import TestbedState
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    topo = topology.load("small")
+    calls = {}
+
+    class FakeSSH:
+        def run(self, host, command, check=True, input_bytes=None, timeout=None):
+            calls[host] = (command, input_bytes)
+            ok = host != "dtn"
+            return Result(host, 0 if ok else 1, f"testbed: {host} provisioned\n" if ok else "", "mdadm: boom")
+
+    from testbed import profiles
+    import pytest
+    from testbed.errors import TestbedError
+    with pytest.raises(TestbedError, match="provisioning failed on dtn"):
+        site.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
+    assert set(calls) == set(topo.hosts)
+    command, data = calls["submit"]
+    assert command.startswith("cat > /tmp/testbed-provision.tgz && bash -c ") and data[:2] == b"\x1f\x8b"
+    assert (TestbedState("small").host_dir("submit") / "files/etc/condor/config.d/50-testbed.conf").exists()
+    out = capsys.readouterr().out
+    assert "submit: submit provisioned" in out and "dtn: FAILED (rc 1): mdadm: boom" in out
+
+
+def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
+    from testbed import profiles, site, topology
+    import pytest
+    from testbed.errors import TestbedError
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    with pytest.raises(TestbedError, match="no host 'nope'"):
+        site.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")

@@ -108,3 +108,20 @@ def test_host_env_carries_the_site_address_for_provisioning_to_check():
     topo = topology.load("small")
     env = render.render_host_files(topo, profiles.load("default"), topo.hosts["dtn"])["etc/testbed/host.env"]
     assert f"TB_SITE_ADDRESS={topo.hosts['dtn'].site_ip}/24" in env
+
+
+def test_tcg_guests_get_longer_network_timeouts_and_kvm_stock_ones():
+    topo = topology.load("small")
+    host = topo.hosts["submit"]
+    tcg = render.render_host_files(topo, profiles.load("default"), host, "tcg")
+    kvm = render.render_host_files(topo, profiles.load("default"), host, "kvm")
+    assert "TIMEOUT_MULTIPLIER = 3" in tcg["etc/condor/config.d/50-testbed.conf"]
+    assert "TIMEOUT_MULTIPLIER" not in kvm["etc/condor/config.d/50-testbed.conf"]
+
+
+def test_negotiator_spreads_matches_over_startds_not_by_kflops():
+    topo = topology.load("default")
+    conf = render.render_host_files(topo, profiles.load("default"), topo.hosts["cm1"])[
+        "etc/condor/config.d/50-testbed.conf"]
+    rank = [l for l in conf.splitlines() if l.startswith("NEGOTIATOR_POST_JOB_RANK")]
+    assert len(rank) == 1 and "SlotID" in rank[0] and "KFlops" not in rank[0]

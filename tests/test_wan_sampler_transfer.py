@@ -123,3 +123,14 @@ def test_recorded_profile_round_trip_and_missing(tmp_path):
     assert health.recorded_profile(state).name == "wan-tuned"
     state.profile_record.write_text("{not json")
     assert health.recorded_profile(state) is None
+
+
+def test_unfinished_jobs_are_described_with_their_reasons():
+    from testbed.condor import describe_jobs
+    ads = [{"ClusterId": 7, "ProcId": 20, "JobStatus": 1, "NumShadowStarts": 2, "NumShadowExceptions": 2,
+            "LastRejMatchReason": "no match found", "LastRemoteHost": "slot1_3@worker1"},
+           {"ClusterId": 7, "ProcId": 3, "JobStatus": 2, "NumShadowStarts": 1}]
+    text = describe_jobs(ads)
+    assert text.startswith("1 idle, 1 running; 7.3 running (NumShadowStarts=1); 7.20 idle (")
+    assert "NumShadowExceptions=2" in text and "LastRejMatchReason=no match found" in text
+    assert describe_jobs([]) == "no unfinished jobs"
