@@ -102,6 +102,24 @@ class Pool:
                                   + self.describe_unfinished(cluster))
             time.sleep(poll)
 
+    def clear_queue(self, timeout=300, poll=5):
+        """Remove every job left in the submit host's queue (an interrupted run's) and wait
+        until it is empty, so a measurement never shares the site with stray jobs.
+        Returns how many jobs were removed."""
+        count_cmd = "condor_q -all -af ClusterId 2>/dev/null | wc -l"
+        left = int(self.ssh.run(self.submit_host, count_cmd, check=False).stdout.strip() or 0)
+        if left:
+            self.ssh.run(self.submit_host, "condor_rm -all", check=False)
+            deadline, forced = time.monotonic() + timeout, False
+            while int(self.ssh.run(self.submit_host, count_cmd, check=False).stdout.strip() or 0):
+                if time.monotonic() > deadline:
+                    if forced:
+                        raise RemoteError(f"{self.submit_host}: jobs still queued {2 * timeout} s after condor_rm")
+                    self.ssh.run(self.submit_host, "condor_rm -all -forcex", check=False)
+                    deadline, forced = time.monotonic() + timeout, True
+                time.sleep(poll)
+        return left
+
     def describe_unfinished(self, cluster, limit=3):
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
         ads = [a for a in self.jobs(cluster, UNFINISHED_ATTRS) if a.get("JobStatus") != 4]

@@ -134,3 +134,25 @@ def test_unfinished_jobs_are_described_with_their_reasons():
     assert text.startswith("1 idle, 1 running; 7.3 running (NumShadowStarts=1); 7.20 idle (")
     assert "NumShadowExceptions=2" in text and "LastRejMatchReason=no match found" in text
     assert describe_jobs([]) == "no unfinished jobs"
+
+
+def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
+    from testbed import condor, topology
+    from testbed.ssh import Result
+    monkeypatch.setattr(condor.time, "sleep", lambda s: None)
+
+    class FakeSSH:
+        def __init__(self, counts):
+            self.counts, self.commands = list(counts), []
+
+        def run(self, host, command, check=True, input_bytes=None, timeout=None):
+            self.commands.append(command)
+            out = str(self.counts.pop(0)) + "\n" if "wc -l" in command else ""
+            return Result(host, 0, out, "")
+
+    topo = topology.load("small")
+    ssh = FakeSSH([4, 4, 1, 0])
+    assert condor.Pool(topo, ssh).clear_queue() == 4
+    assert [c for c in ssh.commands if "wc -l" not in c] == ["condor_rm -all"]
+    empty = FakeSSH([0])
+    assert condor.Pool(topo, empty).clear_queue() == 0 and len(empty.commands) == 1

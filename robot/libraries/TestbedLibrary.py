@@ -169,6 +169,14 @@ class TestbedLibrary:
 
     # --- jobs -------------------------------------------------------------------------
     @keyword
+    def clear_job_queue(self):
+        """Remove jobs an earlier (interrupted) run left on the submit host."""
+        removed = self.pool.clear_queue()
+        if removed:
+            logger.console(f"  removed {removed} job(s) left in the queue by an earlier run")
+        return removed
+
+    @keyword
     def submit_sleep_jobs(self, count=1, seconds=5, requirements=None):
         desc = submit_description("/bin/sleep", str(seconds), count=int(count), requirements=requirements)
         cluster = self.pool.submit(desc, f"/home/vagrant/jobs/sleep-{os.getpid()}-{time.time_ns()}")
