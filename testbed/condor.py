@@ -89,6 +89,10 @@ class Pool:
         attrs = ["ClusterId", "ProcId", "JobStatus", "RemoteHost", "LastRemoteHost", "HoldReason"]
         while True:
             ads = self.jobs(cluster, attrs)
+            if not ads and time.monotonic() < deadline:
+                # a schedd too busy to answer (AUTHENTICATE:1006 under load) is not "0 done"
+                time.sleep(poll)
+                continue
             done = [a for a in ads if a.get("JobStatus") == 4]
             held = [a for a in ads if a.get("JobStatus") == 5]
             if held:
