@@ -36,7 +36,7 @@ JOB_SCRIPT = """#!/bin/sh
 # E1 job: "compute" for $1 seconds, then leave $2 MB of output (a sparse file:
 # no CPU is spent making it, every byte still crosses the network).
 sleep "$1"
-truncate -s "${2}M" payload
+truncate -s "$(awk -v mb="$2" 'BEGIN { printf "%d", mb * 1048576 }')" payload
 """
 AD_ATTRS = ["ClusterId", "ProcId", "JobStatus", "ActivationSetupDuration", "ActivationExecutionDuration",
             "ActivationTeardownDuration", "TransferInStarted", "TransferInFinished", "TransferOutStarted",
@@ -54,8 +54,10 @@ def expected_rate(n_jobs, size_mb, length_s):
 
 
 def size_for_rate(rate_mbs, n_jobs, length_s, cap_mb=None):
-    """Output size (whole MB, at least 1) that makes n jobs of length l write at `rate`."""
-    size = max(1, int(round(rate_mbs * length_s / n_jobs)))
+    """Output size (MB in steps of 0.1, at least 0.1) that makes n jobs of length l write
+    at `rate`. Tenths keep W and 2W apart when the site is slow (whole MB made both 1 MB)."""
+    size = max(0.1, round(rate_mbs * length_s / n_jobs, 1))
+    size = int(size) if size >= 10 else size
     return min(size, cap_mb) if cap_mb else size
 
 

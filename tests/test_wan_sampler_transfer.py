@@ -67,7 +67,18 @@ def test_equation_one_and_sizes():
     assert transfer.expected_rate(4000, 250, 1800) == pytest.approx(555.6, abs=0.1)
     assert transfer.size_for_rate(60, 16, 20) == 75
     assert transfer.size_for_rate(60, 16, 20, cap_mb=48) == 48
-    assert transfer.size_for_rate(0.01, 16, 20) == 1
+    assert transfer.size_for_rate(0.01, 16, 20) == 0.1
+    # a slow site: W and 2W still get different sizes
+    assert (transfer.size_for_rate(0.17, 8, 20), transfer.size_for_rate(0.35, 8, 20)) == (0.4, 0.9)
+
+
+def test_job_script_writes_fractional_megabytes(tmp_path):
+    import subprocess
+    script = tmp_path / "job.sh"
+    script.write_text(transfer.JOB_SCRIPT)
+    for mb, size in (("0.4", 419430), ("16", 16777216)):
+        subprocess.run(["sh", str(script), "0", mb], cwd=tmp_path, check=True)
+        assert (tmp_path / "payload").stat().st_size == size
     with pytest.raises(ValueError):
         transfer.expected_rate(1, 1, 0)
 
