@@ -27,8 +27,9 @@ def submit_description(executable, arguments="", count=1, requirements=None, out
 
 STATUS_NAMES = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held",
                 6: "transferring output", 7: "suspended"}
-UNFINISHED_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumShadowStarts", "NumJobStarts",
-                    "NumShadowExceptions", "LastRemoteHost", "LastRejMatchReason", "LastHoldReason"]
+DETAIL_ATTRS = ["NumShadowStarts", "NumJobStarts", "NumShadowExceptions", "LastRemoteHost",
+                "LastRejMatchReason", "LastHoldReason"]
+UNFINISHED_ATTRS = ["ClusterId", "ProcId", "JobStatus"] + DETAIL_ATTRS
 
 
 def describe_jobs(ads, limit=3):
@@ -39,7 +40,7 @@ def describe_jobs(ads, limit=3):
         counts[name] = counts.get(name, 0) + 1
     parts = [", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "no unfinished jobs"]
     for ad in sorted(ads, key=lambda a: a.get("ProcId", 0))[:limit]:
-        detail = [f"{k}={ad[k]}" for k in UNFINISHED_ATTRS[3:] if ad.get(k) not in (None, "", 0)]
+        detail = [f"{k}={ad[k]}" for k in DETAIL_ATTRS if ad.get(k) not in (None, "", 0)]
         parts.append(f"{ad.get('ClusterId')}.{ad.get('ProcId')} "
                      f"{STATUS_NAMES.get(ad.get('JobStatus'), ad.get('JobStatus'))}"
                      + (f" ({', '.join(detail)})" if detail else ""))
@@ -110,12 +111,11 @@ class Pool:
         """Remove every job left in the submit host's queue (an interrupted run's) and wait
         until it is empty, so a measurement never shares the site with stray jobs.
         Returns how many jobs were removed."""
-        count_cmd = "condor_q -all -af ClusterId 2>/dev/null | wc -l"
-        left = int(self.ssh.run(self.submit_host, count_cmd, check=False).stdout.strip() or 0)
+        left = self.queued()
         if left:
             self.ssh.run(self.submit_host, "condor_rm -all", check=False)
             deadline, forced = time.monotonic() + timeout, False
-            while int(self.ssh.run(self.submit_host, count_cmd, check=False).stdout.strip() or 0):
+            while self.queued():
                 if time.monotonic() > deadline:
                     if forced:
                         raise RemoteError(f"{self.submit_host}: jobs still queued {2 * timeout} s after condor_rm")
@@ -123,6 +123,11 @@ class Pool:
                     deadline, forced = time.monotonic() + timeout, True
                 time.sleep(poll)
         return left
+
+    def queued(self):
+        """How many jobs of any user are in the submit host's queue."""
+        out = self.ssh.run(self.submit_host, "condor_q -all -af ClusterId 2>/dev/null | wc -l", check=False)
+        return int(out.stdout.strip() or 0)
 
     def describe_unfinished(self, cluster, limit=3):
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""

@@ -164,8 +164,7 @@ def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
     state = TestbedState(topo.name)
     names = hosts or list(topo.hosts)
     for name in names:
-        if name not in topo.hosts:
-            raise TestbedError(f"{topo.source}: hosts: no host {name!r} (hosts: {', '.join(topo.hosts)})")
+        _check_host(topo, name)
     bundles = render.write_all(state, topo, profile, accelerator or accel.detect())
     apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
     command = (f"cat > /tmp/testbed-provision.tgz && bash -c {shlex.quote(apply_sh)} apply "
@@ -190,8 +189,12 @@ def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
     return time.monotonic() - started
 
 
+def _check_host(topo, name):
+    if name not in topo.hosts:
+        raise TestbedError(f"{topo.source}: hosts: no host {name!r} (hosts: {', '.join(topo.hosts)})")
+
+
 def ssh_interactive(topo, host, command):
-    if host not in topo.hosts:
-        raise TestbedError(f"{topo.source}: hosts: no host {host!r} (hosts: {', '.join(topo.hosts)})")
+    _check_host(topo, host)
     argv = SSH(topo).argv(host, interactive=True) + (command or [])
     return subprocess.call(argv)
