@@ -9,8 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testbed import profiles, site, tables, topology, tuning  # noqa: E402
-from testbed.ssh import SSH  # noqa: E402
+from testbed.model import profiles, tables, topology  # noqa: E402
+from testbed.machines import site  # noqa: E402
+from testbed.services import tuning  # noqa: E402
+from testbed.remote.ssh import SSH  # noqa: E402
 
 
 def main():

@@ -9,8 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testbed import netem, site, tables, topology, wan  # noqa: E402
-from testbed.ssh import SSH  # noqa: E402
+from testbed.network import netem, wan  # noqa: E402
+from testbed.machines import site  # noqa: E402
+from testbed.model import tables, topology  # noqa: E402
+from testbed.remote.ssh import SSH  # noqa: E402
 
 
 def main():

@@ -26,7 +26,7 @@ def test_topology_show_prints_plan(capsys):
 
 
 def test_topology_show_refuses_plan_bigger_than_free_ram(monkeypatch, capsys):
-    from testbed import topology
+    from testbed.model import topology
     monkeypatch.setattr(topology, "host_free_memory_mb", lambda: 512)
     assert cli.main(["-t", "default", "topology", "show"]) == 2
     assert "host has 512 MB free" in capsys.readouterr().err
@@ -46,7 +46,7 @@ def test_compare_needs_a_run_and_names_a_bad_one(tmp_path, capsys):
 
 
 def test_compare_of_two_runs_prints_table_and_writes_report(tmp_path, capsys):
-    from testbed import results
+    from testbed.results import runs as results
     runs = []
     for value in (10.0, 25.0):
         run = results.Run.create("e2", ["default"], topology={}, profile_contents={}, accel="tcg", root=tmp_path)
@@ -76,9 +76,10 @@ def test_profile_show_and_diff(capsys):
 
 
 def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monkeypatch, capsys):
-    from testbed import site, topology
-    from testbed.ssh import Result
-    from testbed.state import TestbedState
+    from testbed.machines import site
+    from testbed.model import topology
+    from testbed.remote.ssh import Result
+    from testbed.machines.state import TestbedState
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo = topology.load("small")
     calls = {}
@@ -89,9 +90,9 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
             ok = host != "dtn"
             return Result(host, 0 if ok else 1, f"testbed: {host} provisioned\n" if ok else "", "mdadm: boom")
 
-    from testbed import profiles
+    from testbed.model import profiles
     import pytest
-    from testbed.errors import TestbedError
+    from testbed.model.errors import TestbedError
     with pytest.raises(TestbedError, match="provisioning failed on dtn"):
         site.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
     assert set(calls) == set(topo.hosts)
@@ -103,9 +104,10 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
 
 
 def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
-    from testbed import profiles, site, topology
+    from testbed.model import profiles, topology
+    from testbed.machines import site
     import pytest
-    from testbed.errors import TestbedError
+    from testbed.model.errors import TestbedError
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     with pytest.raises(TestbedError, match="no host 'nope'"):
         site.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")

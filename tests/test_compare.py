@@ -1,7 +1,7 @@
 import pytest
 
-from testbed import compare, results
-from testbed.errors import ConfigError
+from testbed.results import compare, runs as results
+from testbed.model.errors import ConfigError
 
 
 def run_with(tmp_path, suite, profiles, records):

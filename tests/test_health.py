@@ -1,5 +1,6 @@
-from testbed import health, topology
-from testbed.ssh import Result
+from testbed.remote import health
+from testbed.model import topology
+from testbed.remote.ssh import Result
 
 ADDR = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26alias%3dcm1.small.testbed"
         "%26noUDP%26sock%3dcollector#1%2010.160.0.12:9618%3faddrs%3d10.160.0.12-9618%26sock%3dcollector#1"

@@ -1,7 +1,8 @@
 import pytest
 
-from testbed import netem, topology
-from testbed.errors import ConfigError
+from testbed.network import netem
+from testbed.model import topology
+from testbed.model.errors import ConfigError
 
 
 def test_queue_limit_covers_bandwidth_delay_product():

@@ -2,8 +2,9 @@ import copy
 
 import pytest
 
-from testbed import packages, plan, profiles, topology
-from testbed.state import TestbedState
+from testbed.machines import packages, plan
+from testbed.model import profiles, topology
+from testbed.machines.state import TestbedState
 
 
 def test_debian_guests_install_nothing_at_run_time():

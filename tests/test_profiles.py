@@ -1,8 +1,9 @@
 import pytest
 import yaml
 
-from testbed import PROJECT_ROOT, profiles
-from testbed.errors import ConfigError
+from testbed import PROJECT_ROOT
+from testbed.model import profiles
+from testbed.model.errors import ConfigError
 
 
 def write(tmp_path, name, data):

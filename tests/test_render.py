@@ -1,7 +1,8 @@
 import tarfile
 
-from testbed import profiles, render, topology
-from testbed.state import TestbedState
+from testbed.model import profiles, topology
+from testbed.machines import render
+from testbed.machines.state import TestbedState
 
 
 def small():

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from testbed import results
-from testbed.errors import ConfigError
+from testbed.results import runs as results
+from testbed.model.errors import ConfigError
 
 
 def make_run(tmp_path, suite="e1", profiles=("default", "wan-tuned")):

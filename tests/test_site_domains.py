@@ -3,8 +3,9 @@ import types
 
 import pytest
 
-from testbed import site, topology
-from testbed.errors import TestbedError
+from testbed.machines import site
+from testbed.model import topology
+from testbed.model.errors import TestbedError
 
 
 class FakeVirsh:

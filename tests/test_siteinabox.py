@@ -1,6 +1,6 @@
 import pytest
 
-from testbed import siteinabox
+from testbed.experiments import e2_site as siteinabox
 
 
 def test_reads_are_assigned_reproducibly():

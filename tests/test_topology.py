@@ -3,8 +3,8 @@ import copy
 import pytest
 import yaml
 
-from testbed import topology
-from testbed.errors import ConfigError
+from testbed.model import topology
+from testbed.model.errors import ConfigError
 
 BASE = {
     "name": "t1",

@@ -5,9 +5,10 @@ import tarfile
 
 import pytest
 
-from testbed import profiles, topology, tuning
-from testbed.errors import TestbedError
-from testbed.ssh import Result
+from testbed.model import profiles, topology
+from testbed.services import tuning
+from testbed.model.errors import TestbedError
+from testbed.remote.ssh import Result
 
 
 @pytest.fixture(scope="module")

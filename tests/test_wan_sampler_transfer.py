@@ -1,8 +1,10 @@
 import pytest
 
-from testbed import netem, sampler, suites, topology, transfer, wan
-from testbed.errors import ConfigError, TestbedError
-from testbed.ssh import Result
+from testbed.network import netem, sampler, wan
+from testbed.experiments import runner as suites, e1_transfer as transfer
+from testbed.model import topology
+from testbed.model.errors import ConfigError, TestbedError
+from testbed.remote.ssh import Result
 
 PING = """PING 10.160.0.13 (10.160.0.13) 56(84) bytes of data.
 64 bytes from 10.160.0.13: icmp_seq=1 ttl=64 time=40.9 ms
@@ -126,8 +128,9 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
 
 
 def test_recorded_profile_round_trip_and_missing(tmp_path):
-    from testbed import health, profiles
-    from testbed.state import TestbedState
+    from testbed.remote import health
+    from testbed.model import profiles
+    from testbed.machines.state import TestbedState
     state = TestbedState("small", root=tmp_path)
     assert health.recorded_profile(state) is None
     health.record_profile(state, profiles.load("wan-tuned"))
@@ -137,7 +140,7 @@ def test_recorded_profile_round_trip_and_missing(tmp_path):
 
 
 def test_unfinished_jobs_are_described_with_their_reasons():
-    from testbed.condor import describe_jobs
+    from testbed.services.condor import describe_jobs
     ads = [{"ClusterId": 7, "ProcId": 20, "JobStatus": 1, "NumShadowStarts": 2, "NumShadowExceptions": 2,
             "LastRejMatchReason": "no match found", "LastRemoteHost": "slot1_3@worker1"},
            {"ClusterId": 7, "ProcId": 3, "JobStatus": 2, "NumShadowStarts": 1}]
@@ -148,8 +151,9 @@ def test_unfinished_jobs_are_described_with_their_reasons():
 
 
 def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
-    from testbed import condor, topology
-    from testbed.ssh import Result
+    from testbed.services import condor
+    from testbed.model import topology
+    from testbed.remote.ssh import Result
     monkeypatch.setattr(condor.time, "sleep", lambda s: None)
 
     class FakeSSH:

@@ -10,8 +10,8 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
-from testbed import siteinabox  # noqa: E402
-from testbed.sampler import Sampler  # noqa: E402
+from testbed.experiments import e2_site as siteinabox  # noqa: E402
+from testbed.network.sampler import Sampler  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)

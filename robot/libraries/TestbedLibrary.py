@@ -13,12 +13,17 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
-from testbed import compare, health, netem, profiles, results, suites, topology, tuning, wan  # noqa: E402
-from testbed.condor import Pool, submit_description  # noqa: E402
-from testbed.ssh import SSH  # noqa: E402
-from testbed.state import TestbedState  # noqa: E402
-from testbed.storage import Storage  # noqa: E402
-from testbed.transfer import job_stats  # noqa: E402
+from testbed.results import compare, runs as results  # noqa: E402
+from testbed.remote import health  # noqa: E402
+from testbed.network import netem, wan  # noqa: E402
+from testbed.model import profiles, topology  # noqa: E402
+from testbed.experiments import runner as suites  # noqa: E402
+from testbed.services import tuning  # noqa: E402
+from testbed.services.condor import Pool, submit_description  # noqa: E402
+from testbed.remote.ssh import SSH  # noqa: E402
+from testbed.machines.state import TestbedState  # noqa: E402
+from testbed.services.storage import Storage  # noqa: E402
+from testbed.experiments.e1_transfer import job_stats  # noqa: E402
 
 VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
                 "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
@@ -189,7 +194,7 @@ class TestbedLibrary:
 
     @keyword
     def collect_job_transfer_metrics(self, cluster):
-        from testbed.transfer import AD_ATTRS
+        from testbed.experiments.e1_transfer import AD_ATTRS
         return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS) if ad.get("JobStatus") == 4]
 
     @keyword

@@ -9,8 +9,8 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
-from testbed import transfer  # noqa: E402
-from testbed.sampler import Sampler, active_mean  # noqa: E402
+from testbed.experiments import e1_transfer as transfer  # noqa: E402
+from testbed.network.sampler import Sampler, active_mean  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)

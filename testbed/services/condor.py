@@ -3,7 +3,7 @@ import json
 import shlex
 import time
 
-from testbed.errors import RemoteError
+from testbed.model.errors import RemoteError
 
 SUBMIT_USER = "vagrant"
 

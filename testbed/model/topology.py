@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.errors import ConfigError
-from testbed.netem import parse_links
-from testbed.validate import Reader, load_yaml
+from testbed.model.errors import ConfigError
+from testbed.network.netem import parse_links
+from testbed.model.schema import Reader, load_yaml
 
 ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")
 BOXES = ("debian13", "el9")

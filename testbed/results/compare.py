@@ -11,9 +11,10 @@ import math
 from collections import OrderedDict, defaultdict
 from pathlib import Path
 
-from testbed import PROJECT_ROOT, tables
-from testbed.errors import ConfigError
-from testbed.validate import Reader, load_yaml
+from testbed import PROJECT_ROOT
+from testbed.model import tables
+from testbed.model.errors import ConfigError
+from testbed.model.schema import Reader, load_yaml
 
 PAPER_FILE = PROJECT_ROOT / "results" / "paper.yaml"
 X_PARAMS = ("t", "rtt_ms", "clients", "jobs", "rate_factor", "writers", "concurrency", "size_mb")

@@ -6,7 +6,7 @@ rates. Sources: the site interface's rx/tx bytes, md0's read/write sectors.
 """
 import shlex
 
-from testbed.wan import device_lookup
+from testbed.network.wan import device_lookup
 
 SOURCES = {
     "net": lambda host: (device_lookup(host.site_ip),

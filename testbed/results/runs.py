@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.errors import ConfigError
+from testbed.model.errors import ConfigError
 
 RESULTS_ROOT = PROJECT_ROOT / "results"
 STATUSES = ("running", "complete", "interrupted", "failed")

@@ -11,8 +11,8 @@ import re
 import json
 import shlex
 
-from testbed import suites
-from testbed.errors import RemoteError
+from testbed.experiments import runner as suites
+from testbed.model.errors import RemoteError
 
 SCALES = {
     "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,

@@ -5,9 +5,9 @@ so the topology file stays the one source of truth for Vagrant too.
 """
 import os
 
-from testbed import accel, packages, render
-from testbed.box import Box
-from testbed.state import TestbedState
+from testbed.machines import accel, packages, render
+from testbed.machines.box import Box
+from testbed.machines.state import TestbedState
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
 

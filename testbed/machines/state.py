@@ -5,7 +5,7 @@ import subprocess
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.errors import TestbedError
+from testbed.model.errors import TestbedError
 
 
 def state_root():

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.errors import ConfigError
-from testbed.validate import Reader, load_yaml
+from testbed.model.errors import ConfigError
+from testbed.model.schema import Reader, load_yaml
 
 PROFILE_DIR = PROJECT_ROOT / "profiles"
 PROFILE_ROLES = ("all", "submit", "cm", "ccb", "worker", "dtn", "origin")
@@ -124,7 +124,7 @@ def load(name_or_path, _seen=()):
     roles = _parse_roles(r.sub("roles"))
     wan = r.list("wan", [])
     if wan:
-        from testbed.netem import parse_links  # local import: netem imports profiles' users
+        from testbed.network.netem import parse_links  # local import: netem imports profiles' users
         parse_links(wan, path, "wan")
     chain = [name]
     if "extends" in r.data:

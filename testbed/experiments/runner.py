@@ -11,9 +11,12 @@ import subprocess
 import sys
 import time
 
-from testbed import PROJECT_ROOT, accel, profiles, results
-from testbed.errors import ConfigError
-from testbed.validate import load_yaml
+from testbed import PROJECT_ROOT
+from testbed.machines import accel
+from testbed.model import profiles
+from testbed.results import runs as results
+from testbed.model.errors import ConfigError
+from testbed.model.schema import load_yaml
 
 SUITE_DIR = PROJECT_ROOT / "robot" / "suites"
 SUITES = {"smoke": "smoke.robot", "e1": "e1_transfer_limits.robot", "e2": "e2_site_in_a_box.robot"}

@@ -1,7 +1,7 @@
 """DTN storage and XRootD operations on a running site."""
 import re
 
-from testbed.errors import RemoteError
+from testbed.model.errors import RemoteError
 
 MD_SYS = "/sys/block/md0/md"
 

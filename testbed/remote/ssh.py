@@ -4,8 +4,8 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from testbed.errors import RemoteError
-from testbed.state import TestbedState
+from testbed.model.errors import RemoteError
+from testbed.machines.state import TestbedState
 
 
 @dataclass

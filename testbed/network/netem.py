@@ -9,8 +9,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from testbed.errors import ConfigError
-from testbed.validate import Reader
+from testbed.model.errors import ConfigError
+from testbed.model.schema import Reader
 
 DEFAULT_RATE_MBIT = 10000  # what we size queues for when a link sets no rate
 MTU = 1500

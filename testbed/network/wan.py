@@ -10,8 +10,8 @@ import shlex
 import statistics
 import time
 
-from testbed import netem
-from testbed.errors import TestbedError
+from testbed.network import netem
+from testbed.model.errors import TestbedError
 
 PING_COUNT = 20
 DEV = "@DEV@"  # placeholder for the site interface, resolved on the guest

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.errors import TestbedError
+from testbed.model.errors import TestbedError
 
 RECIPE_DIR = PROJECT_ROOT / "provision" / "box"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import yaml
 
-from testbed.errors import ConfigError
+from testbed.model.errors import ConfigError
 
 
 def load_yaml(path):

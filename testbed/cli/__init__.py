@@ -5,23 +5,24 @@ import os
 import sys
 
 from testbed import PROJECT_ROOT
-from testbed.errors import TestbedError
+from testbed.model.errors import TestbedError
 
 
 def _topology(args):
     """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`."""
-    from testbed import site, topology
+    from testbed.machines import site
+    from testbed.model import topology
     name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or site.active_topology() or "default"
     return topology.load(name)
 
 
 def _profile(name):
-    from testbed import profiles
+    from testbed.model import profiles
     return profiles.load(name)
 
 
 def cmd_plan(args):
-    from testbed import plan
+    from testbed.machines import plan
     data = plan.build(_topology(args), _profile(args.profile))
     if args.json:
         print(json.dumps(data))
@@ -32,7 +33,7 @@ def cmd_plan(args):
 
 
 def cmd_topology_show(args):
-    from testbed import topology, tables
+    from testbed.model import topology, tables
     topo = _topology(args)
     need = topology.check_fits(topo) if not args.no_ram_check else topo.total_memory_mb
     rows = []
@@ -58,7 +59,7 @@ def cmd_topology_show(args):
 
 
 def cmd_box_build(args):
-    from testbed.box import Box
+    from testbed.machines.box import Box
     box = Box(args.kind)
     seconds = box.build(mirror=args.mirror, force=args.force)
     print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})")
@@ -66,19 +67,20 @@ def cmd_box_build(args):
 
 
 def cmd_up(args):
-    from testbed import site
+    from testbed.machines import site
     return site.up(_topology(args), _profile(args.profile), parallel=not args.serial)
 
 
 def cmd_down(args):
-    from testbed import site
+    from testbed.machines import site
     return site.down(_topology(args))
 
 
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
-    from testbed import health, site
-    from testbed.state import TestbedState
+    from testbed.remote import health
+    from testbed.machines import site
+    from testbed.machines.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():
@@ -90,17 +92,17 @@ def cmd_provision(args):
 
 
 def cmd_ssh(args):
-    from testbed import site
+    from testbed.machines import site
     topo = _topology(args)
     return site.ssh_interactive(topo, args.host, args.command)
 
 
 def cmd_status(args):
-    from testbed import health
+    from testbed.remote import health
     topo = _topology(args)
     if args.wait:
-        from testbed.errors import TestbedError
-        from testbed.ssh import SSH
+        from testbed.model.errors import TestbedError
+        from testbed.remote.ssh import SSH
         try:
             report = health.wait_healthy(topo, SSH(topo, timeout=40), timeout=args.wait,
                                          echo=lambda line: print(line, file=sys.stderr))
@@ -114,7 +116,7 @@ def cmd_status(args):
 
 
 def cmd_profile_show(args):
-    from testbed import profiles, tables
+    from testbed.model import profiles, tables
     prof = _profile(args.name)
     print(f"profile {prof.name} ({prof.source}){': ' + prof.description if prof.description else ''}")
     if len(prof.chain) > 1:
@@ -128,7 +130,7 @@ def cmd_profile_show(args):
 
 
 def cmd_profile_diff(args):
-    from testbed import profiles, tables
+    from testbed.model import profiles, tables
     a, b = _profile(args.a), _profile(args.b)
     rows = profiles.diff(a, b)
     if not rows:
@@ -139,8 +141,8 @@ def cmd_profile_diff(args):
 
 
 def _site(args):
-    from testbed.ssh import SSH
-    from testbed.state import TestbedState
+    from testbed.remote.ssh import SSH
+    from testbed.machines.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():
@@ -149,7 +151,9 @@ def _site(args):
 
 
 def cmd_profile_apply(args):
-    from testbed import health, netem, tuning, wan
+    from testbed.remote import health
+    from testbed.network import netem, wan
+    from testbed.services import tuning
     topo, ssh, state = _site(args)
     prof = _profile(args.name)
     outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
@@ -161,7 +165,8 @@ def cmd_profile_apply(args):
 
 
 def cmd_wan_set(args):
-    from testbed import netem, wan, tables
+    from testbed.network import netem, wan
+    from testbed.model import tables
     topo, ssh, state = _site(args)
     links = [netem.parse_spec(spec) for spec in args.links]
     for link in links:
@@ -179,7 +184,7 @@ def cmd_wan_set(args):
 
 
 def cmd_wan_show(args):
-    from testbed import wan
+    from testbed.network import wan
     topo, ssh, state = _site(args)
     record = wan.in_force(state)
     if not record["links"]:
@@ -198,7 +203,7 @@ def cmd_wan_show(args):
 
 
 def cmd_wan_clear(args):
-    from testbed import wan
+    from testbed.network import wan
     topo, ssh, state = _site(args)
     wan.clear(topo, ssh, state)
     print(f"WAN emulation cleared on {len(topo.hosts)} hosts")
@@ -206,7 +211,7 @@ def cmd_wan_clear(args):
 
 
 def cmd_run(args):
-    from testbed import suites
+    from testbed.experiments import runner as suites
     topo, _ssh, _state = _site(args)
     scale = "full" if args.full else "quick"
     rc, run = suites.run(topo, args.suite, args.profile, scale, suites.parse_sets(args.set))
@@ -215,7 +220,7 @@ def cmd_run(args):
 
 
 def _print_comparison(runs, against_paper=False, html=None):
-    from testbed import compare
+    from testbed.results import compare
     figures = compare.load_paper() if against_paper else None
     print(compare.render_text(runs, figures))
     if html:
@@ -224,7 +229,7 @@ def _print_comparison(runs, against_paper=False, html=None):
 
 
 def cmd_compare(args):
-    from testbed import compare, results
+    from testbed.results import compare, runs as results
     runs = compare.check_runs(args.runs, results.resolve)
     html = args.html or (runs[-1].path / ("comparison.html" if len(runs) == 1 else
                                           f"compare-{len(runs)}-runs.html"))
@@ -241,7 +246,10 @@ def _run(argv):
 def cmd_test(args):
     """Unit tests, then end to end on the small site: bring it up, run the smoke suite
     and every experiment suite at quick scale, compare two runs, tear down."""
-    from testbed import compare, site, suites, topology
+    from testbed.results import compare
+    from testbed.machines import site
+    from testbed.experiments import runner as suites
+    from testbed.model import topology
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     if rc != 0 or args.unit_only:
         return rc
@@ -284,7 +292,9 @@ CI_SUITES = (("smoke", ["default"]), ("e1", ["default", "wan-tuned"]), ("e2", ["
 def cmd_demo(args):
     """Bring up the default site, run the headline experiment (E1) at quick scale with the
     default and Table 4 profiles, print and save the comparison with the paper."""
-    from testbed import site, suites, topology
+    from testbed.machines import site
+    from testbed.experiments import runner as suites
+    from testbed.model import topology
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
     site.up(topo, _profile("default"))
     rc, run = suites.run(topo, "e1", ["default", "wan-tuned"], "quick")

@@ -11,8 +11,9 @@ import base64
 import shlex
 import time
 
-from testbed import profiles, render
-from testbed.errors import TestbedError
+from testbed.model import profiles
+from testbed.machines import render
+from testbed.model.errors import TestbedError
 
 MD_SYS = "/sys/block/md0/md"
 PROFILE_CONDOR_FILE = "etc/condor/config.d/60-testbed-profile.conf"
@@ -139,7 +140,7 @@ def read_back(topo, ssh, profile):
 
 
 def _wait_had_leader(topo, ssh, echo, timeout=300):
-    from testbed.condor import Pool
+    from testbed.services.condor import Pool
     pool, deadline = Pool(topo, ssh), time.monotonic() + timeout
     echo("central managers reconfigured: waiting for HAD to elect a leader")
     while time.monotonic() < deadline:

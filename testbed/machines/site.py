@@ -8,11 +8,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from testbed import PROJECT_ROOT, health, topology
-from testbed.box import Box
-from testbed.errors import TestbedError
-from testbed.ssh import SSH
-from testbed.state import TestbedState, state_root
+from testbed import PROJECT_ROOT
+from testbed.remote import health
+from testbed.model import topology
+from testbed.machines.box import Box
+from testbed.model.errors import TestbedError
+from testbed.remote.ssh import SSH
+from testbed.machines.state import TestbedState, state_root
 
 ACTIVE = "active-topology"
 STEP = re.compile(r"^==> (\S+): (.*)$")
@@ -160,7 +162,7 @@ def sweep_libvirt(topo, names):
 def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
     """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
     provision` does one host after another). Idempotent: unchanged config restarts nothing."""
-    from testbed import accel, render
+    from testbed.machines import accel, render
     state = TestbedState(topo.name)
     names = hosts or list(topo.hosts)
     for name in names:

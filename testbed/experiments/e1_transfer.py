@@ -18,9 +18,9 @@ import json
 import re
 import time
 
-from testbed import suites
-from testbed.condor import submit_description
-from testbed.errors import RemoteError
+from testbed.experiments import runner as suites
+from testbed.services.condor import submit_description
+from testbed.model.errors import RemoteError
 
 SCALES = {
     # CI: a few minutes on the small site under TCG. saturation_jobs 0 = every worker slot.

@@ -8,7 +8,7 @@ import json
 import re
 import time
 
-from testbed import tables
+from testbed.model import tables
 
 DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
            "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
@@ -100,7 +100,7 @@ def xrootd_endpoints(topo):
 
 
 def collect(topo, ssh=None):
-    from testbed.ssh import SSH
+    from testbed.remote.ssh import SSH
     ssh = ssh or SSH(topo, timeout=40)
     results = ssh.run_many({h: HOST_PROBE for h in topo.hosts}, timeout=40)
     cm_count = len(topo.with_role("cm"))
@@ -241,15 +241,15 @@ def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
             echo(f"[{time.monotonic() - started:6.0f}s] waiting: {summary}")
             last = summary
         if time.monotonic() > deadline:
-            from testbed.errors import TestbedError
+            from testbed.model.errors import TestbedError
             raise TestbedError(f"site {topo.name} not healthy after {timeout} s:\n{format_report(report)}")
         time.sleep(interval)
 
 
 def recorded_profile(state):
     """The profile `record_profile` last wrote for this testbed, or None (none yet, or gone)."""
-    from testbed import profiles
-    from testbed.errors import TestbedError
+    from testbed.model import profiles
+    from testbed.model.errors import TestbedError
     try:
         return profiles.load(json.loads(state.profile_record.read_text())["profile"]["name"])
     except (OSError, ValueError, KeyError, TypeError, TestbedError):
