@@ -10,7 +10,8 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
-from testbed.experiments import e2_site as siteinabox  # noqa: E402
+from testbed.experiments import e2_site as siteinabox
+from testbed.model import constants  # noqa: E402  # noqa: E402
 from testbed.network.sampler import Sampler  # noqa: E402
 
 
@@ -49,7 +50,7 @@ class SiteInABoxLibrary:
         p = self.params()
         clients = int(clients)
         cached = str(cached).lower() in ("true", "1", "yes")
-        port = siteinabox.CACHE_PORT if cached else siteinabox.DIRECT_PORT
+        port = constants.XROOTD_CACHE_PORT if cached else constants.XROOTD_DIRECT_PORT
         label = label or ("cached" if cached else "uncached")
         box = self.box
         net = Sampler(self.tb.ssh, box.dtn, "net", "e2-net").start()

@@ -19,6 +19,7 @@ from testbed.network import netem, wan  # noqa: E402
 from testbed.model import profiles, topology  # noqa: E402
 from testbed.experiments import runner as suites  # noqa: E402
 from testbed.services import tuning  # noqa: E402
+from testbed.model import constants  # noqa: E402
 from testbed.services.condor import Pool, submit_description  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402
 from testbed.machines.state import TestbedState  # noqa: E402
@@ -184,7 +185,7 @@ class TestbedLibrary:
     @keyword
     def submit_sleep_jobs(self, count=1, seconds=5, requirements=None):
         desc = submit_description("/bin/sleep", str(seconds), count=int(count), requirements=requirements)
-        cluster = self.pool.submit(desc, f"/home/vagrant/jobs/sleep-{os.getpid()}-{time.time_ns()}")
+        cluster = self.pool.submit(desc, f"{constants.SUBMIT_HOME}/jobs/sleep-{os.getpid()}-{time.time_ns()}")
         logger.info(f"submitted cluster {cluster}: {count} x sleep {seconds}")
         return cluster
 
@@ -195,7 +196,7 @@ class TestbedLibrary:
     @keyword
     def collect_job_transfer_metrics(self, cluster):
         from testbed.experiments.e1_transfer import AD_ATTRS
-        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS) if ad.get("JobStatus") == 4]
+        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS) if ad.get("JobStatus") == constants.JobStatus.COMPLETED]
 
     @keyword
     def jobs_should_have_run_on_role(self, cluster, role):
@@ -260,7 +261,7 @@ class TestbedLibrary:
     @keyword
     def read_through_caching_proxy_and_check(self, filename):
         expected = self.storage.origin_checksums()[filename]
-        endpoint = f"{self.storage.dtn.name}:1096"
+        endpoint = f"{self.storage.dtn.name}:{constants.XROOTD_CACHE_PORT}"
         got, seconds = self.storage.read_via(endpoint, f"/data/{filename}")
         if got != expected:
             raise AssertionError(f"{filename} via {endpoint}: adler32 {got}, origin recorded {expected}")

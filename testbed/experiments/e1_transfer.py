@@ -20,6 +20,7 @@ import time
 
 from testbed.experiments import runner as suites
 from testbed.services.condor import submit_description
+from testbed.model.constants import SUBMIT_HOME, JobStatus
 from testbed.model.errors import RemoteError
 
 SCALES = {
@@ -124,7 +125,7 @@ class TransferExperiment:
     # --- jobs ---------------------------------------------------------------------------
     def run_batch(self, n_jobs, compute_s, output_mb, input_mb, tag, timeout=1800, progress=None):
         """Submit n jobs, wait for them all; returns (cluster, ads, seconds)."""
-        workdir = f"/home/vagrant/e1/{tag}"
+        workdir = f"{SUBMIT_HOME}/e1/{tag}"
         desc = submit_description("e1job.sh", f"{compute_s} {output_mb}", count=n_jobs,
                                   requirements="(IsDTN =!= True)",
                                   extra={"transfer_input_files": "input.dat",
@@ -137,7 +138,7 @@ class TransferExperiment:
         seconds = time.monotonic() - started
         ads = self.pool.jobs(cluster, AD_ATTRS)
         self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)
-        return cluster, [a for a in ads if a.get("JobStatus") == 4], seconds
+        return cluster, [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED], seconds
 
     def xfer_stats(self, cluster):
         text = self.ssh.run(self.submit.name, "cat /var/log/condor/XferStatsLog 2>/dev/null", check=False).stdout

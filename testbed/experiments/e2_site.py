@@ -20,8 +20,7 @@ SCALES = {
     "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
              "origin_rtt_ms": 20},
 }
-DIRECT_PORT, CACHE_PORT = 1097, 1096
-CACHE_DIR = "/raid/xcache"
+from testbed.model.constants import CACHE_DIR, RAID_TEST_DIR, SUBMIT_HOME  # noqa: E402
 CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
 
 
@@ -161,7 +160,7 @@ class SiteInABox:
 
     def raid_write(self, writers, mb_each):
         """`writers` parallel dd writers on the RAID, each mb_each MB with fdatasync; MB/s overall."""
-        d = "/raid/ddtest"
+        d = RAID_TEST_DIR
         cmd = (f"rm -rf {d}; mkdir -p {d}; sync; echo 3 > /proc/sys/vm/drop_caches; s=$(date +%s.%N); "
                + " ".join(f"( LC_ALL=C dd if=/dev/zero of={d}/w{i} bs=1M count={mb_each} conv=fdatasync 2>&1 | "
                           f"tail -1 ) &" for i in range(writers))
@@ -189,7 +188,7 @@ class SiteInABox:
         """Submit one job by HTCondor-C to the DTN's schedd; it runs on the DTN's slots,
         or (requirements the DTN cannot meet) flocks to the worker pool. Returns
         (seconds from submit to start, host it ran on)."""
-        workdir = f"/home/vagrant/e2/{tag}"
+        workdir = f"{SUBMIT_HOME}/e2/{tag}"
         requirements = "True" if dtn_can_run else "(IsDTN =!= True)"
         schedd = f"{self.dtn.name}.{self.topo.trust_domain}"
         script = "#!/bin/sh\necho start $(date +%s.%N) $(hostname)\nsleep 1\n"

@@ -14,15 +14,14 @@ from pathlib import Path
 import jinja2
 
 from testbed import PROJECT_ROOT
+from testbed.model import constants
 
 TEMPLATE_DIR = PROJECT_ROOT / "provision" / "templates"
 SCRIPT_DIR = PROJECT_ROOT / "provision" / "roles"
 CONDOR_ROLES = ("submit", "cm", "ccb", "worker", "dtn")
 CONDOR_ROLE_ORDER = ("cm", "ccb", "submit", "worker", "dtn")
 XROOTD_DTN_INSTANCES = ("redir", "data", "xcache", "direct")
-RAID_MOUNT = "/raid"
-SUBMIT_USERS = ("vagrant",)
-SHARED_PORT = 9618
+SHARED_PORT = constants.HTCONDOR_PORT
 
 
 def environment():
@@ -50,9 +49,9 @@ def context(topo, profile, host, accel=None):
     return {
         "topo": topo, "host": host, "profile": profile, "accel": accel,
         "cm_hosts": cms, "had_list": had_list(cms), "replication_list": had_list(cms),
-        "ccb_addresses": ccb_addresses(topo), "users": SUBMIT_USERS,
+        "ccb_addresses": ccb_addresses(topo), "users": constants.SUBMIT_USERS, "c": constants.as_template_context(),
         "dtn": topo.role_host("dtn"), "origin": topo.role_host("origin"),
-        "raid_mount": RAID_MOUNT, "condor": is_condor_host(host),
+        "raid_mount": constants.RAID_MOUNT, "condor": is_condor_host(host),
         "sysctls": profile.for_host(host.roles, "sysctl"),
         "knobs": profile.for_host(host.roles, "condor"),
         "md": profile.for_host(host.roles, "md"),

@@ -8,7 +8,7 @@ import json
 import re
 import time
 
-from testbed.model import tables
+from testbed.model import constants as c, tables
 
 DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
            "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
@@ -22,18 +22,18 @@ DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
 
 HOST_PROBE = r"""
 echo "up=1"
-ps -eo comm= | sort | uniq -c | awk '{print "proc:" $2 "=" $1}'
-ps -eo args= | awk '/^\/usr\/bin\/(xrootd|cmsd) /{for(i=1;i<=NF;i++) if($i=="-n") print "xrd:" substr($1,10) ":" $(i+1) "=1"}'
-if [ -e /sys/block/md0/md/array_state ]; then
-  echo "md_state=$(cat /sys/block/md0/md/array_state)"
-  echo "md_level=$(cat /sys/block/md0/md/level)"
-  echo "md_disks=$(cat /sys/block/md0/md/raid_disks)"
-  echo "md_degraded=$(cat /sys/block/md0/md/degraded)"
-  echo "md_members=$(ls /sys/block/md0/slaves | tr '\n' ' ')"
-  echo "md_stripe_cache_size=$(cat /sys/block/md0/md/stripe_cache_size)"
-  echo "raid_mounted=$(mountpoint -q /raid && echo 1 || echo 0)"
+ps -eo comm= | sort | uniq -c | awk '{{print "proc:" $2 "=" $1}}'
+ps -eo args= | awk '/^\/usr\/bin\/(xrootd|cmsd) /{{for(i=1;i<=NF;i++) if($i=="-n") print "xrd:" substr($1,10) ":" $(i+1) "=1"}}'
+if [ -e {md}/array_state ]; then
+  echo "md_state=$(cat {md}/array_state)"
+  echo "md_level=$(cat {md}/level)"
+  echo "md_disks=$(cat {md}/raid_disks)"
+  echo "md_degraded=$(cat {md}/degraded)"
+  echo "md_members=$(ls {md}/../slaves | tr '\n' ' ')"
+  echo "md_stripe_cache_size=$(cat {md}/stripe_cache_size)"
+  echo "raid_mounted=$(mountpoint -q {raid} && echo 1 || echo 0)"
 fi
-"""
+""".format(md=c.MD_SYSFS, raid=c.RAID_MOUNT)
 
 POOL_PROBE = r"""
 condor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'
@@ -92,10 +92,10 @@ def xrootd_endpoints(topo):
     eps = {}
     dtn, origin = topo.role_host("dtn"), topo.role_host("origin")
     if origin:
-        eps["origin"] = f"{origin.name}:1094"
+        eps["origin"] = f"{origin.name}:{c.XROOTD_ORIGIN_PORT}"
     if dtn:
-        eps.update({"redirector": f"{dtn.name}:1094", "proxy": f"{dtn.name}:1096",
-                    "direct": f"{dtn.name}:1097"})
+        eps.update({"redirector": f"{dtn.name}:{c.XROOTD_REDIRECTOR_PORT}", "proxy": f"{dtn.name}:{c.XROOTD_CACHE_PORT}",
+                    "direct": f"{dtn.name}:{c.XROOTD_DIRECT_PORT}"})
     return eps
 
 
@@ -128,7 +128,7 @@ def collect(topo, ssh=None):
                 report["problems"].append(f"{name}: md0 is {md.get('level')} with {len(members)} members, "
                                           f"degraded {md.get('degraded')}; planned {want_level} x {host.disks.count}")
             if not md["mounted"]:
-                report["problems"].append(f"{name}: /raid not mounted")
+                report["problems"].append(f"{name}: {c.RAID_MOUNT} not mounted")
         report["hosts"][name] = entry
     _pool(topo, ssh, report)
     _xrootd(topo, ssh, report)

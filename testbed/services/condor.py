@@ -5,7 +5,7 @@ import time
 
 from testbed.model.errors import RemoteError
 
-SUBMIT_USER = "vagrant"
+from testbed.model.constants import SUBMIT_USER, JobStatus
 
 
 def submit_description(executable, arguments="", count=1, requirements=None, output_mb=0,
@@ -25,8 +25,7 @@ def submit_description(executable, arguments="", count=1, requirements=None, out
     return "\n".join(lines) + "\n"
 
 
-STATUS_NAMES = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held",
-                6: "transferring output", 7: "suspended"}
+STATUS_NAMES = {s.value: s.label for s in JobStatus}
 DETAIL_ATTRS = ["NumShadowStarts", "NumJobStarts", "NumShadowExceptions", "LastRemoteHost",
                 "LastRejMatchReason", "LastHoldReason"]
 UNFINISHED_ATTRS = ["ClusterId", "ProcId", "JobStatus"] + DETAIL_ATTRS
@@ -94,7 +93,7 @@ class Pool:
                 # a schedd too busy to answer (AUTHENTICATE:1006 under load) is not "0 done"
                 time.sleep(poll)
                 continue
-            done = [a for a in ads if a.get("JobStatus") == 4]
+            done = [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED]
             held = [a for a in ads if a.get("JobStatus") == 5]
             if held:
                 raise RemoteError(f"job {cluster}.{held[0]['ProcId']} held: {held[0].get('HoldReason')}")
@@ -131,7 +130,7 @@ class Pool:
 
     def describe_unfinished(self, cluster, limit=3):
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
-        ads = [a for a in self.jobs(cluster, UNFINISHED_ATTRS) if a.get("JobStatus") != 4]
+        ads = [a for a in self.jobs(cluster, UNFINISHED_ATTRS) if a.get("JobStatus") != JobStatus.COMPLETED]
         return describe_jobs(ads, limit)
 
     # --- high availability --------------------------------------------------------------

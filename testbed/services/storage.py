@@ -1,9 +1,8 @@
 """DTN storage and XRootD operations on a running site."""
 import re
 
+from testbed.model.constants import CACHE_DIR, MD_SYSFS as MD_SYS, ORIGIN_CHECKSUMS, RAID_MOUNT
 from testbed.model.errors import RemoteError
-
-MD_SYS = "/sys/block/md0/md"
 
 
 class Storage:
@@ -16,14 +15,14 @@ class Storage:
         cmd = (f"echo level=$(cat {MD_SYS}/level); echo state=$(cat {MD_SYS}/array_state); "
                f"echo disks=$(cat {MD_SYS}/raid_disks); echo degraded=$(cat {MD_SYS}/degraded); "
                f"echo members=$(ls /sys/block/md0/slaves | tr '\\n' ' '); "
-               f"echo chunk=$(cat {MD_SYS}/chunk_size); echo fs=$(findmnt -n -o FSTYPE /raid)")
+               f"echo chunk=$(cat {MD_SYS}/chunk_size); echo fs=$(findmnt -n -o FSTYPE {RAID_MOUNT})")
         out = self.ssh.run(self.dtn.name, cmd).stdout
         info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
         info["members"] = info.get("members", "").split()
         return info
 
     def origin_checksums(self):
-        out = self.ssh.run(self.origin.name, "cat /srv/origin/checksums.txt").stdout
+        out = self.ssh.run(self.origin.name, f"cat {ORIGIN_CHECKSUMS}").stdout
         return {name: value for value, name in (line.split() for line in out.splitlines() if line.strip())}
 
     def read_via(self, endpoint, path, client=None):
@@ -42,5 +41,5 @@ class Storage:
     def cache_record(self, path):
         """The caching proxy's own record of a file (xrdpfc_print -j on its .cinfo)."""
         import json
-        out = self.ssh.run(self.dtn.name, f"xrdpfc_print -j /raid/xcache/{path.lstrip('/')}.cinfo").stdout
+        out = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/{path.lstrip('/')}.cinfo").stdout
         return json.loads(out)

@@ -15,7 +15,7 @@ from testbed.model import profiles
 from testbed.machines import render
 from testbed.model.errors import TestbedError
 
-MD_SYS = "/sys/block/md0/md"
+from testbed.model.constants import MD_SYSFS as MD_SYS  # noqa: E402
 PROFILE_CONDOR_FILE = "etc/condor/config.d/60-testbed-profile.conf"
 PROFILE_XROOTD_FILE = "etc/xrootd/dtn.cfg"
 # Knobs a daemon reads only when it creates its sockets: reconfig is not enough.

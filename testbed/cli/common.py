@@ -1,0 +1,26 @@
+"""What every verb group needs: the topology and profile named on the command line, a running site."""
+import os
+
+from testbed.model.errors import TestbedError
+
+def _topology(args):
+    """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`."""
+    from testbed.machines import site
+    from testbed.model import topology
+    name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or site.active_topology() or "default"
+    return topology.load(name)
+
+
+def _profile(name):
+    from testbed.model import profiles
+    return profiles.load(name)
+
+
+def _site(args):
+    from testbed.remote.ssh import SSH
+    from testbed.machines.state import TestbedState
+    topo = _topology(args)
+    state = TestbedState(topo.name)
+    if not state.ssh_key.exists():
+        raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    return topo, SSH(topo, state), state

@@ -1,0 +1,98 @@
+"""Verbs for experiments: run, compare, test, demo."""
+import os
+import sys
+
+from testbed import PROJECT_ROOT
+from testbed.cli.common import _profile, _site
+from testbed.model.errors import TestbedError
+
+def cmd_run(args):
+    from testbed.experiments import runner as suites
+    topo, _ssh, _state = _site(args)
+    scale = "full" if args.full else "quick"
+    rc, run = suites.run(topo, args.suite, args.profile, scale, suites.parse_sets(args.set))
+    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    return rc
+
+
+def _print_comparison(runs, against_paper=False, html=None):
+    from testbed.results import compare
+    figures = compare.load_paper() if against_paper else None
+    print(compare.render_text(runs, figures))
+    if html:
+        path, pngs = compare.render_html(runs, html, figures)
+        print(f"report: {path} ({len(pngs)} plots)")
+
+
+def cmd_compare(args):
+    from testbed.results import compare, runs as results
+    runs = compare.check_runs(args.runs, results.resolve)
+    html = args.html or (runs[-1].path / ("comparison.html" if len(runs) == 1 else
+                                          f"compare-{len(runs)}-runs.html"))
+    _print_comparison(runs, against_paper=args.against == "paper", html=html)
+    return 0
+
+
+def _run(argv):
+    import subprocess
+    print("$ " + " ".join(argv), flush=True)
+    return subprocess.call(argv, cwd=PROJECT_ROOT)
+
+
+def cmd_test(args):
+    """Unit tests, then end to end on the small site: bring it up, run the smoke suite
+    and every experiment suite at quick scale, compare two runs, tear down."""
+    from testbed.results import compare
+    from testbed.machines import site
+    from testbed.experiments import runner as suites
+    from testbed.model import topology
+    rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
+    if rc != 0 or args.unit_only:
+        return rc
+    topo = topology.load("small")
+    site.claim_domains(topo)  # before anything that `down` would undo
+    failures, runs = [], []
+    try:
+        site.up(topo, _profile("default"))
+        for suite, profs in CI_SUITES:
+            if not suites.suite_file(suite).exists():
+                failures.append(f"{suite} (suite file missing)")
+                continue
+            rc_suite, run = suites.run(topo, suite, profs, "quick")
+            runs.append(run)
+            if rc_suite != 0:
+                failures.append(suite)
+        experiments = [r for r in runs if r.manifest().get("suite") != "smoke"]
+        if len(experiments) >= 2:
+            report = experiments[-1].path / "compare-ci.html"
+            path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper())
+            print(compare.render_text(experiments[-2:], compare.load_paper()))
+            if not path.exists() or not pngs:
+                failures.append("compare (no report)")
+            print(f"compare report: {path} ({len(pngs)} plots)")
+    finally:
+        if not args.keep:
+            try:
+                site.down(topo)
+            except TestbedError as exc:  # keep the error that stopped the run on screen
+                print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
+                failures.append("down")
+    print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
+          f"results in {', '.join(str(r.path) for r in runs)}")
+    return 0 if not failures else 1
+
+
+CI_SUITES = (("smoke", ["default"]), ("e1", ["default", "wan-tuned"]), ("e2", ["default", "raid-stripe-32768"]))
+
+
+def cmd_demo(args):
+    """Bring up the default site, run the headline experiment (E1) at quick scale with the
+    default and Table 4 profiles, print and save the comparison with the paper."""
+    from testbed.machines import site
+    from testbed.experiments import runner as suites
+    from testbed.model import topology
+    topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
+    site.up(topo, _profile("default"))
+    rc, run = suites.run(topo, "e1", ["default", "wan-tuned"], "quick")
+    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    return rc

@@ -1,0 +1,99 @@
+"""Verbs for the site itself: plan, topology, box, up, down, provision, ssh, status."""
+import json
+import sys
+
+from testbed.cli.common import _profile, _topology
+from testbed.model.errors import TestbedError
+
+def cmd_plan(args):
+    from testbed.machines import plan
+    data = plan.build(_topology(args), _profile(args.profile))
+    if args.json:
+        print(json.dumps(data))
+    else:
+        for h in data["hosts"]:
+            print(h["name"], h["site_ip"], ",".join(h["roles"]))
+    return 0
+
+
+def cmd_topology_show(args):
+    from testbed.model import topology, tables
+    topo = _topology(args)
+    need = topology.check_fits(topo) if not args.no_ram_check else topo.total_memory_mb
+    rows = []
+    for h in topo.hosts.values():
+        detail = []
+        if h.has("worker"):
+            detail.append(f"{h.startds} startd x {h.slots_per_startd} slots")
+        if h.disks:
+            detail.append(f"RAID{h.disks.raid_level} {h.disks.count} x {h.disks.size_gb} GB")
+        if h.has("dtn"):
+            detail.append(f"{h.dtn_slots} DTN slots")
+        if h.has("origin"):
+            detail.append(f"{h.origin_files} files x {h.origin_file_mb} MB")
+        rows.append([h.name, h.site_ip, ", ".join(h.roles), h.memory_mb, h.cpus, "; ".join(detail)])
+    print(f"topology {topo.name} ({topo.source})")
+    print(tables.render(["VM", "site address", "roles", "RAM MB", "vCPU", "details"], rows))
+    print(f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)")
+    for link in topo.wan:
+        print(f"wan: {link.a} <-> {link.b} {link.rtt_ms:g} ms RTT")
+    print(f"total guest RAM {topo.total_memory_mb} MB (with qemu overhead {need} MB); "
+          f"{topo.planned_slots} execute slots planned")
+    return 0
+
+
+def cmd_box_build(args):
+    from testbed.machines.box import Box
+    box = Box(args.kind)
+    seconds = box.build(mirror=args.mirror, force=args.force)
+    print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})")
+    return 0
+
+
+def cmd_up(args):
+    from testbed.machines import site
+    return site.up(_topology(args), _profile(args.profile), parallel=not args.serial)
+
+
+def cmd_down(args):
+    from testbed.machines import site
+    return site.down(_topology(args))
+
+
+def cmd_provision(args):
+    """Apply edited templates or role scripts to a running site, every host in parallel."""
+    from testbed.remote import health
+    from testbed.machines import site
+    from testbed.machines.state import TestbedState
+    topo = _topology(args)
+    state = TestbedState(topo.name)
+    if not state.ssh_key.exists():
+        raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    profile = _profile(args.profile) if args.profile else health.recorded_profile(state) or _profile("default")
+    seconds = site.provision(topo, profile, args.hosts or None)
+    print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
+    return 0
+
+
+def cmd_ssh(args):
+    from testbed.machines import site
+    topo = _topology(args)
+    return site.ssh_interactive(topo, args.host, args.command)
+
+
+def cmd_status(args):
+    from testbed.remote import health
+    topo = _topology(args)
+    if args.wait:
+        from testbed.model.errors import TestbedError
+        from testbed.remote.ssh import SSH
+        try:
+            report = health.wait_healthy(topo, SSH(topo, timeout=40), timeout=args.wait,
+                                         echo=lambda line: print(line, file=sys.stderr))
+        except TestbedError as exc:
+            print(f"testbed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            report = health.collect(topo)
+    else:
+        report = health.collect(topo)
+    print(json.dumps(report, indent=2) if args.json else health.format_report(report))
+    return 0 if report["healthy"] else 1

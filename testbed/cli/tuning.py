@@ -1,0 +1,87 @@
+"""Verbs that change a running site's tuning: profiles and the emulated WAN."""
+from testbed.cli.common import _profile, _site
+from testbed.model.errors import TestbedError
+
+def cmd_profile_show(args):
+    from testbed.model import profiles, tables
+    prof = _profile(args.name)
+    print(f"profile {prof.name} ({prof.source}){': ' + prof.description if prof.description else ''}")
+    if len(prof.chain) > 1:
+        print("extends: " + " <- ".join(prof.chain))
+    if prof.reference:
+        print(f"reference: {prof.reference}")
+    print(tables.render(["role", "section", "key", "value"], profiles.flatten(prof)))
+    for link in prof.wan:
+        print(f"wan: {link['between'][0]} <-> {link['between'][1]} {link.get('rtt_ms', 0)} ms RTT")
+    return 0
+
+
+def cmd_profile_diff(args):
+    from testbed.model import profiles, tables
+    a, b = _profile(args.a), _profile(args.b)
+    rows = profiles.diff(a, b)
+    if not rows:
+        print(f"profiles {a.name} and {b.name} set the same values")
+        return 0
+    print(tables.render(["role", "section", "key", a.name, b.name], rows))
+    return 0
+
+
+def cmd_profile_apply(args):
+    from testbed.remote import health
+    from testbed.network import netem, wan
+    from testbed.services import tuning
+    topo, ssh, state = _site(args)
+    prof = _profile(args.name)
+    outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
+    if prof.wan:
+        wan.set_links(topo, ssh, state, netem.parse_links(prof.wan, prof.source, "wan"))
+    health.record_profile(state, prof, outcome)
+    print(f"recorded in {state.profile_record}")
+    return 0
+
+
+def cmd_wan_set(args):
+    from testbed.network import netem, wan
+    from testbed.model import tables
+    topo, ssh, state = _site(args)
+    links = [netem.parse_spec(spec) for spec in args.links]
+    for link in links:
+        for group in (link.a, link.b):
+            try:
+                topo.group(group)
+            except KeyError:
+                raise TestbedError(f"wan set: {link.a}:{link.b}: unknown host group {group!r} "
+                                   f"(hosts and roles of {topo.name})") from None
+    rows = wan.set_links(topo, ssh, state, links)
+    print(tables.render(["link", "probe", "configured RTT ms", "measured ms (median)", "min", "max"],
+                        [[r["link"], f"{r['from']}->{r['to']}", f"{r['configured_ms']:g}", r["measured_ms"],
+                          r["min_ms"], r["max_ms"]] for r in rows]))
+    return 0
+
+
+def cmd_wan_show(args):
+    from testbed.network import wan
+    topo, ssh, state = _site(args)
+    record = wan.in_force(state)
+    if not record["links"]:
+        print("no WAN emulation recorded (all links at LAN latency)")
+    for link in record["links"]:
+        print(f"{link['a']} <-> {link['b']}: {link['rtt_ms']:g} ms RTT"
+              + (f", jitter {link['jitter_ms']:g} ms" if link.get("jitter_ms") else "")
+              + (f", loss {link['loss_pct']:g}%" if link.get("loss_pct") else "")
+              + (f", rate {link['rate_mbit']:g} Mbit/s" if link.get("rate_mbit") else ""))
+    for row in record.get("measured", []):
+        print(f"  measured {row['from']}->{row['to']}: {row['measured_ms']} ms (configured {row['configured_ms']:g})")
+    if args.qdiscs:
+        for host, text in wan.show(topo, ssh).items():
+            print(f"--- {host}\n{text}")
+    return 0
+
+
+def cmd_wan_clear(args):
+    from testbed.network import wan
+    topo, ssh, state = _site(args)
+    wan.clear(topo, ssh, state)
+    print(f"WAN emulation cleared on {len(topo.hosts)} hosts")
+    return 0

@@ -1,0 +1,49 @@
+"""Constants shared by every layer: ports, paths, users and HTCondor job states.
+
+The templates in provision/templates/ get these too (as `c`), so a port or a
+path is written in exactly one place.
+"""
+from enum import IntEnum
+
+# XRootD on the DTN (one config file, roles chosen with -n) and on the origin
+XROOTD_REDIRECTOR_PORT = 1094   # DTN redirector (cmsd manager below)
+XROOTD_CACHE_PORT = 1096        # DTN caching proxy (XrdPss + XrdPfc) on the RAID
+XROOTD_DIRECT_PORT = 1097       # DTN pass-through proxy: nothing cached
+XROOTD_ORIGIN_PORT = 1094       # the remote origin site's data server
+CMSD_MANAGER_PORT = 3121
+HTCONDOR_PORT = 9618            # shared port / collector
+
+# The DTN's software RAID and the caches on it
+MD_DEVICE = "/dev/md0"
+MD_SYSFS = "/sys/block/md0/md"
+RAID_MOUNT = "/raid"
+CACHE_DIR = f"{RAID_MOUNT}/xcache"
+RAID_TEST_DIR = f"{RAID_MOUNT}/ddtest"
+ORIGIN_DIR = "/srv/origin"
+ORIGIN_CHECKSUMS = f"{ORIGIN_DIR}/checksums.txt"
+DATA_NAMESPACE = "/data"
+
+# Who submits jobs, and where their work directories go
+SUBMIT_USER = "vagrant"
+SUBMIT_HOME = f"/home/{SUBMIT_USER}"
+SUBMIT_USERS = (SUBMIT_USER,)
+
+
+class JobStatus(IntEnum):
+    """HTCondor's JobStatus attribute (condor_utils/proc.h)."""
+    IDLE = 1
+    RUNNING = 2
+    REMOVED = 3
+    COMPLETED = 4
+    HELD = 5
+    TRANSFERRING_OUTPUT = 6
+    SUSPENDED = 7
+
+    @property
+    def label(self):
+        return self.name.lower().replace("_", " ")
+
+
+def as_template_context():
+    """Every constant above, for the config templates (`{{ c.XROOTD_CACHE_PORT }}`)."""
+    return {k: v for k, v in globals().items() if k.isupper()}
