@@ -76,7 +76,7 @@ def test_profile_show_and_diff(capsys):
 
 
 def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monkeypatch, capsys):
-    from testbed.machines import site
+    from testbed.machines import provision as provisioning
     from testbed.model import topology
     from testbed.remote.ssh import Result
     from testbed.machines.state import TestbedState
@@ -94,7 +94,7 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
     import pytest
     from testbed.model.errors import TestbedError
     with pytest.raises(TestbedError, match="provisioning failed on dtn"):
-        site.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
+        provisioning.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
     assert set(calls) == set(topo.hosts)
     command, data = calls["submit"]
     assert command.startswith("cat > /tmp/testbed-provision.tgz && bash -c ") and data[:2] == b"\x1f\x8b"
@@ -105,9 +105,9 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
 
 def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
     from testbed.model import profiles, topology
-    from testbed.machines import site
+    from testbed.machines import provision as provisioning
     import pytest
     from testbed.model.errors import TestbedError
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     with pytest.raises(TestbedError, match="no host 'nope'"):
-        site.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")
+        provisioning.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")

@@ -3,7 +3,7 @@ import types
 
 import pytest
 
-from testbed.machines import site
+from testbed.machines import domains as site
 from testbed.model import topology
 from testbed.model.errors import TestbedError
 

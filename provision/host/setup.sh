@@ -41,7 +41,7 @@ if ! pgrep -x virtlogd >/dev/null; then log "starting virtlogd"; virtlogd -d; fi
 # PLATFORM.md), libvirtd runs in its own mount namespace with /dev/kvm masked.
 # Otherwise its capability probe (as root) sees KVM while its qemu user cannot
 # open /dev/kvm, and it re-probes QEMU on every domain definition (~50 s each).
-accel=$(cd "$root" && .venv/bin/python -c 'from testbed import accel; print(accel.detect())')
+accel=$(cd "$root" && .venv/bin/python -c 'from testbed.machines import accel; print(accel.detect())')
 marker=/run/testbed-libvirtd-kvm-masked
 if [ "$accel" = tcg ] && [ -e /dev/kvm ] && [ ! -f "$marker" ]; then
   if pgrep -x libvirtd >/dev/null; then log "restarting libvirtd with /dev/kvm masked (TCG host)"; pkill -x libvirtd; for _ in $(seq 1 20); do pgrep -x libvirtd >/dev/null || break; sleep 0.5; done; fi

@@ -6,12 +6,13 @@ if ! cmp -s secrets/authorized_keys /home/vagrant/.ssh/authorized_keys; then
 fi
 put etc/hosts
 put etc/testbed/host.env
-# Vagrant sets the site address after boot; a bring-up that lost SSH at that
-# moment leaves the second NIC down. A no-op when Vagrant did its part.
-if ! ip -4 -o addr show | grep -q " ${TB_SITE_ADDRESS%/*}/"; then
-  dev=$(ls /sys/class/net | grep -vx -e lo -e eth0 | head -1)
-  ip addr add "$TB_SITE_ADDRESS" dev "$dev" && ip link set "$dev" up
-  echo "testbed: site address $TB_SITE_ADDRESS set on $dev (Vagrant had not)"
+# The site network (eth1) is configured here, not by Vagrant: a static address
+# from the topology, persistent across reboots. A no-op once it is up.
+put etc/network/interfaces
+if ! ip -4 -o addr show dev eth1 | grep -q " ${TB_SITE_ADDRESS%/*}/"; then
+  ifdown --force eth1 >/dev/null 2>&1 || true
+  ifup eth1 >/dev/null 2>&1 || { ip addr add "$TB_SITE_ADDRESS" dev eth1 && ip link set eth1 up; }
+  echo "testbed: site address $TB_SITE_ADDRESS on eth1"
 fi
 hostname "$TB_HOST"
 echo "$TB_HOST" > /etc/hostname

@@ -22,6 +22,7 @@ def build_parser():
     s = sub.add_parser("plan", help="validate, render host bundles, print the Vagrant plan")
     s.add_argument("--profile", default="default")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--write", action="store_true", help="write .testbed/TOPOLOGY/plan.json (what the Vagrantfile reads)")
     s.set_defaults(func=cmd_plan)
 
     topo = sub.add_parser("topology", help="inspect topologies").add_subparsers(dest="sub", required=True)

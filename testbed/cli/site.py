@@ -7,7 +7,11 @@ from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
     from testbed.machines import plan
-    data = plan.build(_topology(args), _profile(args.profile))
+    if args.write:
+        path, data = plan.write(_topology(args), _profile(args.profile))
+        print(f"plan written to {path}", file=sys.stderr)
+    else:
+        data = plan.build(_topology(args), _profile(args.profile))
     if args.json:
         print(json.dumps(data))
     else:
@@ -63,14 +67,14 @@ def cmd_down(args):
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.remote import health
-    from testbed.machines import site
+    from testbed.machines import provision as provisioning
     from testbed.machines.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():
         raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
     profile = _profile(args.profile) if args.profile else health.recorded_profile(state) or _profile("default")
-    seconds = site.provision(topo, profile, args.hosts or None)
+    seconds = provisioning.provision(topo, profile, args.hosts or None)
     print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
     return 0
 

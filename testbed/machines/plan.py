@@ -1,15 +1,28 @@
-"""The plan the Vagrantfile reads: VMs, networks, disks, box, accelerator.
+"""The plan the Vagrantfile reads: VMs, networks, disks, box, accelerator, guest CPU.
 
-`python -m testbed plan --json` prints it (and renders every host's bundle),
+`testbed up` (and `testbed plan --write`) renders every host's bundle and writes
+the plan to .testbed/<topology>/plan.json; the Vagrantfile only reads that file,
 so the topology file stays the one source of truth for Vagrant too.
 """
+import json
 import os
+import shutil
+import time
+from pathlib import Path
 
 from testbed.machines import accel, packages, render
 from testbed.machines.box import Box
 from testbed.machines.state import TestbedState
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
+# Under TCG the guests get the CPU features QEMU emulates that OpenSSL's AES-GCM
+# uses (HTCondor encrypts file transfers); qemu64 alone has none of them.
+TCG_CPU_MODEL = "qemu64"
+TCG_CPU_FEATURES = ("aes", "pclmuldq", "ssse3", "sse4.1", "sse4.2")  # libvirt's names
+# QEMU's TCG translation cache defaults to 1 GiB per guest (qemu RSS ~1.5 GB for a
+# 512 MB guest); a smaller cache keeps RSS near guest RAM.
+TCG_TB_CACHE_MB = 128
+PLAN_FILE = "plan.json"
 
 
 def bootstrap_key():
@@ -33,6 +46,7 @@ def build(topo, profile, state=None, accelerator=None):
             "name": h.name, "roles": h.roles, "memory_mb": h.memory_mb, "cpus": h.cpus,
             "site_ip": h.site_ip, "bundle": str(bundles[h.name]),
             "disks": ([{"size_gb": h.disks.size_gb}] * h.disks.count) if h.disks else [],
+            "console_log": str(console_log(topo, h.name)),
         })
     return {
         "topology": topo.name,
@@ -48,5 +62,54 @@ def build(topo, profile, state=None, accelerator=None):
                      "netmask": str(topo.site_net.netmask), "host_ip": topo.site_gateway},
         },
         "profile": profile.name,
+        "guest_cpu": guest_cpu(accelerator),
         "hosts": hosts,
     }
+
+
+def guest_cpu(accelerator):
+    """The libvirt CPU model, features and TCG cache for the guests."""
+    if accelerator == "kvm":
+        return {"mode": "host-passthrough", "model": None, "features": [], "tb_cache_mb": None}
+    tb = int(os.environ.get("TESTBED_TB_CACHE_MB", TCG_TB_CACHE_MB))
+    features = [] if os.environ.get("TESTBED_CPU_FEATURES", "1") == "0" else list(TCG_CPU_FEATURES)
+    return {"mode": "custom", "model": TCG_CPU_MODEL, "features": features, "tb_cache_mb": tb or None}
+
+
+def console_dir():
+    """Outside the checkout (whose state folder is private to root): libvirt's qemu
+    user writes each guest's serial console here."""
+    return Path(os.environ.get("TESTBED_CONSOLE_DIR", "/var/log/grid-testbed/console"))
+
+
+def console_log(topo, host):
+    return console_dir() / f"tb-{topo.name}-{host}.log"
+
+
+def recorded_accel(state):
+    """The accelerator the plan was written for (no new KVM probe), else a probe."""
+    try:
+        return json.loads(plan_path(state).read_text())["accel"]
+    except (OSError, ValueError, KeyError):
+        return accel.detect()
+
+
+def plan_path(state):
+    return state.dir / PLAN_FILE
+
+
+def write(topo, profile, state=None, accelerator=None):
+    """Render the bundles and write plan.json atomically; returns (path, plan)."""
+    state = (state or TestbedState(topo.name)).ensure_secrets()
+    data = build(topo, profile, state, accelerator)
+    data["written"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    path = plan_path(state)
+    console_dir().mkdir(parents=True, exist_ok=True)
+    try:  # libvirt's qemu user writes the guests' consoles here
+        shutil.chown(console_dir(), user="libvirt-qemu")
+    except (LookupError, OSError):
+        pass
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+    return path, data

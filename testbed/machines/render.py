@@ -85,6 +85,7 @@ def render_host_files(topo, profile, host, accel=None):
     env = environment()
     ctx = context(topo, profile, host, accel)
     files = {"etc/hosts": env.get_template("system/hosts.j2").render(ctx),
+             "etc/network/interfaces": env.get_template("system/interfaces.j2").render(ctx),
              "etc/testbed/host.env": env.get_template("system/host.env.j2").render(ctx)}
     if ctx["condor"]:
         files["etc/condor/config.d/50-testbed.conf"] = render_condor(env, ctx)

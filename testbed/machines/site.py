@@ -1,33 +1,42 @@
-"""Bring a site up and down with Vagrant, with progress, then wait for health."""
+"""Bring a site up and down: boot the VMs in waves with Vagrant, provision them all at
+once over SSH, wait until healthy, and keep a record of every phase's time."""
+import json
 import os
 import re
-import shlex
 import subprocess
 import time
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from pathlib import Path
-
 from testbed import PROJECT_ROOT
-from testbed.remote import health
-from testbed.model import topology
+from testbed.machines import domains, plan, provision as provisioning
 from testbed.machines.box import Box
-from testbed.model.errors import TestbedError
-from testbed.remote.ssh import SSH
 from testbed.machines.state import TestbedState, state_root
+from testbed.model import topology
+from testbed.model.errors import TestbedError
+from testbed.remote import health
+from testbed.remote.ssh import SSH
 
 ACTIVE = "active-topology"
+BRINGUP_RECORD = "bringup.json"
 STEP = re.compile(r"^==> (\S+): (.*)$")
 SHOWN_STEPS = ("Creating domain", "Starting domain", "Waiting for domain to get an IP",
-               "Waiting for machine to boot", "Machine booted and ready", "Running provisioner",
-               "provisioned (", "Machine already provisioned", "Domain is already", "Removing domain")
+               "Waiting for machine to boot", "Machine booted and ready", "Domain is already",
+               "Removing domain")
+# Vagrant's steps that start a bring-up phase, as the record names them
+PHASES = (("Creating image (snapshot of base box volume)", "import"), ("Creating domain with", "define"),
+          ("Starting domain", "start"), ("Waiting for domain to get an IP", "lease_wait"),
+          ("Waiting for machine to boot", "ssh_wait"), ("Machine booted and ready", "booted"),
+          ("Configuring and enabling network", "vagrant_network"))
+BOOT_ATTEMPTS = 3
+ERROR_LINE = re.compile(r"Libvirt::Error|Call to \w+ failed|Timed out while waiting|Vagrant::Errors::|error: ")
+# Boot order: the DTN (the biggest guest) first while the host is idle, then the pool's core.
+BOOT_ORDER = ("dtn", "cm", "ccb", "submit", "origin", "worker")
 
 
 def vagrant_env(topo, profile_name="default"):
     env = dict(os.environ)
     env.update({"TESTBED_TOPOLOGY": topo.name, "TESTBED_PROFILE": profile_name,
                 "VAGRANT_DEFAULT_PROVIDER": "libvirt", "VAGRANT_CHECKPOINT_DISABLE": "1",
-                "VAGRANT_NO_COLOR": "1"})
+                "VAGRANT_NO_COLOR": "1", "TESTBED_MANAGED": "1"})
     return env
 
 
@@ -36,24 +45,93 @@ def active_topology():
     return path.read_text().strip() if path.exists() else None
 
 
-def _stream(argv, env, log_path, started):
-    """Run vagrant, keep the full log, print the steps that show progress."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w", buffering=1) as log:
-        proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, bufsize=1)
-        last = []
-        for line in proc.stdout:
-            log.write(line)
-            last = (last + [line.rstrip()])[-15:]
-            m = STEP.match(line.strip())
-            text = line.strip()
-            if m and any(s in m.group(2) for s in SHOWN_STEPS) or "testbed:" in text and "provisioned" in text:
-                print(f"[{time.monotonic() - started:6.0f}s] {text.replace('==> ', '')}", flush=True)
-        rc = proc.wait()
-    if rc != 0:
-        tail = "\n".join("    " + l for l in last)
-        raise TestbedError(f"vagrant failed (rc {rc}); full log {log_path}; last lines:\n{tail}")
+def boot_waves(topo, size):
+    """Hosts in boot order, `size` at a time: under TCG a guest boots about as fast alone
+    as the host's cores can feed it, and nine at once starved each other for 20 minutes."""
+    rank = {role: i for i, role in enumerate(BOOT_ORDER)}
+    hosts = sorted(topo.hosts.values(), key=lambda h: (min(rank.get(r, 99) for r in h.roles), h.index))
+    names = [h.name for h in hosts]
+    return [names[i:i + size] for i in range(0, len(names), size)]
+
+
+def wave_size(accelerator, cores=None):
+    forced = os.environ.get("TESTBED_BOOT_WAVE")
+    if forced:
+        return max(1, int(forced))
+    if accelerator == "kvm":
+        return 64
+    return max(1, cores or os.cpu_count() or 1)
+
+
+class VagrantRun:
+    """One `vagrant` command: full log kept, progress printed, each VM's steps timed."""
+
+    def __init__(self, log_path, started, steps):
+        self.log_path, self.started, self.steps = log_path, started, steps
+        self.last_step, self.tail, self.errors = {}, [], []
+
+    def __call__(self, argv, env):
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "a", buffering=1) as log:
+            log.write(f"$ {' '.join(argv)}\n")
+            proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, bufsize=1)
+            for line in proc.stdout:
+                log.write(line)
+                self.tail = (self.tail + [line.rstrip()])[-15:]
+                if ERROR_LINE.search(line):
+                    self.errors.append(line.strip()[:300])
+                self._step(line.strip())
+            return proc.wait()
+
+    def _step(self, text):
+        m = STEP.match(text)
+        if not m:
+            return
+        host, what = m.groups()
+        now = round(time.monotonic() - self.started, 1)
+        self.last_step[host] = what
+        for prefix, phase in PHASES:
+            if what.startswith(prefix):
+                self.steps.setdefault(host, {}).setdefault(phase, now)
+        if any(s in what for s in SHOWN_STEPS):
+            print(f"[{now:6.0f}s] {host}: {what}", flush=True)
+
+
+def _console_tail(topo, host, lines=2):
+    try:
+        text = plan.console_log(topo, host).read_text(errors="replace")
+    except OSError:
+        return ""
+    kept = [l.strip() for l in text.splitlines() if l.strip()]
+    return " | ".join(kept[-lines:])
+
+
+def boot(topo, run, env, size):
+    """Boot every VM (no provisioning), a wave at a time; a VM still booting when Vagrant's
+    time-out fires is kept and waited for again, never destroyed."""
+    for wave in boot_waves(topo, size):
+        rc = run(["vagrant", "up", "--no-provision", "--no-destroy-on-error", "--provider", "libvirt",
+                  *wave], env)
+        pending = [h for h in wave if rc != 0 and "booted" not in run.steps.get(h, {})]
+        for attempt in range(2, BOOT_ATTEMPTS + 1):
+            if not pending:
+                break
+            for host in list(pending):
+                print(f"[{time.monotonic() - run.started:6.0f}s] {host}: not ready after "
+                      f"{run.last_step.get(host, 'no step')!r}; domain {domains.state(topo, host)}; "
+                      f"waiting again (attempt {attempt} of {BOOT_ATTEMPTS})", flush=True)
+                if run(["vagrant", "up", "--no-provision", "--no-destroy-on-error", "--provider",
+                        "libvirt", host], env) == 0:
+                    run.steps.setdefault(host, {}).setdefault("booted", round(time.monotonic() - run.started, 1))
+                    pending.remove(host)
+        if pending:
+            details = "; ".join(f"{h}: last step {run.last_step.get(h, 'none')!r}, domain "
+                                f"{domains.state(topo, h)}, console: {_console_tail(topo, h) or 'empty'}"
+                                for h in pending)
+            why = run.errors[-1] if run.errors else "\n".join("    " + l for l in run.tail[-6:])
+            raise TestbedError(f"VM(s) did not boot after {BOOT_ATTEMPTS} attempts: {details}; "
+                               f"full log {run.log_path}; the error: {why}")
 
 
 def up(topo, profile, parallel=True, wait_timeout=900):
@@ -61,21 +139,37 @@ def up(topo, profile, parallel=True, wait_timeout=900):
     if other and other != topo.name:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
     topology.check_fits(topo)
-    claim_domains(topo)
+    domains.claim_domains(topo)
     started = time.monotonic()
+    record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {}}
     if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
         box = Box(topo.box)
         if not box.built or not box.registered():
             box.build()
+    record["phases"]["box"] = round(time.monotonic() - started, 1)
     state = TestbedState(topo.name).ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
-    argv = ["vagrant", "up", "--provider", "libvirt"] + ([] if parallel else ["--no-parallel"])
-    print(f"bringing up {topo.name}: {len(topo.hosts)} VMs, {topo.total_memory_mb} MB guest RAM"
-          f" (log: {state.dir / 'vagrant-up.log'})", flush=True)
-    _stream(argv, vagrant_env(topo, profile.name), state.dir / "vagrant-up.log", started)
-    booted = time.monotonic() - started
-    print(f"[{booted:6.0f}s] all VMs provisioned; waiting for the site to be healthy", flush=True)
-    report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
+    _path, the_plan = plan.write(topo, profile, state)
+    accelerator = the_plan["accel"]
+    log = state.dir / "vagrant-up.log"
+    log.unlink(missing_ok=True)
+    size = wave_size(accelerator) if parallel else 1
+    print(f"bringing up {topo.name}: {len(topo.hosts)} VMs, {topo.total_memory_mb} MB guest RAM, "
+          f"{accelerator.upper()}, booting {size} at a time (log: {log})", flush=True)
+    run = VagrantRun(log, started, record["vms"])
+    try:
+        boot(topo, run, vagrant_env(topo, profile.name), size)
+        record["phases"]["boot"] = round(time.monotonic() - started, 1)
+        print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; provisioning every host at once", flush=True)
+        provisioning.provision(topo, profile, accelerator=accelerator)
+        for host, seconds in provisioning.last_run.items():
+            record["vms"].setdefault(host, {})["provisioned_after"] = seconds
+        record["phases"]["provision"] = round(time.monotonic() - started, 1)
+        booted = time.monotonic() - started
+        report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
+        record["phases"]["healthy"] = round(time.monotonic() - started, 1)
+    finally:
+        _write_record(state, record)
     print(health.format_report(report))
     total = time.monotonic() - started
     health.record_profile(state, profile)
@@ -83,11 +177,31 @@ def up(topo, profile, parallel=True, wait_timeout=900):
     return 0
 
 
+def _write_record(state, record):
+    path = state.dir / BRINGUP_RECORD
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
+
+
 def down(topo):
+    """Destroy this topology's VMs, volumes and networks, when it is the one up here."""
+    other = active_topology()
+    if other and other != topo.name:
+        raise TestbedError(f"topology {other} is up in this checkout, not {topo.name}; "
+                           f"`testbed -t {other} down` removes it (the two share .vagrant/)")
     state = TestbedState(topo.name)
     started = time.monotonic()
-    _stream(["vagrant", "destroy", "-f"], vagrant_env(topo), state.dir / "vagrant-down.log", started)
-    sweep_libvirt(topo, [name for name, owner in leftover_domains(topo) if owner_is_gone(owner)])
+    run = VagrantRun(state.dir / "vagrant-down.log", started, {})
+    if state.dir.exists() or other == topo.name:
+        if not plan.plan_path(state).exists():  # the Vagrantfile needs it to know the machines
+            from testbed.model import profiles
+            plan.write(topo, profiles.load("default"), state)
+        if run(["vagrant", "destroy", "-f"], vagrant_env(topo)) != 0:
+            tail = "\n".join("    " + l for l in run.tail)
+            raise TestbedError(f"vagrant destroy failed; full log {run.log_path}; last lines:\n{tail}")
+    domains.sweep_libvirt(topo, [name for name, owner in domains.leftover_domains(topo)
+                                 if domains.owner_is_gone(owner)])
     for net in topo.network_names().values():
         subprocess.run(["virsh", "-c", "qemu:///system", "net-destroy", net], capture_output=True)
         subprocess.run(["virsh", "-c", "qemu:///system", "net-undefine", net], capture_output=True)
@@ -98,105 +212,8 @@ def down(topo):
     return 0
 
 
-def _virsh(*args):
-    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True)
-
-
-OWNER_TAG = "testbed checkout "
-
-
-def our_domain_ids(root=PROJECT_ROOT):
-    """UUIDs of the domains Vagrant made from this checkout."""
-    return {p.read_text().strip() for p in Path(root, ".vagrant", "machines").glob("*/libvirt/id")
-            if p.read_text().strip()}
-
-
-def leftover_domains(topo):
-    """Domains named for this topology that this checkout's Vagrant does not know:
-    [(name, owning checkout path or None when the domain does not say)]."""
-    prefix, ours, found = f"tb-{topo.name}-", our_domain_ids(), []
-    for name in _virsh("list", "--all", "--name").stdout.split():
-        if name.startswith(prefix) and _virsh("domuuid", name).stdout.strip() not in ours:
-            desc = _virsh("desc", name).stdout.strip()
-            found.append((name, desc[len(OWNER_TAG):] if desc.startswith(OWNER_TAG) else None))
-    return found
-
-
-def owner_is_gone(owner):
-    """A domain whose checkout is this one (Vagrant lost track of it) or no longer exists."""
-    return owner is not None and (owner == str(PROJECT_ROOT) or not Path(owner, "Vagrantfile").exists())
-
-
-def claim_domains(topo):
-    """Before `up`: sweep domains orphaned by deleted checkouts; refuse to take over those of
-    another checkout that still exists (two testbeds of one topology share names and networks)."""
-    leftovers = leftover_domains(topo)
-    for name, owner in leftovers:
-        if owner is None:
-            raise TestbedError(f"libvirt domain {name} exists and no checkout claims it; remove it with "
-                               f"`virsh -c qemu:///system destroy {name}; virsh -c qemu:///system undefine "
-                               f"{name}` (names and networks would clash)")
-        if not owner_is_gone(owner):
-            raise TestbedError(f"libvirt domain {name} belongs to the testbed in {owner}; run "
-                               f"`./tb -t {topo.name} down` there first (names and networks would clash)")
-    if leftovers:
-        print(f"removing {len(leftovers)} domain(s) left by a deleted checkout: "
-              f"{', '.join(n for n, _ in leftovers)}", flush=True)
-        sweep_libvirt(topo, [n for n, _ in leftovers])
-
-
-def sweep_libvirt(topo, names):
-    """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
-    prefix = f"tb-{topo.name}-"
-    for name in names:
-        _virsh("destroy", name)
-        _virsh("undefine", name, "--nvram")
-    if any(n.startswith(prefix) for n in _virsh("list", "--all", "--name").stdout.split()):
-        return
-    for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
-        vol = line.split()[0] if line.split() else ""
-        if vol.startswith(prefix):
-            _virsh("vol-delete", "--pool", "default", vol)
-
-
-def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
-    """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
-    provision` does one host after another). Idempotent: unchanged config restarts nothing."""
-    from testbed.machines import accel, render
-    state = TestbedState(topo.name)
-    names = hosts or list(topo.hosts)
-    for name in names:
-        _check_host(topo, name)
-    bundles = render.write_all(state, topo, profile, accelerator or accel.detect())
-    apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
-    command = (f"cat > /tmp/testbed-provision.tgz && bash -c {shlex.quote(apply_sh)} apply "
-               f"/tmp/testbed-provision.tgz")
-    ssh = ssh or SSH(topo, timeout=1800)
-    started = time.monotonic()
-    print(f"provisioning {', '.join(names)} with profile {profile.name}", flush=True)
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        futures = {pool.submit(ssh.run, n, command, False, bundles[n].read_bytes()): n for n in names}
-        failed = []
-        for future in as_completed(futures):
-            result = future.result()
-            lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
-            print(f"[{time.monotonic() - started:6.0f}s] {futures[future]}: "
-                  + ("; ".join(l[len("testbed: "):] for l in lines) if result.ok else
-                     f"FAILED (rc {result.rc}): {(result.stderr.strip() or result.stdout.strip())[-300:]}"),
-                  flush=True)
-            if not result.ok:
-                failed.append(futures[future])
-    if failed:
-        raise TestbedError(f"provisioning failed on {', '.join(sorted(failed))}")
-    return time.monotonic() - started
-
-
-def _check_host(topo, name):
-    if name not in topo.hosts:
-        raise TestbedError(f"{topo.source}: hosts: no host {name!r} (hosts: {', '.join(topo.hosts)})")
-
-
 def ssh_interactive(topo, host, command):
-    _check_host(topo, host)
+    provisioning.check_host(topo, host)
     argv = SSH(topo).argv(host, interactive=True) + (command or [])
     return subprocess.call(argv)
+claim_domains = domains.claim_domains  # `testbed test` claims before anything `down` would undo

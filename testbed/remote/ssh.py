@@ -23,15 +23,21 @@ class Result:
 class SSH:
     """Runs commands as root on a topology's hosts. Unit tests replace `_run`."""
 
-    def __init__(self, topo, state=None, timeout=120):
+    def __init__(self, topo, state=None, timeout=120, addresses=None, extra_keys=()):
+        """`addresses` {host: ip} overrides the site address (provisioning reaches a new
+        guest on its management address); `extra_keys` are offered after the testbed's
+        key (Vagrant's well-known key, until provisioning replaces it)."""
         self.topo = topo
         self.state = state or TestbedState(topo.name)
         self.timeout = timeout
+        self.addresses = dict(addresses or {})
+        self.extra_keys = list(extra_keys)
 
     def argv(self, host, interactive=False):
-        ip = self.topo.hosts[host].site_ip
-        control = self.state.dir / "ssh" / f"cm-{host}"
-        opts = ["-i", str(self.state.ssh_key), "-o", "StrictHostKeyChecking=no",
+        ip = self.addresses.get(host) or self.topo.hosts[host].site_ip
+        control = self.state.dir / "ssh" / (f"cm-{host}" if host not in self.addresses else f"cm-{host}-mgmt")
+        keys = [a for k in [self.state.ssh_key, *self.extra_keys] for a in ("-i", str(k))]
+        opts = keys + ["-o", "StrictHostKeyChecking=no",
                 "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
                 "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15",
                 "-o", "ControlMaster=auto", "-o", f"ControlPath={control}",

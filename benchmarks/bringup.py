@@ -1,0 +1,78 @@
+"""Benchmark: a site's bring-up, phase by phase and VM by VM.
+
+Host side (from `testbed up`'s own record, .testbed/<topology>/bringup.json): when
+Vagrant created, started, got a lease for and reached each guest over SSH, when its
+provisioning finished, and when the site was healthy. Guest side (from each guest's
+own records: systemd-analyze and the journal): kernel and userspace time, when sshd
+listened and when the management lease arrived. Plus each VM's qemu RSS.
+
+    .venv/bin/python benchmarks/bringup.py [-t TOPOLOGY]            # the site that is up
+    .venv/bin/python benchmarks/bringup.py -t small --cycle         # down, then a cold up
+"""
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from testbed.machines import site  # noqa: E402
+from testbed.machines.state import TestbedState  # noqa: E402
+from testbed.model import tables, topology  # noqa: E402
+from testbed.remote import bootrecord  # noqa: E402
+from testbed.remote.ssh import SSH  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def qemu_rss_mb(topo):
+    out = subprocess.run(["ps", "-eo", "rss=,args="], capture_output=True, text=True).stdout
+    rss = {}
+    for line in out.splitlines():
+        parts = line.split(None, 1)
+        for name in topo.hosts:
+            if len(parts) == 2 and f"guest=tb-{topo.name}-{name}," in parts[1]:
+                rss[name] = int(parts[0]) // 1024
+    return rss
+
+
+def fmt(value):
+    return "-" if value is None else f"{value:.0f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("-t", "--topology", default=None)
+    p.add_argument("--cycle", action="store_true", help="tear the site down and bring it up cold first")
+    args = p.parse_args()
+    topo = topology.load(args.topology or site.active_topology() or "small")
+    if args.cycle:
+        for verb in ("down", "up"):
+            rc = subprocess.call([sys.executable, "-m", "testbed", "-t", topo.name, verb], cwd=ROOT)
+            if rc != 0:
+                sys.exit(f"bringup: `testbed {verb}` failed (rc {rc})")
+    state = TestbedState(topo.name)
+    record = json.loads((state.dir / site.BRINGUP_RECORD).read_text())
+    guests = bootrecord.collect(SSH(topo), list(topo.hosts))
+    rss = qemu_rss_mb(topo)
+    rows = []
+    for name, host in topo.hosts.items():
+        vm, g = record["vms"].get(name, {}), guests.get(name, {})
+        start = vm.get("start")
+        rel = (lambda key: None if start is None or vm.get(key) is None else vm[key] - start)
+        rows.append([name, f"{host.memory_mb}", fmt(start), fmt(rel("ssh_wait")), fmt(rel("booted")),
+                     f"{g.get('kernel', 0):.1f}", f"{g.get('userspace', 0):.1f}", fmt(g.get("sshd")),
+                     fmt(g.get("lease")), fmt(vm.get("provisioned_after")), fmt(rss.get(name))])
+    print(f"bring-up of {topo.name} ({len(topo.hosts)} VMs); seconds; host-side times from `testbed up`'s "
+          f"record, guest-side from systemd-analyze and the journal")
+    print(tables.render(["VM", "RAM MB", "started at", "lease after", "SSH ready after",
+                         "guest kernel", "guest userspace", "guest sshd at", "guest lease at",
+                         "provisioned in", "qemu RSS MB"], rows))
+    ph = record["phases"]
+    print(f"phases (s since `up` began): box {ph.get('box')}, all booted {ph.get('boot')}, "
+          f"all provisioned {ph.get('provision')}, healthy {ph.get('healthy')}")
+
+
+if __name__ == "__main__":
+    main()

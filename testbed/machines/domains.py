@@ -1,0 +1,87 @@
+"""Which libvirt domains belong to this checkout: claim, sweep orphans, find addresses."""
+import subprocess
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.model.errors import TestbedError
+
+
+def _virsh(*args):
+    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True)
+
+
+OWNER_TAG = "testbed checkout "
+
+
+def our_domain_ids(root=PROJECT_ROOT):
+    """UUIDs of the domains Vagrant made from this checkout."""
+    return {p.read_text().strip() for p in Path(root, ".vagrant", "machines").glob("*/libvirt/id")
+            if p.read_text().strip()}
+
+
+def leftover_domains(topo):
+    """Domains named for this topology that this checkout's Vagrant does not know:
+    [(name, owning checkout path or None when the domain does not say)]."""
+    prefix, ours, found = f"tb-{topo.name}-", our_domain_ids(), []
+    for name in _virsh("list", "--all", "--name").stdout.split():
+        if name.startswith(prefix) and _virsh("domuuid", name).stdout.strip() not in ours:
+            desc = _virsh("desc", name).stdout.strip()
+            found.append((name, desc[len(OWNER_TAG):] if desc.startswith(OWNER_TAG) else None))
+    return found
+
+
+def owner_is_gone(owner):
+    """A domain whose checkout is this one (Vagrant lost track of it) or no longer exists."""
+    return owner is not None and (owner == str(PROJECT_ROOT) or not Path(owner, "Vagrantfile").exists())
+
+
+def claim_domains(topo):
+    """Before `up`: sweep domains orphaned by deleted checkouts; refuse to take over those of
+    another checkout that still exists (two testbeds of one topology share names and networks)."""
+    leftovers = leftover_domains(topo)
+    for name, owner in leftovers:
+        if owner is None:
+            raise TestbedError(f"libvirt domain {name} exists and no checkout claims it; remove it with "
+                               f"`virsh -c qemu:///system destroy {name}; virsh -c qemu:///system undefine "
+                               f"{name}` (names and networks would clash)")
+        if not owner_is_gone(owner):
+            raise TestbedError(f"libvirt domain {name} belongs to the testbed in {owner}; run "
+                               f"`./tb -t {topo.name} down` there first (names and networks would clash)")
+    if leftovers:
+        print(f"removing {len(leftovers)} domain(s) left by a deleted checkout: "
+              f"{', '.join(n for n, _ in leftovers)}", flush=True)
+        sweep_libvirt(topo, [n for n, _ in leftovers])
+
+
+def sweep_libvirt(topo, names):
+    """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
+    prefix = f"tb-{topo.name}-"
+    for name in names:
+        _virsh("destroy", name)
+        _virsh("undefine", name, "--nvram")
+    if any(n.startswith(prefix) for n in _virsh("list", "--all", "--name").stdout.split()):
+        return
+    for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
+        vol = line.split()[0] if line.split() else ""
+        if vol.startswith(prefix):
+            _virsh("vol-delete", "--pool", "default", vol)
+
+
+def domain_name(topo, host):
+    return f"tb-{topo.name}-{host}"
+
+
+def management_address(topo, host):
+    """The guest's management address from libvirt's DHCP lease, or None."""
+    out = _virsh("domifaddr", domain_name(topo, host), "--source", "lease").stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[2] == "ipv4":
+            return parts[3].split("/")[0]
+    return None
+
+
+def state(topo, host):
+    """libvirt's state of a host's domain: running, shut off, ... or None (no domain)."""
+    proc = _virsh("domstate", domain_name(topo, host))
+    return proc.stdout.strip() if proc.returncode == 0 else None

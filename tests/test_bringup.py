@@ -1,0 +1,103 @@
+"""Bring-up: boot waves, retries of a guest still booting, the plan the Vagrantfile reads."""
+import json
+import time
+
+import pytest
+
+from testbed.machines import plan, site
+from testbed.model import profiles, topology
+from testbed.model.errors import TestbedError
+
+
+def test_boot_waves_put_the_dtn_first_and_respect_the_size():
+    topo = topology.load("default")
+    waves = site.boot_waves(topo, 2)
+    assert waves[0][0] == "dtn" and all(len(w) <= 2 for w in waves)
+    assert sorted(n for w in waves for n in w) == sorted(topo.hosts)
+    assert site.boot_waves(topo, 64) == [[n for w in waves for n in w]]
+
+
+def test_wave_size_follows_cores_under_tcg_and_env(monkeypatch):
+    monkeypatch.delenv("TESTBED_BOOT_WAVE", raising=False)
+    assert site.wave_size("tcg", cores=2) == 2 and site.wave_size("kvm", cores=2) == 64
+    monkeypatch.setenv("TESTBED_BOOT_WAVE", "1")
+    assert site.wave_size("tcg", cores=8) == 1
+
+
+class FakeVagrant:
+    """`vagrant up` that reports every host of a call booted, except those that need more
+    attempts: {host: attempts before it is ready}."""
+
+    def __init__(self, slow, steps, started):
+        self.slow, self.calls, self.steps, self.started = dict(slow), [], steps, started
+        self.last_step, self.errors, self.tail, self.log_path = {}, [], [], "vagrant-up.log"
+
+    def __call__(self, argv, env):
+        hosts = [a for a in argv[2:] if not a.startswith("--") and a != "libvirt"]
+        self.calls.append(hosts)
+        rc = 0
+        for h in hosts:
+            if self.slow.get(h, 0) > 0:
+                self.slow[h] -= 1
+                self.last_step[h] = "Waiting for domain to get an IP address..."
+                self.errors.append("Vagrant::Errors::VMBootTimeout")
+                rc = 1
+            else:
+                self.steps.setdefault(h, {})["booted"] = 1.0
+        return rc
+
+
+def test_a_guest_still_booting_is_waited_for_again_not_destroyed(monkeypatch):
+    topo = topology.load("small")
+    monkeypatch.setattr(site.domains, "state", lambda t, h: "running")
+    run = FakeVagrant({"dtn": 1}, {}, time.monotonic())
+    site.boot(topo, run, {}, 2)
+    assert run.calls[0] == ["dtn", "cm1"] and run.calls[1] == ["dtn"]
+    assert all("--no-destroy-on-error" not in c for c in run.calls)  # hosts only, flags filtered
+    assert set(run.steps) == set(topo.hosts)
+
+
+def test_a_guest_that_never_boots_is_named_with_its_phase_and_error(monkeypatch):
+    topo = topology.load("small")
+    monkeypatch.setattr(site.domains, "state", lambda t, h: "running")
+    monkeypatch.setattr(site, "_console_tail", lambda t, h: "Begin: Running /scripts/local-block")
+    run = FakeVagrant({"dtn": 5}, {}, time.monotonic())
+    with pytest.raises(TestbedError) as err:
+        site.boot(topo, run, {}, 2)
+    text = str(err.value)
+    assert "dtn: last step 'Waiting for domain to get an IP address...'" in text
+    assert "domain running" in text and "local-block" in text and "VMBootTimeout" in text
+    assert "cm1" not in text.split("did not boot")[1].split(";")[0]
+
+
+def test_plan_file_carries_accel_cpu_and_console(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("TESTBED_CONSOLE_DIR", str(tmp_path / "console"))
+    path, data = plan.write(topology.load("small"), profiles.load("default"), accelerator="tcg")
+    saved = json.loads(path.read_text())
+    assert saved["accel"] == "tcg" and saved["guest_cpu"]["model"] == "qemu64"
+    assert "aes" in saved["guest_cpu"]["features"] and saved["guest_cpu"]["tb_cache_mb"] > 0
+    assert all(h["console_log"].startswith(str(tmp_path / "console")) for h in saved["hosts"])
+    kvm = plan.guest_cpu("kvm")
+    assert kvm["mode"] == "host-passthrough" and kvm["tb_cache_mb"] is None
+
+
+def test_down_refuses_a_topology_that_is_not_the_one_up(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    (tmp_path / site.ACTIVE).write_text("default")
+    with pytest.raises(TestbedError, match="topology default is up in this checkout, not small"):
+        site.down(topology.load("small"))
+
+
+def test_guest_boot_record_is_parsed_from_systemd_and_the_journal():
+    from testbed.remote import bootrecord
+    text = """Startup finished in 13.908s (kernel) + 1min 1.016s (userspace) = 1min 14.925s
+[   44.836138] testbed sshd[372]: Server listening on 0.0.0.0 port 22.
+[   44.910651] testbed systemd[1]: Reached target multi-user.target - Multi-User System.
+[   60.365147] testbed dhclient[431]: DHCPACK of 192.168.160.247 from 192.168.160.1
+uptime=193.90
+"""
+    rec = bootrecord.parse(text)
+    assert rec == {"kernel": 13.91, "userspace": 61.02, "total": 74.92, "sshd": 44.836138,
+                   "multi_user": 44.910651, "lease": 60.365147, "uptime": 193.9}
+    assert bootrecord.seconds("640ms") == 0.64 and bootrecord.parse("") == {}
