@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from testbed.cli.experiments import cmd_compare, cmd_demo, cmd_run, cmd_test
-from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_ssh, cmd_status,
+from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_snapshot_delete,
+                              cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
 from testbed.cli.tuning import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
                                 cmd_wan_set, cmd_wan_show)
@@ -50,6 +51,20 @@ def build_parser():
     s.add_argument("hosts", nargs="*", help="default: every host")
     s.add_argument("--profile", default=None, help="default: the profile in force")
     s.set_defaults(func=cmd_provision)
+
+    snap = sub.add_parser("snapshot", help="whole-site snapshots (every VM's disks and memory)"
+                          ).add_subparsers(dest="sub", required=True)
+    s = snap.add_parser("save", help="save the healthy site as it is now")
+    s.add_argument("name", nargs="?", default="pristine")
+    s.set_defaults(func=cmd_snapshot_save)
+    s = snap.add_parser("restore", help="revert every VM, set the guests' clocks, wait until healthy")
+    s.add_argument("name", nargs="?", default="pristine")
+    s.set_defaults(func=cmd_snapshot_restore)
+    s = snap.add_parser("list", help="the snapshots every VM of the site has")
+    s.set_defaults(func=cmd_snapshot_list)
+    s = snap.add_parser("delete", help="delete a snapshot from every VM")
+    s.add_argument("name")
+    s.set_defaults(func=cmd_snapshot_delete)
 
     s = sub.add_parser("ssh", help="log in to a VM, or run a command there")
     s.add_argument("host")

@@ -2,7 +2,7 @@
 import json
 import sys
 
-from testbed.cli.common import _profile, _topology
+from testbed.cli.common import _profile, _site, _topology
 from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
@@ -101,3 +101,43 @@ def cmd_status(args):
         report = health.collect(topo)
     print(json.dumps(report, indent=2) if args.json else health.format_report(report))
     return 0 if report["healthy"] else 1
+
+
+def cmd_snapshot_save(args):
+    from testbed.machines import snapshots
+    from testbed.remote import health
+    topo, ssh, state = _site(args)
+    report = health.collect(topo, ssh)
+    if not report["healthy"]:
+        raise TestbedError(f"site {topo.name} is not healthy ({report['problems'][0]}); "
+                           "snapshots are taken of a healthy site")
+    prof = health.recorded_profile(state)
+    snapshots.save(topo, args.name, prof.name if prof else "default")
+    return 0
+
+
+def cmd_snapshot_restore(args):
+    from testbed.machines import snapshots
+    topo, ssh, _state = _site(args)
+    snapshots.restore(topo, args.name, ssh)
+    return 0
+
+
+def cmd_snapshot_list(args):
+    from testbed.machines import snapshots
+    from testbed.model import tables
+    topo, _ssh, _state = _site(args)
+    rows = [[r.get("name"), r.get("created", "?"), r.get("profile", "?"), r.get("provisioning", "?"),
+             r.get("disk_mb", "?"), r.get("seconds", "?")] for r in snapshots.records(topo)]
+    if not rows:
+        print(f"no snapshots of {topo.name}")
+        return 0
+    print(tables.render(["snapshot", "created (UTC)", "profile", "provisioning", "disk MB", "save s"], rows))
+    return 0
+
+
+def cmd_snapshot_delete(args):
+    from testbed.machines import snapshots
+    topo, _ssh, _state = _site(args)
+    snapshots.delete(topo, args.name)
+    return 0

@@ -150,6 +150,15 @@ def up(topo, profile, parallel=True, wait_timeout=900):
     state = TestbedState(topo.name).ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state)
+    if all(domains.state(topo, h) for h in topo.hosts):
+        from testbed.machines import snapshots
+        name = snapshots.matching(topo, profile.name)
+        if name:
+            print(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
+                  f"and provisioning: restoring it instead of booting", flush=True)
+            snapshots.restore(topo, name)
+            health.record_profile(state, profile)
+            return 0
     accelerator = the_plan["accel"]
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)

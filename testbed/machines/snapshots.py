@@ -1,0 +1,184 @@
+"""Whole-site snapshots: every VM's disks and memory saved at one moment, restored in place.
+
+libvirt internal snapshots (all of a domain's disks are qcow2): the site is paused as a
+whole, each domain checkpointed, then resumed, so the HTCondor and XRootD state across
+VMs is one consistent moment. A restore reverts every domain, sets each guest's clock
+from the host (the guests run no time sync) and waits until the site is healthy again.
+Each snapshot records what it was taken of (topology, profile, rendered provisioning);
+`testbed up` restores a matching one instead of booting when the site's VMs exist.
+"""
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from testbed.machines import domains
+from testbed.machines.state import TestbedState
+from testbed.model.errors import ConfigError, TestbedError
+
+PREFIX = "tb-"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
+SPACE_MARGIN_MB = 2048
+
+
+def _virsh(*args, timeout=1800):
+    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def check_name(name):
+    if not NAME.match(name or ""):
+        raise ConfigError("testbed snapshot", "NAME", f"{name!r}: use letters, digits, '.', '_' or '-'")
+    return name
+
+
+def record_dir(state):
+    return state.dir / "snapshots"
+
+
+def provisioning_hash(state):
+    """A digest of every host's rendered files and scripts (not the secrets): two sites with
+    the same digest were provisioned alike."""
+    digest = hashlib.sha256()
+    for path in sorted(state.hosts_dir.glob("*/**/*")):
+        if path.is_file() and "secrets" not in path.relative_to(state.hosts_dir).parts:
+            digest.update(str(path.relative_to(state.hosts_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def identity(topo, profile_name, state):
+    return {"topology": topo.name, "profile": profile_name, "provisioning": provisioning_hash(state)}
+
+
+def volume_paths(topo, host):
+    out = _virsh("domblklist", domains.domain_name(topo, host), "--details").stdout
+    return [line.split()[3] for line in out.splitlines()
+            if len(line.split()) >= 4 and line.split()[1] == "disk" and line.split()[3].startswith("/")]
+
+
+def disk_usage_mb(topo):
+    """Bytes the site's disk images take on the host, in MB (internal snapshots live in them)."""
+    total = 0
+    for host in topo.hosts:
+        for path in volume_paths(topo, host):
+            out = subprocess.run(["du", "-k", "--apparent-size", path], capture_output=True, text=True).stdout
+            total += int(out.split()[0]) if out.split() else 0
+    return total // 1024
+
+
+def check_room(topo, path="/var/lib/libvirt/images"):
+    """Refuse when the disk cannot take every VM's memory plus a margin."""
+    need = topo.total_memory_mb + SPACE_MARGIN_MB
+    free = shutil.disk_usage(path).free // (1024 * 1024)
+    if free < need:
+        raise TestbedError(f"{path}: {free} MB free, a snapshot of {topo.name} needs about {need} MB "
+                           f"(guest RAM {topo.total_memory_mb} MB + {SPACE_MARGIN_MB} MB); free some space")
+    return free
+
+
+def _each(topo, fn):
+    """fn(host) for every host at once; raises naming every host that failed."""
+    with ThreadPoolExecutor(max_workers=len(topo.hosts)) as pool:
+        results = dict(zip(topo.hosts, pool.map(fn, topo.hosts)))
+    bad = {h: r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"rc {r.returncode}"
+           for h, r in results.items() if r.returncode != 0}
+    if bad:
+        raise TestbedError("; ".join(f"{h}: {why}" for h, why in bad.items()))
+    return results
+
+
+def save(topo, name, profile_name, echo=print):
+    """Pause the whole site, checkpoint every domain (disks + memory), resume; returns the record."""
+    check_name(name)
+    state = TestbedState(topo.name)
+    for host in topo.hosts:
+        if domains.state(topo, host) != "running":
+            raise TestbedError(f"{host}: domain {domains.domain_name(topo, host)} is not running; "
+                               "snapshots are taken of a running, healthy site")
+    if name in list_names(topo):
+        raise TestbedError(f"snapshot {name} exists; `testbed snapshot delete {name}` first")
+    check_room(topo)
+    before = disk_usage_mb(topo)
+    started = time.monotonic()
+    meta = identity(topo, profile_name, state) | {"name": name, "created": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    echo(f"pausing {len(topo.hosts)} VMs and saving their disks and memory as {name}")
+    _each(topo, lambda h: _virsh("suspend", domains.domain_name(topo, h)))
+    try:
+        _each(topo, lambda h: _virsh("snapshot-create-as", "--domain", domains.domain_name(topo, h),
+                                     "--name", PREFIX + name, "--description", json.dumps(meta), "--atomic"))
+    finally:
+        _each(topo, lambda h: _virsh("resume", domains.domain_name(topo, h)))
+    meta["seconds"] = round(time.monotonic() - started, 1)
+    meta["disk_mb"] = max(0, disk_usage_mb(topo) - before)
+    record_dir(state).mkdir(parents=True, exist_ok=True)
+    (record_dir(state) / f"{name}.json").write_text(json.dumps(meta, indent=1))
+    echo(f"snapshot {name} saved in {meta['seconds']:.0f} s; it takes {meta['disk_mb']} MB of disk")
+    return meta
+
+
+def list_names(topo):
+    """Snapshot names every domain of the site has."""
+    names = None
+    for host in topo.hosts:
+        proc = _virsh("snapshot-list", domains.domain_name(topo, host), "--name")
+        have = {n[len(PREFIX):] for n in proc.stdout.split() if n.startswith(PREFIX)} if proc.returncode == 0 else set()
+        names = have if names is None else names & have
+    return sorted(names or [])
+
+
+def records(topo):
+    state = TestbedState(topo.name)
+    out = []
+    for name in list_names(topo):
+        path = record_dir(state) / f"{name}.json"
+        out.append(json.loads(path.read_text()) if path.exists() else {"name": name})
+    return out
+
+
+def matching(topo, profile_name):
+    """The newest snapshot taken of this topology, profile and provisioning, or None."""
+    want = identity(topo, profile_name, TestbedState(topo.name))
+    found = [r for r in records(topo) if all(r.get(k) == v for k, v in want.items())]
+    return max(found, key=lambda r: r.get("created", ""))["name"] if found else None
+
+
+def set_clocks(topo, ssh):
+    """The guests run no time sync: after a restore their clocks stand at the snapshot's time."""
+    return ssh.run_many({h: f"date -u -s @{time.time():.3f} >/dev/null && echo ok" for h in topo.hosts},
+                        timeout=60)
+
+
+def restore(topo, name, ssh=None, wait_timeout=600, echo=print):
+    """Revert every domain to the snapshot, set the guests' clocks, wait until healthy."""
+    from testbed.remote import health
+    from testbed.remote.ssh import SSH
+    check_name(name)
+    if name not in list_names(topo):
+        known = ", ".join(list_names(topo)) or "none"
+        raise TestbedError(f"no snapshot {name} of every VM of {topo.name} (snapshots: {known})")
+    started = time.monotonic()
+    echo(f"restoring {len(topo.hosts)} VMs to snapshot {name}")
+    _each(topo, lambda h: _virsh("snapshot-revert", domains.domain_name(topo, h), PREFIX + name, "--running"))
+    reverted = time.monotonic() - started
+    ssh = ssh or SSH(topo, timeout=60)
+    clocks = set_clocks(topo, ssh)
+    bad = [h for h, r in clocks.items() if not r.ok]
+    if bad:
+        raise TestbedError(f"could not set the clock on {', '.join(bad)} after the restore")
+    health.wait_healthy(topo, ssh, timeout=wait_timeout, started=started, echo=echo)
+    total = time.monotonic() - started
+    echo(f"site {topo.name} healthy {total:.0f} s after the restore began (reverted in {reverted:.0f} s)")
+    return {"name": name, "revert_seconds": round(reverted, 1), "healthy_seconds": round(total, 1)}
+
+
+def delete(topo, name, echo=print):
+    check_name(name)
+    if name not in list_names(topo):
+        raise TestbedError(f"no snapshot {name} of {topo.name}")
+    _each(topo, lambda h: _virsh("snapshot-delete", domains.domain_name(topo, h), PREFIX + name))
+    (record_dir(TestbedState(topo.name)) / f"{name}.json").unlink(missing_ok=True)
+    echo(f"snapshot {name} deleted")
