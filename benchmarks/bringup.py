@@ -17,24 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testbed.machines import site  # noqa: E402
+from testbed.machines import hostload, site  # noqa: E402
 from testbed.machines.state import TestbedState  # noqa: E402
 from testbed.model import tables, topology  # noqa: E402
 from testbed.remote import bootrecord  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def qemu_rss_mb(topo):
-    out = subprocess.run(["ps", "-eo", "rss=,args="], capture_output=True, text=True).stdout
-    rss = {}
-    for line in out.splitlines():
-        parts = line.split(None, 1)
-        for name in topo.hosts:
-            if len(parts) == 2 and f"guest=tb-{topo.name}-{name}," in parts[1]:
-                rss[name] = int(parts[0]) // 1024
-    return rss
 
 
 def fmt(value):
@@ -55,7 +44,8 @@ def main():
     state = TestbedState(topo.name)
     record = json.loads((state.dir / site.BRINGUP_RECORD).read_text())
     guests = bootrecord.collect(SSH(topo), list(topo.hosts))
-    rss = qemu_rss_mb(topo)
+    load = hostload.usage(topo, window=10)
+    rss = {h: v["rss_mb"] for h, v in load.items()}
     rows = []
     for name, host in topo.hosts.items():
         vm, g = record["vms"].get(name, {}), guests.get(name, {})
@@ -63,15 +53,18 @@ def main():
         rel = (lambda key: None if start is None or vm.get(key) is None else vm[key] - start)
         rows.append([name, f"{host.memory_mb}", fmt(start), fmt(rel("ssh_wait")), fmt(rel("booted")),
                      f"{g.get('kernel', 0):.1f}", f"{g.get('userspace', 0):.1f}", fmt(g.get("sshd")),
-                     fmt(g.get("lease")), fmt(vm.get("provisioned_after")), fmt(rss.get(name))])
+                     fmt(g.get("lease")), fmt(vm.get("provisioned_after")), fmt(rss.get(name)),
+                     f"{load.get(name, {}).get('cpu_pct', 0):.0f}"])
     print(f"bring-up of {topo.name} ({len(topo.hosts)} VMs); seconds; host-side times from `testbed up`'s "
           f"record, guest-side from systemd-analyze and the journal")
     print(tables.render(["VM", "RAM MB", "started at", "lease after", "SSH ready after",
                          "guest kernel", "guest userspace", "guest sshd at", "guest lease at",
-                         "provisioned in", "qemu RSS MB"], rows))
+                         "provisioned in", "qemu RSS MB", "idle CPU %"], rows))
     ph = record["phases"]
     print(f"phases (s since `up` began): box {ph.get('box')}, all booted {ph.get('boot')}, "
           f"all provisioned {ph.get('provision')}, healthy {ph.get('healthy')}")
+    print(f"the site now costs the host {load['total']['cpu_pct']}% of its cores and {load['total']['rss_mb']} MB "
+          f"(qemu, measured over 10 s)")
 
 
 if __name__ == "__main__":

@@ -101,3 +101,23 @@ uptime=193.90
     assert rec == {"kernel": 13.91, "userspace": 61.02, "total": 74.92, "sshd": 44.836138,
                    "multi_user": 44.910651, "lease": 60.365147, "uptime": 193.9}
     assert bootrecord.seconds("640ms") == 0.64 and bootrecord.parse("") == {}
+
+
+def test_host_load_reads_qemu_rss_and_cpu_from_proc(tmp_path):
+    from testbed.machines import hostload
+    topo = topology.load("small")
+    ticks = {"101": [100, 150]}
+
+    def write(pid, name, utime):
+        d = tmp_path / pid
+        d.mkdir(exist_ok=True)
+        (d / "cmdline").write_bytes(b"/usr/bin/qemu-system-x86_64\0-name\0guest=tb-small-" + name.encode()
+                                    + b",debug-threads=on\0")
+        (d / "stat").write_text(f"{pid} (qemu-system-x86) S " + " ".join(["0"] * 10) + f" {utime} 0 0 0")
+        (d / "status").write_text("Name: qemu\nVmRSS:\t  524288 kB\n")
+    write("101", "cm1", ticks["101"][0])
+    (tmp_path / "self").mkdir()
+    assert hostload.qemu_processes(topo, tmp_path) == {"cm1": 101}
+    out = hostload.usage(topo, window=1.0, proc=tmp_path, sleep=lambda s: write("101", "cm1", ticks["101"][1]))
+    hz = __import__("os").sysconf("SC_CLK_TCK")
+    assert out["cm1"]["rss_mb"] == 512 and out["cm1"]["cpu_pct"] == round(100.0 * 50 / hz, 1)

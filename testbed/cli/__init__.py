@@ -123,6 +123,8 @@ def build_parser():
     s.add_argument("--json", action="store_true")
     s.add_argument("--wait", type=float, default=0, metavar="SECONDS",
                    help="wait up to SECONDS for the site to become healthy")
+    s.add_argument("--load-window", type=float, default=5, metavar="SECONDS",
+                   help="measure each VM's qemu CPU and memory over SECONDS (0: skip)")
     s.set_defaults(func=cmd_status)
     return p
 

@@ -1,5 +1,6 @@
 """Verbs for the site itself: plan, topology, box, up, down, provision, ssh, status."""
 import json
+import os
 import sys
 
 from testbed.cli.common import _profile, _site, _topology
@@ -99,7 +100,19 @@ def cmd_status(args):
             report = health.collect(topo)
     else:
         report = health.collect(topo)
-    print(json.dumps(report, indent=2) if args.json else health.format_report(report))
+    from testbed.machines import hostload
+    report["host_load"] = hostload.usage(topo, window=args.load_window) if args.load_window > 0 else {}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(health.format_report(report))
+        load = report["host_load"]
+        if len(load) > 1:
+            from testbed.model import tables
+            print(tables.render(["VM", "qemu RSS MB", "CPU % of a core"],
+                                [[h, v["rss_mb"], v["cpu_pct"]] for h, v in load.items() if h != "total"]))
+            print(f"host cost of the site over {args.load_window:g} s: {load['total']['cpu_pct']}% of all "
+                  f"{os.cpu_count()} cores, {load['total']['rss_mb']} MB resident")
     return 0 if report["healthy"] else 1
 
 

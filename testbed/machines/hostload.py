@@ -1,0 +1,55 @@
+"""What each VM costs the host: its qemu process's resident memory and CPU share."""
+import os
+import time
+from pathlib import Path
+
+
+def qemu_processes(topo, proc=Path("/proc")):
+    """{host: pid} of the site's qemu processes (found by their `guest=tb-TOPO-HOST,` argument)."""
+    found = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not args or not args[0].endswith(b"qemu-system-x86_64"):
+            continue
+        text = b" ".join(args).decode(errors="replace")
+        for host in topo.hosts:
+            if f"guest=tb-{topo.name}-{host}," in text:
+                found[host] = int(entry.name)
+    return found
+
+
+def _cpu_ticks(pid, proc):
+    fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _rss_mb(pid, proc):
+    for line in (proc / str(pid) / "status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def usage(topo, window=5.0, proc=Path("/proc"), sleep=time.sleep):
+    """{host: {"rss_mb", "cpu_pct" (of one host core)}} measured over `window` seconds,
+    and the site's total as a share of all host cores under "total"."""
+    pids = qemu_processes(topo, proc)
+    hz = os.sysconf("SC_CLK_TCK")
+    before = {h: _cpu_ticks(p, proc) for h, p in pids.items()}
+    sleep(window)
+    out = {}
+    for host, pid in pids.items():
+        try:
+            ticks = _cpu_ticks(pid, proc) - before[host]
+            out[host] = {"rss_mb": _rss_mb(pid, proc), "cpu_pct": round(100.0 * ticks / hz / window, 1)}
+        except OSError:
+            continue
+    cores = os.cpu_count() or 1
+    out["total"] = {"rss_mb": sum(v["rss_mb"] for v in out.values()),
+                    "cpu_pct": round(sum(v["cpu_pct"] for v in out.values()) / cores, 1)}
+    return out
