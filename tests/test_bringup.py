@@ -51,8 +51,8 @@ def test_a_guest_still_booting_is_waited_for_again_not_destroyed(monkeypatch):
     topo = topology.load("small")
     monkeypatch.setattr(site.domains, "state", lambda t, h: "running")
     run = FakeVagrant({"dtn": 1}, {}, time.monotonic())
-    site.boot(topo, run, {}, 2)
-    assert run.calls[0] == ["dtn", "cm1"] and run.calls[1] == ["dtn"]
+    site.boot(topo, run, {}, 2, poll=0.01)
+    assert run.calls[0] == ["dtn", "cm1"] and run.calls[-1] == ["dtn"] and len(run.calls) == 4
     assert all("--no-destroy-on-error" not in c for c in run.calls)  # hosts only, flags filtered
     assert set(run.steps) == set(topo.hosts)
 
@@ -63,7 +63,7 @@ def test_a_guest_that_never_boots_is_named_with_its_phase_and_error(monkeypatch)
     monkeypatch.setattr(site, "_console_tail", lambda t, h: "Begin: Running /scripts/local-block")
     run = FakeVagrant({"dtn": 5}, {}, time.monotonic())
     with pytest.raises(TestbedError) as err:
-        site.boot(topo, run, {}, 2)
+        site.boot(topo, run, {}, 2, poll=0.01)
     text = str(err.value)
     assert "dtn: last step 'Waiting for domain to get an IP address...'" in text
     assert "domain running" in text and "local-block" in text and "VMBootTimeout" in text
@@ -121,3 +121,28 @@ def test_host_load_reads_qemu_rss_and_cpu_from_proc(tmp_path):
     out = hostload.usage(topo, window=1.0, proc=tmp_path, sleep=lambda s: write("101", "cm1", ticks["101"][1]))
     hz = __import__("os").sysconf("SC_CLK_TCK")
     assert out["cm1"]["rss_mb"] == 512 and out["cm1"]["cpu_pct"] == round(100.0 * 50 / hz, 1)
+
+
+def test_the_next_wave_starts_when_this_one_has_its_leases(monkeypatch):
+    """Overlap: wave 2 must not start before every guest of wave 1 reached `ssh_wait`."""
+    import threading
+    topo = topology.load("small")
+    steps, order, gate = {}, [], threading.Event()
+
+    class SlowVagrant(FakeVagrant):
+        def __call__(self, argv, env):
+            hosts = [a for a in argv[2:] if not a.startswith("--") and a != "libvirt"]
+            order.append((tuple(hosts), sorted(h for h, s in steps.items() if "ssh_wait" in s)))
+            if hosts == ["dtn", "cm1"]:
+                for h in hosts:
+                    steps.setdefault(h, {})["ssh_wait"] = 1.0
+                gate.wait(5)  # still reaching them over SSH while wave 2 boots
+            elif not gate.is_set():
+                gate.set()
+            for h in hosts:
+                steps.setdefault(h, {})["booted"] = 2.0
+            return 0
+    run = SlowVagrant({}, steps, time.monotonic())
+    site.boot(topo, run, {}, 2, overlap=True, poll=0.01)
+    assert order[0][0] == ("dtn", "cm1") and order[1][1] == ["cm1", "dtn"]
+    assert gate.is_set() and set(steps) == set(topo.hosts)
