@@ -82,6 +82,7 @@ def cmd_wan_show(args):
 def cmd_wan_clear(args):
     from testbed.network import wan
     topo, ssh, state = _site(args)
-    wan.clear(topo, ssh, state)
-    print(f"WAN emulation cleared on {len(topo.hosts)} hosts")
+    links = [link for link in wan.clear(topo, ssh, state) if link.rtt_ms or link.loss_pct or link.rate_mbit]
+    print(f"WAN emulation cleared on {len(topo.hosts)} hosts; the topology's own links stay: "
+          + (", ".join(f"{link.a}<->{link.b} {link.rtt_ms:g} ms" for link in links) or "none"))
     return 0

@@ -192,6 +192,11 @@ def up(topo, profile, parallel=True, wait_timeout=900):
         booted = time.monotonic() - started
         report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
         record["phases"]["healthy"] = round(time.monotonic() - started, 1)
+        if any(link.rtt_ms or link.loss_pct or link.rate_mbit for link in topo.wan):
+            from testbed.network import wan
+            for row in wan.set_links(topo, SSH(topo), state, [], count=10):
+                print(f"WAN from the topology: {row['link']} configured {row['configured_ms']:g} ms, "
+                      f"measured {row['measured_ms']} ms", flush=True)
     finally:
         _write_record(state, record)
     print(health.format_report(report))

@@ -43,17 +43,32 @@ def apply(topo, ssh, links):
     return plans
 
 
+def effective_links(topo, links):
+    """The topology's own links (its `wan:` section, always in force) with `links` on top:
+    a link between the same two groups replaces the topology's, others are added."""
+    merged = {frozenset((link.a, link.b)): link for link in topo.wan}
+    for link in links:
+        merged[frozenset((link.a, link.b))] = link
+    return list(merged.values())
+
+
 def set_links(topo, ssh, state, links, count=PING_COUNT):
-    """Put the links in place, measure each one's RTT, record both; returns the measurements."""
-    apply(topo, ssh, links)
-    rows = measure(topo, ssh, links, count)
-    record(state, links, rows)
+    """Put the links in place over the topology's own, measure each given link's RTT (each
+    emulated topology link when none is given), record both; returns the measurements."""
+    in_force_now = effective_links(topo, links)
+    apply(topo, ssh, in_force_now)
+    probe = links or [link for link in in_force_now if link.rtt_ms]
+    rows = measure(topo, ssh, probe, count)
+    record(state, in_force_now, rows)
     return rows
 
 
 def clear(topo, ssh, state):
-    apply(topo, ssh, [])
-    record(state, [])
+    """Back to the topology's own links (LAN where it declares none)."""
+    links = effective_links(topo, [])
+    apply(topo, ssh, links)
+    record(state, links)
+    return links
 
 
 def record(state, links, measured=None):

@@ -1,0 +1,35 @@
+"""The topology's own WAN links are in force after bring-up and under every suite's links."""
+from testbed.model import topology
+from testbed.network import netem, wan
+from testbed.remote.ssh import Result
+
+
+class RecordingSSH:
+    def __init__(self):
+        self.scripts = {}
+
+    def run_many(self, commands, check=False, timeout=None):
+        self.scripts.update(commands)
+        return {h: Result(h, 0, "", "") for h in commands}
+
+    def run(self, host, command, check=True, input_bytes=None, timeout=None):
+        return Result(host, 0, "64 bytes from x: icmp_seq=1 ttl=64 time=20.5 ms\n", "")
+
+
+def test_a_suite_link_replaces_the_topology_link_of_the_same_pair_and_keeps_the_others():
+    topo = topology.load("default")
+    links = wan.effective_links(topo, [netem.Link("worker", "submit", 80.0)])
+    by_pair = {frozenset((link.a, link.b)): link.rtt_ms for link in links}
+    assert by_pair == {frozenset(("submit", "worker")): 80.0, frozenset(("dtn", "origin")): 20.0}
+
+
+def test_clear_goes_back_to_the_topology_links_on_the_guests(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    from testbed.machines.state import TestbedState
+    topo, ssh = topology.load("default"), RecordingSSH()
+    state = TestbedState("default")
+    kept = wan.clear(topo, ssh, state)
+    assert [(link.a, link.b, link.rtt_ms) for link in kept if link.rtt_ms] == [("dtn", "origin", 20.0)]
+    assert "netem delay 10ms" in ssh.scripts["origin"] and "netem" in ssh.scripts["dtn"]
+    assert "netem" not in ssh.scripts["submit"]
+    assert wan.in_force(state)["links"][1]["rtt_ms"] == 20.0
