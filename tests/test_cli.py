@@ -97,7 +97,8 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
         provisioning.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
     assert set(calls) == set(topo.hosts)
     command, data = calls["submit"]
-    assert command.startswith("cat > /tmp/testbed-provision.tgz && bash -c ") and data[:2] == b"\x1f\x8b"
+    assert command.startswith('f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > "$f" && bash -c ')
+    assert command.endswith('rm -f "$f"; exit $rc') and data[:2] == b"\x1f\x8b"
     assert (TestbedState("small").host_dir("submit") / "files/etc/condor/config.d/50-testbed.conf").exists()
     out = capsys.readouterr().out
     assert "submit: submit provisioned" in out and "dtn: FAILED (rc 1): mdadm: boom" in out

@@ -23,8 +23,8 @@ def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
     apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
     install = " && ".join(packages.install_commands(topo.box))  # el9 only; the Debian box has all
     command = ((f"{install} && " if install else "")
-               + f"cat > /tmp/testbed-provision.tgz && bash -c {shlex.quote(apply_sh)} apply "
-               f"/tmp/testbed-provision.tgz")
+               + "f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > \"$f\" && "
+               f"bash -c {shlex.quote(apply_sh)} apply \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
     ssh = ssh or first_contact_ssh(topo, state, names)
     started = time.monotonic()
     print(f"provisioning {', '.join(names)} with profile {profile.name}", flush=True)
