@@ -1,5 +1,6 @@
 import pytest
 
+from testbed.experiments import registry
 from testbed.results import compare, runs as results
 from testbed.model.errors import ConfigError
 
@@ -83,8 +84,25 @@ def test_html_report_has_table_and_one_plot_per_metric_and_axis(tmp_path):
         ("e1.efficiency_lost", 0.1 * r, "ratio", {"rtt_ms": r, "rate": "W", "profile": p})
         for r in (0, 40, 80) for p in ("default", "wan-tuned")
     ] + [("e1.submit_rx_rate", float(t), "MB/s", {"t": float(t), "profile": "default"}) for t in range(5)])
-    path, pngs = compare.render_html([run], tmp_path / "report.html", compare.load_paper())
+    path, pngs = compare.render_html([run], tmp_path / "report.html", compare.load_paper(),
+                                     axes=registry.plot_axes())
     text = path.read_text()
     assert "<table>" in text and "e1.efficiency_lost" in text and "seed 000" in text
     assert sorted(p.name for p in pngs) == ["e1_efficiency_lost-vs-rtt_ms.png", "e1_submit_rx_rate-vs-t.png"]
     assert all(p.stat().st_size > 1000 for p in pngs)
+
+
+def test_x_axes_come_from_the_caller(tmp_path):
+    run = run_with(tmp_path, "e1", ["default"], [
+        ("e1.efficiency_lost", 0.1 * r, "ratio", {"rtt_ms": r, "clients": 2}) for r in (0, 40, 80)])
+    assert list(compare.collect([run])[2]) == []  # no axes given: time series only
+    assert list(compare.collect([run], {"e1": ("rtt_ms",)})[2]) == [("e1.efficiency_lost", "rtt_ms", "ratio")]
+    assert list(compare.collect([run], {"e2": ("rtt_ms",)})[2]) == []  # another suite's axes
+    assert list(compare.collect([run], ("clients",))[2]) == [("e1.efficiency_lost", "clients", "ratio")]
+
+
+def test_paper_figures_come_from_every_file_of_the_paper_folder():
+    figures = compare.load_paper()
+    assert {f["metric"].split(".")[0] for f in figures} == {"e1", "e2"}
+    assert {p.name for p in compare.PAPER_DIR.glob("*.yaml")} == {"e1.yaml", "e2.yaml"}
+    assert len(compare.load_paper(compare.PAPER_DIR / "e2.yaml")) < len(figures)

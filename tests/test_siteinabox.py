@@ -53,6 +53,7 @@ def test_cache_bytes_and_verdict_from_xrdpfc_print_json():
 
 
 def test_scale_overrides():
-    p = siteinabox.scale_params("quick", {"CLIENTS": "1,10", "write_mb": "8"})
+    p = siteinabox.EXPERIMENT.parameters("quick", {"CLIENTS": "1,10", "write_mb": "8"})
     assert p["clients"] == [1, 10] and p["write_mb"] == 8
-    assert siteinabox.scale_params("full")["clients"] == [1, 2, 4, 10]
+    assert siteinabox.EXPERIMENT.parameters("full")["clients"] == [1, 2, 4, 10]
+    assert siteinabox.EXPERIMENT.parameters("ci")["clients"] == [1, 2]

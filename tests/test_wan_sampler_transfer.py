@@ -96,9 +96,11 @@ def test_job_stats_efficiency_lost():
 
 
 def test_scale_overrides_from_set():
-    p = transfer.scale_params("quick", {"RTTS": "0,20,40", "sweep_jobs": "4", "unknown": "1"})
+    p = transfer.EXPERIMENT.parameters("quick", {"RTTS": "0,20,40", "sweep_jobs": "4"})
     assert p["rtts"] == [0, 20, 40] and p["sweep_jobs"] == 4
-    assert transfer.scale_params("full")["rtts"] == [0, 10, 20, 40, 80]
+    assert transfer.EXPERIMENT.parameters("full")["rtts"] == [0, 10, 20, 40, 80]
+    with pytest.raises(ConfigError, match="e1 has no parameter 'unknown'"):
+        transfer.EXPERIMENT.parameters("quick", {"unknown": "1"})
 
 
 def test_parse_sets_and_robot_argv(tmp_path):

@@ -32,7 +32,7 @@ class SiteInABoxLibrary:
         return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool)
 
     def params(self):
-        return self.tb.suite_parameters(siteinabox.SCALES, self.scale)
+        return self.tb.experiment_parameters("e2")
 
     def _stripe(self):
         prof = self.tb.profile_in_force

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from robot.api import logger  # noqa: E402
+from robot.api import SkipExecution, logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
@@ -17,7 +17,7 @@ from testbed.results import compare, runs as results  # noqa: E402
 from testbed.remote import health  # noqa: E402
 from testbed.network import netem, wan  # noqa: E402
 from testbed.model import profiles, topology  # noqa: E402
-from testbed.experiments import runner as suites  # noqa: E402
+from testbed.experiments import registry, runner as suites  # noqa: E402
 from testbed.services import tuning  # noqa: E402
 from testbed.model import constants  # noqa: E402
 from testbed.services.condor import Pool, submit_description  # noqa: E402
@@ -38,6 +38,20 @@ def _var(name, default=None):
         return default
 
 
+def _typed(value):
+    """'80' -> 80, '0.5' -> 0.5, other values unchanged (Robot passes named arguments as text)."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                f = float(value)
+                return f if f == f else value
+            except ValueError:
+                return value
+    return value
+
+
 @library(scope="SUITE", auto_keywords=False)
 class TestbedLibrary:
     def __init__(self, topology_name=None):
@@ -48,6 +62,7 @@ class TestbedLibrary:
         self.storage = Storage(self.topo, self.ssh)
         self.run = None
         self.profile_in_force = None
+        self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last
 
     # --- site -------------------------------------------------------------------------
     @keyword
@@ -91,26 +106,68 @@ class TestbedLibrary:
         if self.run.metrics():
             figures = compare.load_paper()
             path, pngs = compare.render_html([self.run], self.run.path / "figures.html", figures,
-                                             title=f"{self.run.label}")
+                                             title=f"{self.run.label}", axes=registry.plot_axes())
             if not _var("RESULTS_DIR", ""):  # `testbed run` prints the comparison itself
                 logger.console("\n" + compare.render_text([self.run], figures))
             logger.console(f"  figures: {path} ({len(pngs)} plots)")
 
     @keyword
     def record_metric(self, name, value, unit="", **params):
+        """One measurement into the run's metrics. Parameters written in a suite come as
+        text: numbers among them are stored as numbers (plots and the paper match them)."""
         if self.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        rec = self.run.record(name, float(value), unit, **params)
+        rec = self.run.record(name, float(value), unit, **{k: _typed(v) for k, v in params.items()})
         logger.info(f"metric {rec}")
         return rec
 
-    # --- profiles and WAN -------------------------------------------------------------
-    def suite_parameters(self, scales, scale):
-        """A suite's parameters at `scale`, overridden by robot variables named like them
-        (`testbed run --set rtts=0,20` passes RTTS)."""
-        given = {key: _var(key.upper()) for key in scales[scale]}
-        return suites.scale_params(scales, scale, {k: v for k, v in given.items() if v is not None})
+    @keyword
+    def record_metric_series(self, name, unit, series, column=1, **params):
+        """A time series [(t, value, ...)] as one record per sample, with parameter t."""
+        column = int(column)
+        for row in series:
+            self.record_metric(name, row[column], unit, t=round(float(row[0]), 1), **params)
+        return len(series)
 
+    @keyword
+    def recorded_values(self, name, **params):
+        """The values of metric `name` recorded so far in this run whose parameters include
+        `params` (compared as text): what a summary test computes from, instead of state
+        kept between tests."""
+        if self.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        want = {k: str(_typed(v)) for k, v in params.items()}
+        return [r["value"] for r in self.run.metrics() if r["name"] == name
+                and all(str(r.get("params", {}).get(k)) == v for k, v in want.items())]
+
+    # --- parameters and rows ----------------------------------------------------------
+    @keyword
+    def experiment_parameters(self, name):
+        """The experiment's parameters at ${SCALE}, overridden by robot variables named like
+        them (`testbed run --set rtts=0,20` passes RTTS); checked against its declaration."""
+        exp = registry.get(name)
+        given = {key: _var(key.upper()) for key in exp.params}
+        params = exp.parameters(str(_var("SCALE", "quick")), {k: v for k, v in given.items() if v is not None})
+        logger.info(f"{name} at {_var('SCALE', 'quick')} scale: {params}")
+        return params
+
+    @keyword
+    def skip_unless_in_this_run(self, params, **point):
+        """Skip the row (Robot `Skip`) when its point is not one of this run's: every value
+        must be in the scale's list of that name (`profile`: among the profiles compared)."""
+        scale = _var("SCALE", "quick")
+        for key, value in point.items():
+            if key == "profile":
+                names = self.profiles_to_compare()
+                if value not in names:
+                    raise SkipExecution(f"profile {value} is not compared in this run (profiles: {', '.join(names)})")
+                continue
+            allowed = params[key]
+            if float(value) not in [float(v) for v in allowed]:
+                raise SkipExecution(f"{key} {value} is not a point of this run ({scale} scale: "
+                                    f"{key} = {', '.join(str(v) for v in allowed)})")
+
+    # --- profiles and WAN -------------------------------------------------------------
     @property
     def profile_name(self):
         """The profile the suite applied last (`default` before any)."""
@@ -126,6 +183,13 @@ class TestbedLibrary:
         if isinstance(_var("roles"), dict) and _var("name"):
             return [str(_var("name"))]
         return ["default"]
+
+    @keyword
+    def apply_profile_if_needed(self, name):
+        """Apply `name` unless this suite applied it last; returns the seconds it took (0)."""
+        if self.profile_in_force is not None and self.profile_in_force.name == name:
+            return 0.0
+        return self.apply_profile(name)
 
     @keyword
     def apply_profile(self, name):
@@ -154,10 +218,19 @@ class TestbedLibrary:
         rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
                              count=10)
         measured = rows[0]["measured_ms"]
+        self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
         logger.console(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
         if self.run is not None:
             self.record_metric("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
         return measured
+
+    @keyword
+    def set_wan_latency_if_needed(self, a, b, rtt_ms):
+        """Set `rtt_ms` between a and b unless this suite set it last; returns the measured RTT."""
+        current = self.wan_in_force.get((a, b))
+        if current is not None and current[0] == float(rtt_ms):
+            return current[1]
+        return self.set_wan_latency(a, b, rtt_ms)
 
     @keyword
     def measured_rtt_should_match(self, configured, measured, base=0.0):
@@ -171,6 +244,7 @@ class TestbedLibrary:
 
     @keyword
     def clear_wan(self):
+        self.wan_in_force = {}
         wan.clear(self.topo, self.ssh, self.state)
 
     # --- jobs -------------------------------------------------------------------------

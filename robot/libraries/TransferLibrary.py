@@ -30,7 +30,7 @@ class TransferLibrary:
         return transfer.TransferExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
 
     def params(self):
-        return self.tb.suite_parameters(transfer.SCALES, self.scale)
+        return self.tb.experiment_parameters("e1")
 
     @keyword
     def measure_raw_tcp_throughput(self, seconds=10):

@@ -103,14 +103,17 @@ def build_parser():
     s.set_defaults(func=cmd_wan_clear)
 
     s = sub.add_parser("run", help="run an experiment suite into a new results folder")
-    s.add_argument("suite", help="smoke, e1, e2")
+    s.add_argument("suite", help="an experiment of the registry: smoke, e1, e2, ...")
     s.add_argument("--profile", action="append", default=None,
-                   help="profile to compare (repeat for a sweep; default: default)")
+                   help="profile to compare (repeat for a sweep; default: the experiment's own)")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="suite parameter, e.g. rtts=0,20,40 (repeatable)")
+                   help="suite parameter, e.g. rtts=0,20,40 (repeatable; checked against the experiment)")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_true", help="minutes; what CI runs (the default)")
-    g.add_argument("--full", action="store_true", help="the paper's shape, scaled to the testbed")
+    g.add_argument("--scale", choices=["ci", "quick", "full"], default=None,
+                   help="ci: minutes, what `testbed test` runs; quick (the default): a first run; "
+                        "full: the paper's shape, scaled to the testbed")
+    g.add_argument("--quick", dest="scale", action="store_const", const="quick", help="--scale quick")
+    g.add_argument("--full", dest="scale", action="store_const", const="full", help="--scale full")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("compare", help="table + HTML report of one or more runs")

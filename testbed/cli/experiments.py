@@ -8,19 +8,22 @@ from testbed.model.errors import TestbedError
 
 def cmd_run(args):
     from testbed.experiments import runner as suites
+    scale = getattr(args, "scale", None) or "quick"
+    sets = suites.parse_sets(args.set)
+    suites.check(args.suite, scale, args.profile or [], sets)  # before the site is touched
     topo, _ssh, _state = _site(args)
-    scale = "full" if args.full else "quick"
-    rc, run = suites.run(topo, args.suite, args.profile, scale, suites.parse_sets(args.set))
+    rc, run = suites.run(topo, args.suite, args.profile, scale, sets)
     _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
     return rc
 
 
 def _print_comparison(runs, against_paper=False, html=None):
+    from testbed.experiments import registry
     from testbed.results import compare
     figures = compare.load_paper() if against_paper else None
     print(compare.render_text(runs, figures))
     if html:
-        path, pngs = compare.render_html(runs, html, figures)
+        path, pngs = compare.render_html(runs, html, figures, axes=registry.plot_axes())
         print(f"report: {path} ({len(pngs)} plots)")
 
 
@@ -41,10 +44,11 @@ def _run(argv):
 
 def cmd_test(args):
     """Unit tests, then end to end on the small site: bring it up, run the smoke suite
-    and every experiment suite at quick scale, compare two runs, tear down."""
+    and every experiment of the registry at ci scale with its default profiles, compare
+    two runs, tear down."""
     from testbed.results import compare
     from testbed.machines import site
-    from testbed.experiments import runner as suites
+    from testbed.experiments import registry, runner as suites
     from testbed.model import topology
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     if rc != 0 or args.unit_only:
@@ -54,18 +58,19 @@ def cmd_test(args):
     failures, runs = [], []
     try:
         site.up(topo, _profile("default"))
-        for suite, profs in CI_SUITES:
-            if not suites.suite_file(suite).exists():
+        for suite, exp in registry.experiments().items():
+            if not exp.suite_path.exists():
                 failures.append(f"{suite} (suite file missing)")
                 continue
-            rc_suite, run = suites.run(topo, suite, profs, "quick")
+            rc_suite, run = suites.run(topo, suite, list(exp.profiles), "ci")
             runs.append(run)
             if rc_suite != 0:
                 failures.append(suite)
         experiments = [r for r in runs if r.manifest().get("suite") != "smoke"]
         if len(experiments) >= 2:
             report = experiments[-1].path / "compare-ci.html"
-            path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper())
+            path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper(),
+                                             axes=registry.plot_axes())
             print(compare.render_text(experiments[-2:], compare.load_paper()))
             if not path.exists() or not pngs:
                 failures.append("compare (no report)")
@@ -82,17 +87,17 @@ def cmd_test(args):
     return 0 if not failures else 1
 
 
-CI_SUITES = (("smoke", ["default"]), ("e1", ["default", "wan-tuned"]), ("e2", ["default", "raid-stripe-32768"]))
-
 
 def cmd_demo(args):
-    """Bring up the default site, run the headline experiment (E1) at quick scale with the
-    default and Table 4 profiles, print and save the comparison with the paper."""
+    """Bring up the default site, run the registry's headline experiment (E1) at quick scale
+    with its default profiles (default and Table 4's), print and save the comparison with
+    the paper."""
     from testbed.machines import site
-    from testbed.experiments import runner as suites
+    from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    head = registry.headline()
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
     site.up(topo, _profile("default"))
-    rc, run = suites.run(topo, "e1", ["default", "wan-tuned"], "quick")
+    rc, run = suites.run(topo, head.name, list(head.profiles), "quick")
     _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
     return rc

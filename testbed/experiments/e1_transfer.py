@@ -18,21 +18,50 @@ import json
 import re
 import time
 
-from testbed.experiments import runner as suites
+from testbed.experiments.registry import Experiment, Param
 from testbed.services.condor import submit_description
 from testbed.model.constants import SUBMIT_HOME, JobStatus
 from testbed.model.errors import RemoteError
 
-SCALES = {
-    # CI: a few minutes on the small site under TCG. saturation_jobs 0 = every worker slot.
-    "quick": {"saturation_jobs": 32, "saturation_compute_s": 20, "saturation_load": 1.5, "sweep_jobs": 8,
-              "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80], "rate_factors": [1, 2],
-              "input_mb": 1, "max_output_mb": 16},
-    # Users: the paper's latency points, more jobs, longer compute.
-    "full": {"saturation_jobs": 0, "saturation_compute_s": 60, "saturation_load": 2.0, "sweep_jobs": 32,
-             "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
-             "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256},
-}
+EXPERIMENT = Experiment(
+    name="e1", title="Limits of the HTCondor transfer system", seed="000_0d45099a021f325e",
+    suite="robot/suites/e1_transfer_limits.robot", headline=True,
+    params={
+        "tcp_seconds": Param("int", "iperf3 duration of the raw TCP measurement"),
+        "saturation_jobs": Param("int", "jobs in the saturation test (0: every worker slot)"),
+        "saturation_compute_s": Param("int", "seconds each saturation job computes"),
+        "saturation_load": Param("float", "saturation W as a multiple of raw TCP"),
+        "sweep_jobs": Param("int", "jobs per latency point"),
+        "sweep_compute_s": Param("int", "seconds each sweep job computes"),
+        "sweep_load": Param("float", "sweep W as a multiple of HTCondor's saturation rate"),
+        "rtts": Param("numbers", "RTTs submit <-> workers, ms", rows=True),
+        "rate_factors": Param("ints", "rates of the sweep as multiples of W", rows=True),
+        "input_mb": Param("int", "input file per job, MB"),
+        "max_output_mb": Param("int", "cap on a job's output, MB"),
+    },
+    scales={
+        # CI: 6 minutes per suite on the small site under TCG (10-50x slower than native): the
+        # two ends of the paper's latency range, 2W only, 4 short jobs per point.
+        "ci": {"tcp_seconds": 5, "saturation_jobs": 8, "saturation_compute_s": 10, "saturation_load": 1.5,
+               "sweep_jobs": 4, "sweep_compute_s": 5, "sweep_load": 0.25, "rtts": [0, 80],
+               "rate_factors": [2], "input_mb": 1, "max_output_mb": 4},
+        # a user's first run: minutes on the small site
+        "quick": {"tcp_seconds": 10, "saturation_jobs": 32, "saturation_compute_s": 20, "saturation_load": 1.5,
+                  "sweep_jobs": 8, "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80],
+                  "rate_factors": [1, 2], "input_mb": 1, "max_output_mb": 16},
+        # the paper's latency points, more jobs, longer compute
+        "full": {"tcp_seconds": 10, "saturation_jobs": 0, "saturation_compute_s": 60, "saturation_load": 2.0,
+                 "sweep_jobs": 32, "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
+                 "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256},
+    },
+    profiles=("default", "wan-tuned"), row_profiles=("default", "wan-tuned", "transfer-plain"),
+    metrics=("e1.tcp_rate", "e1.expected_rate", "e1.achieved_rate", "e1.sustained_rx_rate",
+             "e1.achieved_over_expected", "e1.htcondor_over_tcp", "e1.cpu_efficiency", "e1.submit_rx_rate",
+             "e1.efficiency_lost", "e1.slot_time_not_computing", "e1.job_transfer_rate",
+             "e1.loss_80ms_over_0ms", "e1.tuning_gain_at_max_rtt"),
+    x_params=("t", "rtt_ms", "jobs", "size_mb"),
+    paper="results/paper/e1.yaml",
+)
 JOB_SCRIPT = """#!/bin/sh
 # E1 job: "compute" for $1 seconds, then leave $2 MB of output (a sparse file:
 # no CPU is spent making it, every byte still crosses the network).
@@ -61,9 +90,6 @@ def size_for_rate(rate_mbs, n_jobs, length_s, cap_mb=None):
     size = int(size) if size >= 10 else size
     return min(size, cap_mb) if cap_mb else size
 
-
-def scale_params(scale, overrides=None):
-    return suites.scale_params(SCALES, scale, overrides)
 
 
 def job_stats(ad):

@@ -11,21 +11,39 @@ import re
 import json
 import shlex
 
-from testbed.experiments import runner as suites
+from testbed.experiments.registry import Experiment, Param
+from testbed.model.constants import CACHE_DIR, RAID_TEST_DIR, SUBMIT_HOME
 from testbed.model.errors import RemoteError
 
-SCALES = {
-    "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,
-              "origin_rtt_ms": 20},
-    "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
-             "origin_rtt_ms": 20},
-}
-from testbed.model.constants import CACHE_DIR, RAID_TEST_DIR, SUBMIT_HOME  # noqa: E402
+EXPERIMENT = Experiment(
+    name="e2", title="Site in a box", seed="001_a7ff0cb7e5a8d9a4",
+    suite="robot/suites/e2_site_in_a_box.robot",
+    params={
+        "clients": Param("ints", "parallel xrdcp clients per read round", rows=True),
+        "reads_per_client": Param("int", "random origin files each client reads"),
+        "writers": Param("int", "parallel dd writers on the RAID6"),
+        "write_mb": Param("int", "MB each writer writes"),
+        "origin_rtt_ms": Param("float", "RTT DTN <-> origin, ms"),
+    },
+    scales={
+        # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,
+        # the paper's 10 writers with 8 MB each
+        "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 8, "origin_rtt_ms": 20},
+        "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,
+                  "origin_rtt_ms": 20},
+        "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
+                 "origin_rtt_ms": 20},
+    },
+    profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
+    metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
+             "e2.first_read_per_client_rate", "e2.repeat_read_rate", "e2.repeat_read_per_client_rate",
+             "e2.raid_read_rate_during", "e2.raid_write_rate_during", "e2.raid_write_rate",
+             "e2.raid_write_rate_over_time", "e2.dtn_local_read_rate", "e2.hit_over_local_read",
+             "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.submit_to_start"),
+    x_params=("t", "clients", "writers"),
+    paper="results/paper/e2.yaml",
+)
 CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
-
-
-def scale_params(scale, overrides=None):
-    return suites.scale_params(SCALES, scale, overrides)
 
 
 def assign_reads(files, clients, reads_per_client, seed):

@@ -15,35 +15,17 @@ from testbed import PROJECT_ROOT
 from testbed.machines import accel
 from testbed.model import profiles
 from testbed.results import runs as results
+from testbed.experiments import registry
 from testbed.model.errors import ConfigError
 from testbed.model.schema import load_yaml
 
-SUITE_DIR = PROJECT_ROOT / "robot" / "suites"
-SUITES = {"smoke": "smoke.robot", "e1": "e1_transfer_limits.robot", "e2": "e2_site_in_a_box.robot"}
-SCALES = ("quick", "full")
+SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
-def scale_params(scales, scale, overrides=None):
-    """A suite's parameters at `scale`, with `--set` overrides (robot variables) applied.
-    Lists come as `0,20,40` (or a list); numbers keep the type of the scale's value."""
-    params = dict(scales[scale])
-    for key, value in (overrides or {}).items():
-        key = key.lower()
-        if key not in params:
-            continue
-        if isinstance(params[key], list):
-            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
-            params[key] = [float(v) if "." in str(v) else int(v) for v in items if str(v).strip()]
-        else:
-            params[key] = type(params[key])(value)
-    return params
-
-
 def suite_file(name):
-    if name not in SUITES:
-        raise ConfigError("testbed run", "SUITE", f"unknown suite {name!r} (known: {', '.join(SUITES)})")
-    return SUITE_DIR / SUITES[name]
+    """The suite file of the registry's experiment `name` (ConfigError if there is none)."""
+    return registry.get(name).suite_path
 
 
 def parse_sets(items):
@@ -75,13 +57,23 @@ def open_run(topo, suite, profile_list, scale, sets):
         scale=scale, parameters=sets)
 
 
+def check(suite, scale, profile_names, sets):
+    """Everything about a run that can be wrong before a VM is touched: the suite, the scale,
+    `--set` keys and types, the profiles the suite has rows for. Returns the Experiment."""
+    exp = registry.get(suite)
+    exp.parameters(scale, sets)
+    exp.check_profiles(profile_names)
+    return exp
+
+
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
-    """Run one suite into a new results folder; returns (robot rc, Run)."""
-    if scale not in SCALES:
-        raise ConfigError("testbed run", "--scale", f"must be one of {', '.join(SCALES)}")
-    suite_file(suite)
+    """Run one suite into a new results folder; returns (robot rc, Run).
+    Without profile names, the experiment's own default profiles."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
-    profile_list = [profiles.load(n) for n in (profile_names or ["default"])]
+    exp = registry.get(suite)
+    profile_names = list(profile_names or exp.profiles)
+    check(suite, scale, profile_names, sets)
+    profile_list = [profiles.load(n) for n in profile_names]
     run_ = open_run(topo, suite, profile_list, scale, sets)
     argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets)
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")

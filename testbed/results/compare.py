@@ -5,6 +5,10 @@ Columns are (run, profile) series: a run that sweeps two profiles gives two
 columns. Rows are (metric, parameters other than the profile). Time series
 (records with a `t` parameter) go to plots only. The ratio is the last column
 over the first.
+
+Which record parameters are plot x axes is the experiments' knowledge
+(Experiment.x_params in testbed/experiments): callers pass it as `axes`,
+{suite name: (parameter, ...)}; without it only time series (`t`) are plotted.
 """
 import html
 import math
@@ -16,12 +20,16 @@ from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader, load_yaml
 
-PAPER_FILE = PROJECT_ROOT / "results" / "paper.yaml"
-X_PARAMS = ("t", "rtt_ms", "clients", "jobs", "rate_factor", "writers", "concurrency", "size_mb")
+PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
+DEFAULT_AXES = (SERIES_PARAM,)
 
 
-def load_paper(path=PAPER_FILE):
+def load_paper(path=PAPER_DIR):
+    """The papers' figures: every results/paper/*.yaml (one file per experiment), or one file."""
+    path = Path(path)
+    if path.is_dir():
+        return [fig for f in sorted(path.glob("*.yaml")) for fig in load_paper(f)]
     r = Reader(load_yaml(path), path)
     r.only({"figures"})
     figures = []
@@ -65,20 +73,30 @@ def series_key(run_label, default_profile, record):
     return (run_label, str(profile if profile is not None else default_profile))
 
 
-def collect(runs):
+def _axes_for(axes, run):
+    if axes is None:
+        return DEFAULT_AXES
+    if isinstance(axes, dict):
+        return tuple(axes.get(run.manifest().get("suite"), DEFAULT_AXES))
+    return tuple(axes)
+
+
+def collect(runs, axes=None):
     """(columns, rows, series): rows {(metric, params-tuple, unit): {column: mean}},
-    series {metric: {(column, other-params): [(x, y)]}} for plotting."""
+    series {metric: {(column, other-params): [(x, y)]}} for plotting. `axes`: the x
+    parameters, {suite: (name, ...)} or one tuple for all runs."""
     columns = []
     sums = defaultdict(lambda: defaultdict(list))
     series = defaultdict(lambda: defaultdict(list))
     for run in runs:
         default_profile = (run.manifest().get("profiles") or ["default"])[0]  # read once per run
+        x_params = _axes_for(axes, run)
         for rec in run.metrics():
             col = series_key(run.label, default_profile, rec)
             if col not in columns:
                 columns.append(col)
             params = {k: v for k, v in rec.get("params", {}).items() if k != "profile"}
-            x_name = next((p for p in X_PARAMS if isinstance(params.get(p), (int, float))), None)
+            x_name = next((p for p in x_params if isinstance(params.get(p), (int, float))), None)
             if x_name:
                 others = tuple(sorted((k, v) for k, v in params.items() if k != x_name))
                 series[(rec["name"], x_name, rec.get("unit", ""))][(col, others)].append(
@@ -118,7 +136,7 @@ def column_labels(columns):
 
 def table(runs, figures=None):
     """(headers, rows, legend) for the terminal and the report."""
-    columns, rows, _ = collect(runs)
+    columns, rows, _ = collect(runs, axes=DEFAULT_AXES)
     labels, legend = column_labels(columns)
     headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
     if figures is not None:
@@ -154,13 +172,13 @@ def render_text(runs, figures=None):
     return "\n".join(legend + [tables.render(headers, rows), "status: " + "; ".join(status)])
 
 
-def plots(runs, outdir):
+def plots(runs, outdir, axes=None):
     """One PNG per (metric, x parameter): a line per (run/profile, other params)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    columns, _, series = collect(runs)
+    columns, _, series = collect(runs, axes)
     labels = dict(zip(columns, column_labels(columns)[0]))
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -188,9 +206,9 @@ def plots(runs, outdir):
     return written
 
 
-def render_html(runs, path, figures=None, title="testbed comparison"):
+def render_html(runs, path, figures=None, title="testbed comparison", axes=None):
     path = Path(path)
-    pngs = plots(runs, path.parent / (path.stem + "-plots"))
+    pngs = plots(runs, path.parent / (path.stem + "-plots"), axes)
     headers, rows, legend = table(runs, figures)
     esc = html.escape
     parts = [f"<!doctype html><meta charset=utf-8><title>{esc(title)}</title>",

@@ -1,0 +1,187 @@
+"""The experiment registry: one `EXPERIMENT = Experiment(...)` per module of this package.
+
+An Experiment declares, once, everything the CLI, the runner, the Robot
+libraries and `compare` need to know about it: its suite file, its typed
+parameters and their values at each scale (`ci`, `quick`, `full`), the
+profiles it compares by default, the metrics it records, the parameters its
+plots use as x axes and its file of the paper's figures. Nothing else lists
+suites: `experiments()` imports every module here that defines EXPERIMENT.
+"""
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+from testbed import PROJECT_ROOT
+from testbed.model.errors import ConfigError
+
+SCALES = ("ci", "quick", "full")
+KINDS = {"int": "a whole number like 8", "float": "a number like 0.25",
+         "ints": "a list of whole numbers like 1,2,4", "numbers": "a list of numbers like 0,20,40"}
+
+
+def _number(text, whole):
+    text = str(text).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    if whole or ("." not in text and "e" not in text.lower()):
+        return int(value) if value == int(value) else None
+    return value
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an experiment: its type (`int`, `float`, `ints`, `numbers`), what
+    it means, and whether the suite has one row per value (then a value must be one of
+    the full scale's: rows are static in the .robot file)."""
+    kind: str
+    help: str = ""
+    rows: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Param kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+
+    def parse(self, key, value):
+        """A typed value from `--set` text (or a value that already has a type); ConfigError if wrong."""
+        bad = ConfigError("--set", f"{key}={value}", f"{key} must be {KINDS[self.kind]}")
+        if self.kind in ("ints", "numbers"):
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            items = [v for v in items if str(v).strip()]
+            out = [_number(v, self.kind == "ints") if not isinstance(v, (int, float)) or isinstance(v, bool)
+                   else v for v in items]
+            if not out or any(v is None or isinstance(v, bool) for v in out) or \
+                    (self.kind == "ints" and any(not isinstance(v, int) for v in out)):
+                raise bad
+            return out
+        if isinstance(value, bool):
+            raise bad
+        if self.kind == "int":
+            out = value if isinstance(value, int) else _number(value, True)
+            if out is None:
+                raise bad
+            return out
+        out = float(value) if isinstance(value, (int, float)) else _number(value, False)
+        if out is None:
+            raise bad
+        return float(out)
+
+    def check(self, value):
+        """True if a scale's declared value has this parameter's type."""
+        try:
+            return self.parse("check", value) == value
+        except ConfigError:
+            return False
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What one experiment (or the smoke suite) is, declared once."""
+    name: str                      # `testbed run NAME`
+    title: str
+    seed: str | None               # the paper (../shared/seeds/SEED.txt); None for the smoke suite
+    suite: str                     # robot/suites/X.robot, relative to the project
+    params: dict = field(default_factory=dict)          # name -> Param
+    scales: dict = field(default_factory=dict)          # "ci" | "quick" | "full" -> {name: value}
+    profiles: tuple = ("default",)                       # compared by default (testbed run/test/demo)
+    row_profiles: tuple = ()       # profiles the suite has rows for (empty: any profile)
+    metrics: tuple = ()            # names this experiment's suite and libraries record
+    x_params: tuple = ("t",)       # record parameters that are plot x axes, in order of preference
+    paper: str | None = None       # results/paper/NAME.yaml, the paper's figures
+    headline: bool = False         # the one `testbed demo` runs
+
+    def __post_init__(self):
+        if set(self.scales) != set(SCALES):
+            raise ValueError(f"{self.name}: scales must be exactly {', '.join(SCALES)}")
+        for scale, values in self.scales.items():
+            if set(values) != set(self.params):
+                raise ValueError(f"{self.name}: scale {scale} must give every parameter "
+                                 f"({', '.join(sorted(set(values) ^ set(self.params)))} differ)")
+            for key, value in values.items():
+                if not self.params[key].check(value):
+                    raise ValueError(f"{self.name}: {scale}.{key} = {value!r} is not {KINDS[self.params[key].kind]}")
+
+    @property
+    def suite_path(self):
+        return PROJECT_ROOT / self.suite
+
+    @property
+    def paper_path(self):
+        return PROJECT_ROOT / self.paper if self.paper else None
+
+    def parameters(self, scale, overrides=None):
+        """The parameters at `scale` with `--set` overrides (keys in any case, values as
+        text or typed). An unknown key or a value of the wrong type is a ConfigError that
+        names the key and the known keys."""
+        if scale not in SCALES:
+            raise ConfigError("testbed run", "--scale", f"{scale!r}: must be one of {', '.join(SCALES)}")
+        params = dict(self.scales[scale])
+        for key, value in (overrides or {}).items():
+            name = str(key).lower()
+            if name not in self.params:
+                known = ", ".join(sorted(self.params)) or "none"
+                raise ConfigError("--set", str(key), f"{self.name} has no parameter {name!r} (known: {known})")
+            spec = self.params[name]
+            params[name] = spec.parse(name, value)
+            if spec.rows:
+                allowed = self.scales["full"][name]
+                extra = [v for v in params[name] if float(v) not in [float(a) for a in allowed]]
+                if extra:
+                    raise ConfigError("--set", f"{name}={value}",
+                                      f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "
+                                      f"only (not {', '.join(str(v) for v in extra)}); add rows to the suite")
+        return params
+
+    def check_profiles(self, names):
+        """ConfigError if the suite has no rows for one of the profiles."""
+        if not self.row_profiles:
+            return
+        missing = [n for n in names if n not in self.row_profiles]
+        if missing:
+            raise ConfigError("--profile", missing[0],
+                              f"{self.suite} has rows for profiles {', '.join(self.row_profiles)} only; "
+                              f"add rows to the suite to compare {missing[0]}")
+
+
+def experiments():
+    """{name: Experiment} of every module in testbed/experiments that defines EXPERIMENT,
+    the smoke suite first, then by name."""
+    import testbed.experiments as package
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        exp = getattr(module, "EXPERIMENT", None)
+        if isinstance(exp, Experiment):
+            found.append(exp)
+    found.sort(key=lambda e: (e.seed is not None, e.name))
+    names = [e.name for e in found]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two experiments share a name: {names}")
+    return {e.name: e for e in found}
+
+
+def get(name):
+    known = experiments()
+    if name not in known:
+        raise ConfigError("testbed run", "SUITE", f"unknown suite {name!r} (known: {', '.join(known)})")
+    return known[name]
+
+
+def headline():
+    """The experiment `testbed demo` runs."""
+    heads = [e for e in experiments().values() if e.headline]
+    if len(heads) != 1:
+        raise ValueError(f"exactly one experiment must be the headline, found {[e.name for e in heads]}")
+    return heads[0]
+
+
+def plot_axes():
+    """{suite name: x_params} for compare."""
+    return {name: e.x_params for name, e in experiments().items()}
+
+
+def paper_files():
+    return [e.paper_path for e in experiments().values() if e.paper]
