@@ -198,6 +198,7 @@ class TestbedLibrary:
         outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=logger.console)
         health.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
+        self.wan_in_force = {}  # a profile may set links of its own
         if self.run is not None:
             self.record_metric("profile.apply_seconds", outcome["seconds"], "s", profile=name)
         return outcome["seconds"]

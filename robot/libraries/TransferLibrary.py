@@ -1,5 +1,6 @@
 """E1 keywords (seed 000): raw TCP, saturation, latency sweep. Thin over
-`testbed.transfer`; metrics go into the run opened by TestbedLibrary."""
+`testbed.experiments.e1_transfer`; they return what they measure and the suite
+records it into the run opened by TestbedLibrary."""
 import sys
 from pathlib import Path
 
@@ -15,11 +16,12 @@ from testbed.network.sampler import Sampler, active_mean  # noqa: E402
 
 @library(scope="SUITE", auto_keywords=False)
 class TransferLibrary:
+    """Keywords that measure and return what they measured; the suite records and asserts.
+    No state is kept between tests: the suite set-up passes the raw TCP and saturation
+    rates on as suite variables, the summary reads the run's recorded metrics."""
+
     def __init__(self, scale="quick"):
         self.scale = scale
-        self.tcp_rate = None
-        self.htcondor_rate = None  # sustained rate of the saturation test
-        self.sweep = {}  # (profile, rate factor, rtt) -> mean efficiency lost
 
     @property
     def tb(self):
@@ -34,31 +36,34 @@ class TransferLibrary:
 
     @keyword
     def measure_raw_tcp_throughput(self, seconds=10):
-        """iperf3 from the first worker to the submit host: the ceiling HTCondor is judged against."""
+        """iperf3 from the first worker to the submit host: the ceiling HTCondor is judged
+        against. Returns {rate (MB/s), sender, profile}."""
         worker = self.exp.workers[0].name
         rate = self.exp.iperf(worker, self.exp.submit.name, seconds=int(seconds))
-        self.tcp_rate = rate
-        self.tb.record_metric("e1.tcp_rate", rate, "MB/s", sender=worker, profile=self.tb.profile_name)
         logger.console(f"  raw TCP {worker} -> submit: {rate:.1f} MB/s")
-        return rate
+        return {"rate": rate, "sender": worker, "profile": self.tb.profile_name}
 
     @keyword
-    def run_saturation_test(self):
-        """Every planned slot writes output at saturation_load x the TCP rate (W);
-        the submit host's receive rate is sampled every second."""
+    def run_saturation_test(self, tcp_rate):
+        """Every planned slot (at most saturation_jobs) writes output at saturation_load x the
+        TCP rate (W); the submit host's receive rate is sampled every second. Returns the
+        batch's figures: jobs, completed, bad_outputs (jobs whose output arrived with the
+        wrong size), expected/achieved/sustained rates, fraction of raw TCP, CPU efficiency,
+        the receive-rate series."""
         p = self.params()
+        tcp_rate = float(tcp_rate)
         slots = sum(h.startds * h.slots_per_startd for h in self.exp.workers)
         n = min(slots, p["saturation_jobs"]) if p["saturation_jobs"] else slots
         length = p["saturation_compute_s"]
-        size = transfer.size_for_rate(p["saturation_load"] * self.tcp_rate, n, length, p["max_output_mb"])
+        size = transfer.size_for_rate(p["saturation_load"] * tcp_rate, n, length, p["max_output_mb"])
         expected = transfer.expected_rate(n, size, length)
         logger.console(f"  saturation: {n} jobs x {size} MB after {length} s -> W = {expected:.1f} MB/s")
         sampler = Sampler(self.tb.ssh, self.exp.submit, "net", "e1-saturation").start()
         try:
-            cluster, ads, seconds = self.exp.run_batch(n, length, size, p["input_mb"], "saturation",
-                                                       progress=self._progress(n))
+            batch = self.exp.run_batch(n, length, size, p["input_mb"], "saturation", progress=self._progress(n))
         finally:
             series = sampler.stop()
+        ads = batch.ads
         first, last = self.exp.output_window(ads)
         window = [row for row in series if row[0] >= 0]
         sustained = active_mean(window, 1)
@@ -68,21 +73,14 @@ class TransferLibrary:
         stats = [transfer.job_stats(a) for a in ads]
         eff = transfer.mean([s["execution_s"] / (s["execution_s"] + s["setup_s"] + s["teardown_s"])
                              for s in stats if s["execution_s"]])
-        prof = self.tb.profile_name
-        rec = self.tb.record_metric
-        rec("e1.expected_rate", expected, "MB/s", jobs=n, size_mb=size, length_s=length, profile=prof)
-        rec("e1.achieved_rate", achieved, "MB/s", jobs=n, size_mb=size, profile=prof)
-        rec("e1.sustained_rx_rate", sustained, "MB/s", profile=prof)
-        rec("e1.achieved_over_expected", achieved / expected, "ratio", profile=prof)
-        rec("e1.htcondor_over_tcp", sustained / self.tcp_rate, "ratio", profile=prof)
-        rec("e1.cpu_efficiency", eff, "ratio", profile=prof)
-        for t, rx, _tx in series:
-            rec("e1.submit_rx_rate", rx, "MB/s", t=round(t, 1), phase="saturation", profile=prof)
-        self.htcondor_rate = sustained
         logger.console(f"  saturation: {total_mb:.0f} MB in {span:.0f} s of output transfers = {achieved:.1f} MB/s;"
-                       f" sustained rx {sustained:.1f} MB/s = {sustained / self.tcp_rate:.2f} x raw TCP;"
-                       f" CPU efficiency {eff:.3f}; batch {seconds:.0f} s")
-        return sustained / self.tcp_rate
+                       f" sustained rx {sustained:.1f} MB/s = {sustained / tcp_rate:.2f} x raw TCP;"
+                       f" CPU efficiency {eff:.3f}; batch {batch.seconds:.0f} s")
+        return {"jobs": n, "completed": len(ads), "bad_outputs": transfer.bad_outputs(n, size, batch.sizes),
+                "size_mb": size, "length_s": length, "expected": expected, "achieved": achieved,
+                "sustained": sustained, "fraction": sustained / tcp_rate, "cpu_efficiency": eff,
+                "achieved_over_expected": achieved / expected,
+                "series": series, "profile": self.tb.profile_name}
 
     def _progress(self, total):
         seen = {"last": -1}
@@ -94,60 +92,43 @@ class TransferLibrary:
         return show
 
     @keyword
-    def latency_sweep_parameters(self):
-        p = self.params()
-        return p["rtts"], p["rate_factors"]
-
-    @keyword
-    def run_latency_point(self, rtt_ms, rate_factor):
-        """n jobs at rate factor x W over an RTT; records efficiency lost per job and throughput."""
+    def run_latency_point(self, rtt_ms, rate_factor, htcondor_rate):
+        """sweep_jobs jobs at rate factor x W (W = sweep_load x HTCondor's saturation rate)
+        over the RTT in force. Returns jobs, completed, bad_outputs, efficiency_lost (the
+        paper's metric from XferStatsLog), slot_time_not_computing (job ad), job_transfer_rate
+        and the record parameters (rtt_ms, rate, profile)."""
         p = self.params()
         n, length = p["sweep_jobs"], p["sweep_compute_s"]
-        base_w = p["sweep_load"] * (self.htcondor_rate or self.tcp_rate)
+        base_w = p["sweep_load"] * float(htcondor_rate)
         size = transfer.size_for_rate(float(rate_factor) * base_w, n, length, p["max_output_mb"])
-        rate_label = f"{int(float(rate_factor))}W" if float(rate_factor) != 1 else "W"
+        label = transfer.rate_label(rate_factor)
         prof = self.tb.profile_name
-        tag = f"lat-{prof}-{int(float(rtt_ms))}-{rate_label}"
-        cluster, ads, seconds = self.exp.run_batch(n, length, size, p["input_mb"], tag)
-        stats = [transfer.job_stats(a) for a in ads]
-        xfers = self.exp.xfer_stats(cluster)
+        tag = f"lat-{prof}-{int(float(rtt_ms))}-{label}"
+        batch = self.exp.run_batch(n, length, size, p["input_mb"], tag)
+        stats = [transfer.job_stats(a) for a in batch.ads]
+        xfers = self.exp.xfer_stats(batch.cluster)
         lost_slot = transfer.mean([s["efficiency_lost"] for s in stats])
         lost = transfer.transfer_over_compute(stats, xfers)
         out_rates = [b / 1e6 / s for d, _j, b, s in xfers if b > 1e5 and s > 0]
         if not out_rates:
             out_rates = [s["bytes_out"] / 1e6 / s["transfer_out_s"] for s in stats if s["transfer_out_s"] > 0]
         per_job = transfer.mean(out_rates)
-        rtt = float(rtt_ms)
-        rec = self.tb.record_metric
-        # the paper's metric from the transfer stats log (sub-second): transfer seconds / compute seconds
-        rec("e1.efficiency_lost", lost, "ratio", rtt_ms=rtt, rate=rate_label, profile=prof)
-        # the slot's whole non-compute time (job ad, 1 s resolution): includes starter set-up
-        rec("e1.slot_time_not_computing", lost_slot, "ratio", rtt_ms=rtt, rate=rate_label, profile=prof)
-        if per_job is not None:
-            rec("e1.job_transfer_rate", per_job, "MB/s", rtt_ms=rtt, rate=rate_label, profile=prof)
-        self.sweep[(prof, rate_label, rtt)] = lost
-        logger.console(f"  {prof:>10} rtt {rtt:4g} ms {rate_label:>2} ({n} x {size} MB / {length} s): efficiency lost "
-                       f"{lost:.3f} (slot not computing {lost_slot:.3f}), per-job transfer {per_job or 0:.1f} MB/s, batch {seconds:.0f} s")
-        return lost
+        logger.console(f"  {prof:>10} rtt {float(rtt_ms):4g} ms {label:>2} ({n} x {size} MB / {length} s): "
+                       f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot not computing "
+                       f"{lost_slot if lost_slot is not None else float('nan'):.3f}), per-job transfer "
+                       f"{per_job or 0:.1f} MB/s, batch {batch.seconds:.0f} s")
+        return {"jobs": n, "completed": len(batch.ads), "bad_outputs": transfer.bad_outputs(n, size, batch.sizes),
+                "size_mb": size, "efficiency_lost": lost, "slot_time_not_computing": lost_slot,
+                "job_transfer_rate": per_job,
+                "params": {"rtt_ms": float(rtt_ms), "rate": label, "profile": prof}}
 
     @keyword
-    def summarise_latency_sweep(self):
-        """The paper's shape as ratios: loss at the largest RTT over loss at 0 ms, per
-        profile and rate; and the default profile's loss over the tuned one at the largest RTT."""
-        rtts = sorted({k[2] for k in self.sweep})
-        if len(rtts) < 2:
-            return
-        lo, hi = rtts[0], rtts[-1]
-        rec = self.tb.record_metric
-        for prof, rate in sorted({(k[0], k[1]) for k in self.sweep}):
-            a, b = self.sweep.get((prof, rate, lo)), self.sweep.get((prof, rate, hi))
-            if a and b is not None:
-                rec(f"e1.loss_{int(hi)}ms_over_{int(lo)}ms", b / a, "ratio", rate=rate, profile=prof)
-        profs = sorted({k[0] for k in self.sweep})
-        if "default" in profs and len(profs) > 1:
-            for other in (p for p in profs if p != "default"):
-                for rate in sorted({k[1] for k in self.sweep}):
-                    d, t = self.sweep.get(("default", rate, hi)), self.sweep.get((other, rate, hi))
-                    if d is not None and t:
-                        rec("e1.tuning_gain_at_max_rtt", d / t, "ratio", rate=rate, rtt_ms=hi,
-                            profile=other)
+    def latency_loss_ratios(self, low, high):
+        """[{value, params}]: efficiency lost at `high` ms over `low` ms, per profile and rate,
+        from this run's recorded e1.efficiency_lost."""
+        return [{"value": v, "params": p} for v, p in transfer.loss_ratios(self.tb.run.metrics(), low, high)]
+
+    @keyword
+    def tuning_gains(self, rtt_ms):
+        """[{value, params}]: default's loss over each other profile's at `rtt_ms`, per rate."""
+        return [{"value": v, "params": p} for v, p in transfer.tuning_gains(self.tb.run.metrics(), rtt_ms)]

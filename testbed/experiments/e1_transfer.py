@@ -17,6 +17,7 @@ the paper's W (55 MB/s) was likewise a fraction of what its schedd could do.
 import json
 import re
 import time
+from collections import namedtuple
 
 from testbed.experiments.registry import Experiment, Param
 from testbed.services.condor import submit_description
@@ -62,6 +63,7 @@ EXPERIMENT = Experiment(
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",
 )
+Batch = namedtuple("Batch", "cluster ads seconds sizes")
 JOB_SCRIPT = """#!/bin/sh
 # E1 job: "compute" for $1 seconds, then leave $2 MB of output (a sparse file:
 # no CPU is spent making it, every byte still crosses the network).
@@ -127,6 +129,68 @@ def transfer_over_compute(stats, xfers):
     return mean(ratios)
 
 
+def output_bytes(size_mb):
+    """Bytes of a job's output of `size_mb` MB, as JOB_SCRIPT's awk printf "%d" makes it."""
+    return int(size_mb * 1048576)
+
+
+def parse_output_sizes(text):
+    """{proc: bytes} from `stat -c '%n %s' payload.*` in the batch's output folder."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^payload\.(\d+) (\d+)$", line.strip())
+        if m:
+            out[int(m.group(1))] = int(m.group(2))
+    return out
+
+
+def bad_outputs(n_jobs, size_mb, sizes):
+    """Jobs (proc ids) whose output did not arrive with the expected size."""
+    want = output_bytes(size_mb)
+    return [proc for proc in range(n_jobs) if sizes.get(proc) != want]
+
+
+def rate_label(factor):
+    """1 -> 'W', 2 -> '2W' (the names of the paper's rates)."""
+    factor = float(factor)
+    return "W" if factor == 1 else f"{factor:g}W"
+
+
+def loss_ratios(records, low, high):
+    """[(efficiency lost at `high` ms / at `low` ms, {rate, profile})] from the run's
+    e1.efficiency_lost records, per profile and rate that has both."""
+    loss = _sweep(records)
+    out = []
+    for prof, rate in sorted({(k[0], k[1]) for k in loss}):
+        a, b = loss.get((prof, rate, float(low))), loss.get((prof, rate, float(high)))
+        if a and b is not None:
+            out.append((b / a, {"rate": rate, "profile": prof}))
+    return out
+
+
+def tuning_gains(records, rtt):
+    """[(default's loss / another profile's loss at `rtt` ms, {rate, rtt_ms, profile})]."""
+    loss = _sweep(records)
+    profs = sorted({k[0] for k in loss})
+    out = []
+    for other in (p for p in profs if p != "default"):
+        for rate in sorted({k[1] for k in loss}):
+            d, t = loss.get(("default", rate, float(rtt))), loss.get((other, rate, float(rtt)))
+            if d is not None and t:
+                out.append((d / t, {"rate": rate, "rtt_ms": float(rtt), "profile": other}))
+    return out
+
+
+def _sweep(records):
+    """(profile, rate, rtt) -> efficiency lost (the last record of each point)."""
+    out = {}
+    for r in records:
+        if r["name"] == "e1.efficiency_lost":
+            p = r.get("params", {})
+            out[(p.get("profile", "default"), p.get("rate"), float(p.get("rtt_ms", 0)))] = r["value"]
+    return out
+
+
 def mean(values):
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
@@ -150,7 +214,8 @@ class TransferExperiment:
 
     # --- jobs ---------------------------------------------------------------------------
     def run_batch(self, n_jobs, compute_s, output_mb, input_mb, tag, timeout=1800, progress=None):
-        """Submit n jobs, wait for them all; returns (cluster, ads, seconds)."""
+        """Submit n jobs, wait for them all; returns a Batch: cluster, completed jobs' ads,
+        seconds, and the size of each job's output as it arrived on the submit host."""
         workdir = f"{SUBMIT_HOME}/e1/{tag}"
         desc = submit_description("e1job.sh", f"{compute_s} {output_mb}", count=n_jobs,
                                   requirements="(IsDTN =!= True)",
@@ -163,8 +228,11 @@ class TransferExperiment:
         self.pool.wait(cluster, n_jobs, timeout=timeout, progress=progress)
         seconds = time.monotonic() - started
         ads = self.pool.jobs(cluster, AD_ATTRS)
+        listing = self.ssh.run(self.submit.name, f"cd {workdir}/out && stat -c '%n %s' payload.* 2>/dev/null",
+                               check=False).stdout
         self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)
-        return cluster, [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED], seconds
+        done = [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED]
+        return Batch(cluster, done, seconds, parse_output_sizes(listing))
 
     def xfer_stats(self, cluster):
         text = self.ssh.run(self.submit.name, "cat /var/log/condor/XferStatsLog 2>/dev/null", check=False).stdout
