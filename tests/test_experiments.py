@@ -1,0 +1,168 @@
+"""Unit tests of the experiment registry: declarations, --set/--scale checks, paper metrics recorded."""
+import re
+
+import pytest
+
+from testbed import PROJECT_ROOT, cli
+from testbed.experiments import registry, runner
+from testbed.model.errors import ConfigError
+from testbed.results import compare
+
+
+def test_registry_lists_every_experiment_module_smoke_first():
+    exps = registry.experiments()
+    assert list(exps)[:3] == ["smoke", "e1", "e2"]
+    for exp in exps.values():
+        assert exp.suite_path.exists(), exp.suite
+        assert set(exp.scales) == {"ci", "quick", "full"}
+        if exp.paper:
+            assert exp.paper_path.exists(), exp.paper
+    assert registry.headline().name == "e1"
+    assert exps["e1"].profiles == ("default", "wan-tuned")
+    assert exps["e2"].profiles == ("default", "raid-stripe-32768")
+    assert exps["smoke"].profiles == ("default",)
+
+
+def test_row_parameters_of_smaller_scales_are_rows_of_the_full_scale():
+    for exp in registry.experiments().values():
+        for name, spec in exp.params.items():
+            if spec.rows:
+                for scale in ("ci", "quick"):
+                    assert set(exp.scales[scale][name]) <= set(exp.scales["full"][name]), (exp.name, scale, name)
+        assert set(exp.profiles) <= set(exp.row_profiles or exp.profiles)
+
+
+def test_suite_rows_match_the_full_scale_and_row_profiles():
+    e1 = registry.get("e1")
+    text = e1.suite_path.read_text()
+    for prof in e1.row_profiles:
+        for rtt in e1.scales["full"]["rtts"]:
+            for f in e1.scales["full"]["rate_factors"]:
+                label = "W" if f == 1 else f"{f}W"
+                assert f"\nrtt{rtt}-{label}-{prof}\n" in text
+    e2 = registry.get("e2")
+    text = e2.suite_path.read_text()
+    for n in e2.scales["full"]["clients"]:
+        assert f"\nuncached-{n}-clients\n" in text
+    for prof in e2.row_profiles:
+        assert f"\nraid-write-{prof}\n" in text and f"\ncached-reads-{prof}\n" in text
+
+
+@pytest.mark.parametrize("sets,problem", [
+    ({"nope": "1"}, "--set: nope: e1 has no parameter 'nope' (known: input_mb, max_output_mb, rate_factors, rtts"),
+    ({"sweep_jobs": "many"}, "sweep_jobs must be a whole number"),
+    ({"sweep_jobs": "2.5"}, "sweep_jobs must be a whole number"),
+    ({"rtts": "0,x"}, "rtts must be a list of numbers"),
+    ({"rate_factors": "1.5"}, "rate_factors must be a list of whole numbers"),
+    ({"rtts": "0,15"}, "has rows for rtts 0, 10, 20, 40, 80 only (not 15)"),
+    ({"sweep_load": "fast"}, "sweep_load must be a number"),
+])
+def test_set_checks_key_and_type(sets, problem):
+    with pytest.raises(ConfigError) as exc:
+        registry.get("e1").parameters("quick", sets)
+    assert problem in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_set_values_get_the_declared_types():
+    p = registry.get("e1").parameters("ci", {"RTTS": "0,20", "sweep_load": "1", "sweep_jobs": "16"})
+    assert p["rtts"] == [0, 20] and p["sweep_load"] == 1.0 and isinstance(p["sweep_load"], float)
+    assert p["sweep_jobs"] == 16 and p["rate_factors"] == [2]
+    assert registry.get("e2").parameters("ci", {"clients": [1, 4]})["clients"] == [1, 4]
+    with pytest.raises(ConfigError, match="smoke has no parameter 'rtts' \\(known: none\\)"):
+        registry.get("smoke").parameters("quick", {"rtts": "0"})
+
+
+def test_profiles_without_rows_are_refused():
+    runner.check("e1", "quick", ["default", "transfer-plain"], {})
+    with pytest.raises(ConfigError, match="has rows for profiles default, wan-tuned, transfer-plain only"):
+        runner.check("e1", "quick", ["collector-tuned"], {})
+
+
+def _fake_site(monkeypatch):
+    from testbed.cli import experiments
+    monkeypatch.setattr(experiments, "_site", lambda args: pytest.fail("the site must not be touched"))
+
+
+def test_run_unknown_set_key_is_one_line_exit_2(capsys, monkeypatch):
+    _fake_site(monkeypatch)
+    assert cli.main(["-t", "small", "run", "e1", "--set", "rttz=0,20"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "rttz" in err and "known: input_mb" in err and "rtts" in err
+
+
+def test_run_wrong_type_is_one_line_exit_2(capsys, monkeypatch):
+    _fake_site(monkeypatch)
+    assert cli.main(["-t", "small", "run", "e2", "--scale", "ci", "--set", "write_mb=big"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "write_mb must be a whole number" in err
+
+
+def test_scale_option_and_its_aliases(monkeypatch):
+    from testbed.cli import experiments
+    seen = []
+    monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    class FakeRun:
+        path = PROJECT_ROOT / "nowhere"
+    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets: seen.append(scale) or (0, FakeRun()))
+    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
+        assert cli.main(["-t", "small", "run", "e1"] + argv) == 0
+        assert seen[-1] == scale
+    with pytest.raises(SystemExit):
+        cli.main(["-t", "small", "run", "e1", "--scale", "huge"])
+    with pytest.raises(SystemExit):
+        cli.main(["-t", "small", "run", "e1", "--scale", "ci", "--full"])
+
+
+def test_robot_argv_uses_the_registry_suite(tmp_path):
+    argv = runner.robot_argv("e2", "small", "ci", ["default"], tmp_path, {})
+    assert argv[-1] == str(registry.get("e2").suite_path) and "SCALE:ci" in argv
+
+
+def _sources(exp):
+    """The experiment's suite and the libraries it imports (not TestbedLibrary, shared by all)."""
+    suite = exp.suite_path
+    texts = [suite.read_text()]
+    for lib in re.findall(r"^Library\s+(\S+\.py)", texts[0], re.MULTILINE):
+        path = (suite.parent / lib).resolve()
+        if path.name != "TestbedLibrary.py":
+            texts.append(path.read_text())
+    return "\n".join(texts)
+
+
+def _recorded_names(text):
+    """Metric names written literally on a line that records (Record Metric..., record_metric(, rec()."""
+    names = set()
+    for line in text.splitlines():
+        if re.search(r"record", line, re.IGNORECASE) or re.search(r"\brec\(", line):
+            names.update(re.findall(r"\b((?:e\d+|smoke)\.[a-z0-9_]+)\b", line))
+    return names
+
+
+def test_every_declared_metric_is_recorded_by_its_suite_or_library():
+    for exp in registry.experiments().values():
+        recorded = _recorded_names(_sources(exp))
+        missing = set(exp.metrics) - recorded
+        assert not missing, f"{exp.name} declares metrics it never records: {sorted(missing)}"
+        undeclared = {n for n in recorded if n.split(".")[0] == exp.name} - set(exp.metrics)
+        assert not undeclared, f"{exp.name} records metrics it does not declare: {sorted(undeclared)}"
+
+
+def test_every_paper_metric_is_recorded_by_some_experiment():
+    declared = {m: e for e in registry.experiments().values() for m in e.metrics}
+    for fig in compare.load_paper():
+        exp = declared.get(fig["metric"])
+        assert exp is not None, f"results/paper: {fig['metric']} is recorded by no experiment"
+        assert fig["metric"] in _recorded_names(_sources(exp))
+    for exp in registry.experiments().values():
+        if exp.paper:  # an experiment's paper file holds its own figures only
+            assert {f["metric"].split(".")[0] for f in compare.load_paper(exp.paper_path)} == {exp.name}
+
+
+def test_no_suite_list_outside_the_registry():
+    for rel in ("testbed/experiments/runner.py", "testbed/cli/experiments.py", "testbed/results/compare.py"):
+        text = (PROJECT_ROOT / rel).read_text()
+        for exp in registry.experiments().values():
+            assert exp.suite.rsplit("/", 1)[-1] not in text, (rel, exp.suite)
+        assert "X_PARAMS" not in text and "CI_SUITES" not in text and "SUITES = " not in text, rel
