@@ -173,3 +173,18 @@ def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
     assert [c for c in ssh.commands if "wc -l" not in c] == ["condor_rm -all"]
     empty = FakeSSH([0])
     assert condor.Pool(topo, empty).clear_queue() == 0 and len(empty.commands) == 1
+
+
+def test_sweep_summaries_and_output_checks_from_recorded_points():
+    recs = [{"name": "e1.efficiency_lost", "value": v, "params": {"rtt_ms": rtt, "rate": "2W", "profile": p}}
+            for p, rtt, v in (("default", 0.0, 0.1), ("default", 80.0, 0.4), ("wan-tuned", 0.0, 0.1),
+                              ("wan-tuned", 80.0, 0.2))] + [{"name": "e1.tcp_rate", "value": 9, "params": {}}]
+    assert transfer.loss_ratios(recs, 0, 80) == [(pytest.approx(4.0), {"rate": "2W", "profile": "default"}),
+                                                 (pytest.approx(2.0), {"rate": "2W", "profile": "wan-tuned"})]
+    assert transfer.tuning_gains(recs, 80) == [(pytest.approx(2.0), {"rate": "2W", "rtt_ms": 80.0,
+                                                                     "profile": "wan-tuned"})]
+    assert transfer.loss_ratios(recs, 0, 40) == []
+    sizes = transfer.parse_output_sizes("payload.0 419430\npayload.1 1\nnoise\n")
+    assert sizes == {0: 419430, 1: 1}
+    assert transfer.bad_outputs(3, 0.4, sizes) == [1, 2]
+    assert transfer.rate_label(1) == "W" and transfer.rate_label("2") == "2W"
