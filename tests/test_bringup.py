@@ -146,3 +146,25 @@ def test_the_next_wave_starts_when_this_one_has_its_leases(monkeypatch):
     site.boot(topo, run, {}, 2, overlap=True, poll=0.01)
     assert order[0][0] == ("dtn", "cm1") and order[1][1] == ["cm1", "dtn"]
     assert gate.is_set() and set(steps) == set(topo.hosts)
+
+
+def test_test_phases_are_timed_from_the_tb_start():
+    from testbed.cli.experiments import PhaseClock
+    ticks = iter([100.0, 130.0, 400.0])
+    clock = PhaseClock(now=lambda: next(ticks), env={"TB_STARTED": "40"})
+    clock.done("unit tests")
+    clock.done("bring-up of small")
+    text = clock.table()
+    assert [r[0] for r in clock.rows] == ["host set-up and start", "unit tests", "bring-up of small"]
+    assert [round(r[1]) for r in clock.rows] == [60, 30, 270] and "360" in text
+
+
+def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys):
+    from testbed import cli
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    (tmp_path / site.ACTIVE).write_text("default")
+    monkeypatch.setattr("testbed.cli.experiments._run", lambda argv: 0)
+    destroyed = []
+    monkeypatch.setattr(site, "down", lambda topo: destroyed.append(topo.name))
+    assert cli.main(["test"]) == 2
+    assert "topology default is up in this checkout" in capsys.readouterr().err and destroyed == []

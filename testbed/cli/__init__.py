@@ -114,6 +114,8 @@ def build_parser():
                         "full: the paper's shape, scaled to the testbed")
     g.add_argument("--quick", dest="scale", action="store_const", const="quick", help="--scale quick")
     g.add_argument("--full", dest="scale", action="store_const", const="full", help="--scale full")
+    s.add_argument("--from-snapshot", default=None, metavar="NAME",
+                   help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("compare", help="table + HTML report of one or more runs")

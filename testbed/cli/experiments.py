@@ -11,7 +11,10 @@ def cmd_run(args):
     scale = getattr(args, "scale", None) or "quick"
     sets = suites.parse_sets(args.set)
     suites.check(args.suite, scale, args.profile or [], sets)  # before the site is touched
-    topo, _ssh, _state = _site(args)
+    topo, ssh, _state = _site(args)
+    if args.from_snapshot:  # a pristine site: repeated runs start from the same state
+        from testbed.machines import snapshots
+        snapshots.restore(topo, args.from_snapshot, ssh)
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets)
     _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
     return rc
@@ -50,19 +53,27 @@ def cmd_test(args):
     from testbed.machines import site
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    phases = PhaseClock()
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
+    phases.done("unit tests")
     if rc != 0 or args.unit_only:
         return rc
     topo = topology.load("small")
+    other = site.active_topology()
+    if other and other != topo.name:
+        raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
+                           f"(the end-to-end tests bring up {topo.name} and tear it down)")
     site.claim_domains(topo)  # before anything that `down` would undo
     failures, runs = [], []
     try:
         site.up(topo, _profile("default"))
+        phases.done(f"bring-up of {topo.name}")
         for suite, exp in registry.experiments().items():
             if not exp.suite_path.exists():
                 failures.append(f"{suite} (suite file missing)")
                 continue
             rc_suite, run = suites.run(topo, suite, list(exp.profiles), "ci")
+            phases.done(f"suite {suite} at ci scale" + ("" if rc_suite == 0 else " (FAILED)"))
             runs.append(run)
             if rc_suite != 0:
                 failures.append(suite)
@@ -82,9 +93,37 @@ def cmd_test(args):
             except TestbedError as exc:  # keep the error that stopped the run on screen
                 print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
                 failures.append("down")
+        phases.done("tear-down")
+    print(phases.table())
     print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
           f"results in {', '.join(str(r.path) for r in runs)}")
     return 0 if not failures else 1
+
+
+class PhaseClock:
+    """Times of the phases of `testbed test`; set-up is measured from `./tb`'s start
+    (TB_STARTED, epoch seconds), when given."""
+
+    def __init__(self, now=None, env=None):
+        import time
+        self._time = now or time.time
+        env = os.environ if env is None else env
+        self.rows, self.last = [], self._time()
+        started = env.get("TB_STARTED")
+        if started and started.replace(".", "", 1).isdigit():
+            self.rows.append(("host set-up and start", self.last - float(started)))
+
+    def done(self, name):
+        now = self._time()
+        self.rows.append((name, now - self.last))
+        self.last = now
+
+    def table(self):
+        from testbed.model import tables
+        total = sum(s for _, s in self.rows)
+        return tables.render(["phase", "seconds", "minutes"],
+                             [[n, f"{s:.0f}", f"{s / 60:.1f}"] for n, s in self.rows]
+                             + [["total", f"{total:.0f}", f"{total / 60:.1f}"]])
 
 
 
