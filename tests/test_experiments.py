@@ -104,7 +104,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets: seen.append(scale) or (0, FakeRun()))
+    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(): seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
         assert cli.main(["-t", "small", "run", "e1"] + argv) == 0
@@ -166,3 +166,12 @@ def test_no_suite_list_outside_the_registry():
         for exp in registry.experiments().values():
             assert exp.suite.rsplit("/", 1)[-1] not in text, (rel, exp.suite)
         assert "X_PARAMS" not in text and "CI_SUITES" not in text and "SUITES = " not in text, rel
+
+
+def test_run_passes_robot_selection_before_the_suite_file():
+    from testbed.experiments import runner
+    argv = runner.robot_argv("e1", "small", "ci", ["default"], "/tmp/r", {},
+                             ["--test", "rtt80-2W-default", "--include", "RTT80"])
+    i = argv.index("--test")
+    assert argv[i:i + 4] == ["--test", "rtt80-2W-default", "--include", "RTT80"]
+    assert argv[-1].endswith("e1_transfer_limits.robot")

@@ -114,6 +114,10 @@ def build_parser():
                         "full: the paper's shape, scaled to the testbed")
     g.add_argument("--quick", dest="scale", action="store_const", const="quick", help="--scale quick")
     g.add_argument("--full", dest="scale", action="store_const", const="full", help="--scale full")
+    s.add_argument("--test", action="append", default=[], metavar="NAME",
+                   help="run only this test (a measured point, e.g. rtt80-2W-wan-tuned); repeatable")
+    s.add_argument("--include", action="append", default=[], metavar="TAG",
+                   help="run only tests with this tag (e.g. RTT80, profile:wan-tuned); repeatable")
     s.add_argument("--from-snapshot", default=None, metavar="NAME",
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.set_defaults(func=cmd_run)

@@ -15,7 +15,9 @@ def cmd_run(args):
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
         snapshots.restore(topo, args.from_snapshot, ssh)
-    rc, run = suites.run(topo, args.suite, args.profile, scale, sets)
+    select = [a for name in args.test for a in ("--test", name)] + \
+             [a for tag in args.include for a in ("--include", tag)]
+    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)
     _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
     return rc
 

@@ -41,13 +41,14 @@ def parse_sets(items):
     return out
 
 
-def robot_argv(suite, topo_name, scale, profile_names, run_dir, sets):
+def robot_argv(suite, topo_name, scale, profile_names, run_dir, sets, select=()):
+    """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"]."""
     argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir), "--consolewidth", "100",
             "--variable", f"TOPOLOGY:{topo_name}", "--variable", f"SCALE:{scale}",
             "--variable", f"PROFILES:{','.join(profile_names)}", "--variable", f"RESULTS_DIR:{run_dir}"]
     for key, value in sets.items():
         argv += ["--variable", f"{key.upper()}:{value}"]
-    return argv + [str(suite_file(suite))]
+    return argv + list(select) + [str(suite_file(suite))]
 
 
 def open_run(topo, suite, profile_list, scale, sets):
@@ -66,7 +67,7 @@ def check(suite, scale, profile_names, sets):
     return exp
 
 
-def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
+def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=()):
     """Run one suite into a new results folder; returns (robot rc, Run).
     Without profile names, the experiment's own default profiles."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
@@ -75,7 +76,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print):
     check(suite, scale, profile_names, sets)
     profile_list = [profiles.load(n) for n in profile_names]
     run_ = open_run(topo, suite, profile_list, scale, sets)
-    argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets)
+    argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets, select)
+    if select:
+        run_.update(selection=list(select))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")
     echo("$ " + " ".join(argv[2:]))
     started = time.monotonic()
