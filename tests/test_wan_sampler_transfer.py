@@ -164,13 +164,14 @@ def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
 
         def run(self, host, command, check=True, input_bytes=None, timeout=None):
             self.commands.append(command)
-            out = str(self.counts.pop(0)) + "\n" if "wc -l" in command else ""
+            # condor_q -af ClusterId: one line per job, then queued()'s success sentinel
+            out = "7\n" * self.counts.pop(0) + condor.Pool.QUEUED_OK + "\n" if "condor_q" in command else ""
             return Result(host, 0, out, "")
 
     topo = topology.load("small")
     ssh = FakeSSH([4, 4, 1, 0])
     assert condor.Pool(topo, ssh).clear_queue() == 4
-    assert [c for c in ssh.commands if "wc -l" not in c] == ["condor_rm -all"]
+    assert [c for c in ssh.commands if "condor_q" not in c] == ["condor_rm -all"]
     empty = FakeSSH([0])
     assert condor.Pool(topo, empty).clear_queue() == 0 and len(empty.commands) == 1
 

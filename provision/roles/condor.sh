@@ -2,7 +2,9 @@
 . provision/lib.sh
 install -d -m 0700 /etc/condor/passwords.d /etc/condor/tokens.d
 key=/etc/condor/passwords.d/POOL
-condor_store_cred add -c -p "$(cat secrets/pool-password)" -f "$key.new" >/dev/null
+# the password is read from the bundle's 0600 file (-i), never put on a command line
+# (condor_store_cred 23.x: -i FILE reads the credential, -f FILE writes the scrambled pool key)
+condor_store_cred add -c -i secrets/pool-password -f "$key.new" >/dev/null
 if cmp -s "$key.new" "$key"; then rm -f "$key.new"; else mv "$key.new" "$key"; echo "$key" >> "$changed_file"; fi
 chmod 0600 "$key"
 put etc/condor/config.d/50-testbed.conf

@@ -1,18 +1,41 @@
 # DTN: md RAID over the extra virtual disks, XFS aligned to the stripe,
 # md knobs from the profile, and the four XRootD instances.
 . provision/lib.sh
-mapfile -t disks < <(lsblk -dn -o NAME,TYPE | awk '$2=="disk" && $1!="vda" {print "/dev/"$1}' | sort | head -n "$TB_RAID_DEVICES")
-if [ "${#disks[@]}" -lt "$TB_RAID_DEVICES" ]; then
-  echo "dtn: expected $TB_RAID_DEVICES data disks, found ${#disks[@]}: ${disks[*]}" >&2; exit 1
-fi
-if [ ! -e /dev/md0 ]; then
+# The data disks by their serials (tb-data-0..N-1, set by the Vagrantfile), in member
+# order: device names (vdb, vdc, ...) need not follow the disks' order.
+udevadm settle || true
+disks=()
+for i in $(seq 0 $((TB_RAID_DEVICES - 1))); do
+  disk=/dev/disk/by-id/virtio-tb-data-$i
+  [ -b "$disk" ] || { echo "dtn: data disk $disk (serial tb-data-$i) not found" >&2; exit 1; }
+  disks+=("$disk")
+done
+# has_data DISK: an md superblock, or any other signature blkid finds (a file system,
+# a partition table); blkid -p exits 2 when it finds nothing.
+has_data() {
+  local rc=0
+  mdadm --examine "$1" >/dev/null 2>&1 && return 0
+  blkid -p "$1" >/dev/null 2>&1 || rc=$?
+  [ "$rc" -ne 2 ]
+}
+# ensure_md0 DISK...: create the array only when every member is blank (new disks);
+# otherwise assemble it, or stop: never --create (and mkfs) over data.
+ensure_md0() {
+  local disk used=()
   # after a reboot udev may have auto-assembled the array under another name (md127)
   for md in /dev/md[0-9]*; do [ -e "$md" ] && ! mountpoint -q "$TB_RAID_MOUNT" && mdadm --stop "$md" >/dev/null 2>&1 || true; done
-  mdadm --assemble /dev/md0 "${disks[@]}" 2>/dev/null ||
+  for disk in "$@"; do if has_data "$disk"; then used+=("$disk"); fi; done
+  if [ "${#used[@]}" -eq 0 ]; then
     mdadm --create /dev/md0 --run --metadata=1.2 --level="$TB_RAID_LEVEL" \
       --raid-devices="$TB_RAID_DEVICES" --chunk="${TB_RAID_CHUNK_KB}K" --bitmap=none \
-      --assume-clean "${disks[@]}"
-fi
+      --assume-clean "$@"
+  elif ! mdadm --assemble /dev/md0 "$@"; then
+    echo "dtn: cannot assemble /dev/md0 from $*, and ${used[*]} hold md superblocks or" \
+      "other data: not creating a new array over them (see mdadm --examine)" >&2
+    return 1
+  fi
+}
+[ -e /dev/md0 ] || ensure_md0 "${disks[@]}"
 mdadm --detail --scan > /etc/mdadm/mdadm.conf.new
 if cmp -s /etc/mdadm/mdadm.conf.new /etc/mdadm/mdadm.conf; then rm /etc/mdadm/mdadm.conf.new
 else mv /etc/mdadm/mdadm.conf.new /etc/mdadm/mdadm.conf; fi

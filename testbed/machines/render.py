@@ -7,6 +7,7 @@ Output per host, under the testbed's state directory:
     hosts/<name>.tgz         all of the above, what Vagrant uploads
 """
 import io
+import os
 import shutil
 import tarfile
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import jinja2
 
 from testbed import PROJECT_ROOT
+from testbed.machines.state import write_private
 from testbed.model import constants
+from testbed.model.errors import ConfigError
 
 TEMPLATE_DIR = PROJECT_ROOT / "provision" / "templates"
 SCRIPT_DIR = PROJECT_ROOT / "provision" / "roles"
@@ -24,10 +27,46 @@ XROOTD_DTN_INSTANCES = ("redir", "data", "xcache", "direct")
 SHARED_PORT = constants.HTCONDOR_PORT
 
 
+class Knobs(dict):
+    """One profile section as merged for a host (the templates' sysctls, knobs, md, cache)."""
+
+    def __init__(self, section, values):
+        super().__init__(values)
+        self._profile_section = section
+
+
+class MissingKnob(jinja2.UndefinedError):
+    """A template read a profile knob the profile does not set; the message is section.knob."""
+
+
+class _Undefined(jinja2.StrictUndefined):
+    """StrictUndefined that names a missing profile knob by its section."""
+
+    def __init__(self, hint=None, obj=jinja2.utils.missing, name=None, exc=jinja2.UndefinedError):
+        if hint is None and isinstance(obj, Knobs) and isinstance(name, str):
+            hint, exc = f"{obj._profile_section}.{name}", MissingKnob
+        super().__init__(hint, obj, name, exc)
+
+
 def environment():
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-                              undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              undefined=_Undefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def render_template(env, name, ctx):
+    """Render one template; a value it needs and does not get is a one-line ConfigError
+    naming the profile file, the missing knob (or variable) and the template."""
+    host, profile = ctx["host"], ctx["profile"]
+    try:
+        return env.get_template(name).render(ctx)
+    except MissingKnob as exc:
+        raise ConfigError(profile.source, f"roles.{'|'.join(host.roles)}.{exc.message}",
+                          f"not set, and template {name} needs it for host {host.name} "
+                          "(set it, or extend default)") from None
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(profile.source, "", f"template {name} for host {host.name}: "
+                                              f"undefined variable: {exc.message}") from None
 
 
 def had_list(cm_hosts):
@@ -52,31 +91,31 @@ def context(topo, profile, host, accel=None):
         "ccb_addresses": ccb_addresses(topo), "users": constants.SUBMIT_USERS, "c": constants.as_template_context(),
         "dtn": topo.role_host("dtn"), "origin": topo.role_host("origin"),
         "raid_mount": constants.RAID_MOUNT, "condor": is_condor_host(host),
-        "sysctls": profile.for_host(host.roles, "sysctl"),
-        "knobs": profile.for_host(host.roles, "condor"),
-        "md": profile.for_host(host.roles, "md"),
-        "cache": profile.for_host(host.roles, "xrootd_cache"),
+        "sysctls": Knobs("sysctl", profile.for_host(host.roles, "sysctl")),
+        "knobs": Knobs("condor", profile.for_host(host.roles, "condor")),
+        "md": Knobs("md", profile.for_host(host.roles, "md")),
+        "cache": Knobs("xrootd_cache", profile.for_host(host.roles, "xrootd_cache")),
     }
 
 
 def render_condor(env, ctx):
     host = ctx["host"]
-    parts = [env.get_template("condor/common.conf.j2").render(ctx)]
+    parts = [render_template(env, "condor/common.conf.j2", ctx)]
     for role in CONDOR_ROLE_ORDER:
         if host.has(role):
-            parts.append(env.get_template(f"condor/{role}.conf.j2").render(ctx))
+            parts.append(render_template(env, f"condor/{role}.conf.j2", ctx))
     return "\n".join(parts)
 
 
 def render_profile_files(env, ctx):
     """The files a profile owns; `testbed profile apply` pushes just these."""
     files = {"etc/sysctl.d/90-testbed-profile.conf":
-             env.get_template("system/sysctl.conf.j2").render(ctx)}
+             render_template(env, "system/sysctl.conf.j2", ctx)}
     if ctx["condor"]:
         files["etc/condor/config.d/60-testbed-profile.conf"] = \
-            env.get_template("condor/profile.conf.j2").render(ctx)
+            render_template(env, "condor/profile.conf.j2", ctx)
     if ctx["host"].has("dtn"):
-        files["etc/xrootd/dtn.cfg"] = env.get_template("xrootd/dtn.cfg.j2").render(ctx)
+        files["etc/xrootd/dtn.cfg"] = render_template(env, "xrootd/dtn.cfg.j2", ctx)
     return files
 
 
@@ -84,13 +123,13 @@ def render_host_files(topo, profile, host, accel=None):
     """{relative path under /: content} for one host; `accel` is kvm or tcg."""
     env = environment()
     ctx = context(topo, profile, host, accel)
-    files = {"etc/hosts": env.get_template("system/hosts.j2").render(ctx),
-             "etc/network/interfaces": env.get_template("system/interfaces.j2").render(ctx),
-             "etc/testbed/host.env": env.get_template("system/host.env.j2").render(ctx)}
+    files = {"etc/hosts": render_template(env, "system/hosts.j2", ctx),
+             "etc/network/interfaces": render_template(env, "system/interfaces.j2", ctx),
+             "etc/testbed/host.env": render_template(env, "system/host.env.j2", ctx)}
     if ctx["condor"]:
         files["etc/condor/config.d/50-testbed.conf"] = render_condor(env, ctx)
     if host.has("origin"):
-        files["etc/xrootd/xrootd-origin.cfg"] = env.get_template("xrootd/origin.cfg.j2").render(ctx)
+        files["etc/xrootd/xrootd-origin.cfg"] = render_template(env, "xrootd/origin.cfg.j2", ctx)
     files.update(render_profile_files(env, ctx))
     return files
 
@@ -100,20 +139,25 @@ def write_host(state, topo, profile, host, authorized_key, accel=None):
     root = state.host_dir(host.name)
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
+    root.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp.mkdir(mode=0o700)  # holds secrets/: private from its creation
     for rel, text in render_host_files(topo, profile, host, accel).items():
         path = tmp / "files" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     secrets = tmp / "secrets"
-    secrets.mkdir(parents=True, mode=0o700)
-    shutil.copy(state.pool_password, secrets / "pool-password")
-    (secrets / "authorized_keys").write_text(authorized_key)
+    secrets.mkdir(mode=0o700)
+    write_private(secrets / "pool-password", state.pool_password.read_bytes())
+    write_private(secrets / "authorized_keys", authorized_key)
     shutil.copytree(SCRIPT_DIR, tmp / "provision")
     shutil.rmtree(root, ignore_errors=True)
     tmp.rename(root)
     tarball = root.with_suffix(".tgz")
     partial = tarball.with_suffix(".tgz.tmp")
-    with tarfile.open(partial, "w:gz") as tar:
+    partial.unlink(missing_ok=True)
+    # 0600 from its creation: the bundle carries the pool password
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:
         tar.add(root, arcname=".", filter=_normalise)
     partial.replace(tarball)
     return tarball

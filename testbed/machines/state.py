@@ -8,8 +8,32 @@ from testbed import PROJECT_ROOT
 from testbed.model.errors import TestbedError
 
 
+PRIVATE_DIR = 0o700
+
+
 def state_root():
     return Path(os.environ.get("TESTBED_STATE_DIR", PROJECT_ROOT / ".testbed"))
+
+
+def private_dir(path):
+    """Make `path` a folder only its owner can enter: created 0700, an older looser one tightened."""
+    path = Path(path)
+    path.mkdir(mode=PRIVATE_DIR, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(PRIVATE_DIR)
+    return path
+
+
+def write_private(path, data, replace=True):
+    """Write bytes or text to a new file that is 0600 from its creation; an old file is
+    removed first when `replace`, else it is an error (FileExistsError)."""
+    path = Path(path)
+    if replace:
+        path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+    return path
 
 
 class TestbedState:
@@ -25,10 +49,18 @@ class TestbedState:
         self.profile_record = self.dir / "profile-in-force.json"
         self.wan_record = self.dir / "wan-in-force.json"
 
+    def ensure_dirs(self):
+        """The testbed's folder and its ssh/, secrets/ and hosts/ folders, all 0700: they
+        hold the pool password, the SSH key and bundles carrying both."""
+        self.dir.parent.mkdir(parents=True, exist_ok=True)  # shared by every topology
+        for path in (self.dir, self.ssh_key.parent, self.pool_password.parent, self.hosts_dir):
+            private_dir(path)
+        return self
+
     def ensure_secrets(self):
         """Generate the SSH key and the pool password once per testbed."""
+        self.ensure_dirs()
         if not self.ssh_key.exists():
-            self.ssh_key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             try:
                 subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
                                 f"testbed-{self.dir.name}", "-f", str(self.ssh_key)],
@@ -36,10 +68,7 @@ class TestbedState:
             except (OSError, subprocess.CalledProcessError) as exc:
                 raise TestbedError(f"{self.ssh_key}: cannot generate the testbed SSH key: {exc}") from None
         if not self.pool_password.exists():
-            self.pool_password.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.pool_password, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_urlsafe(32))
+            write_private(self.pool_password, secrets.token_urlsafe(32), replace=False)
         return self
 
     def host_dir(self, host):

@@ -21,8 +21,30 @@ CONDOR_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 SIZE = re.compile(r"^\d+[kmgKMG]?$")
 MD_KNOBS = {"stripe_cache_size": (17, 32768), "group_thread_cnt": (0, 64)}
 XROOTD_CACHE_KNOBS = ("ram", "blocksize", "prefetch", "diskusage")
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Knobs the topology or the security set-up owns (HTCondor names are case-insensitive).
 CONDOR_FORBIDDEN = {"ALLOW_WRITE", "ALLOW_ADMINISTRATOR", "ALLOW_DAEMON", "SEC_PASSWORD_FILE",
-                    "ENABLE_KERNEL_TUNING", "DAEMON_LIST", "CONDOR_HOST", "TRUST_DOMAIN"}
+                    "ENABLE_KERNEL_TUNING", "DAEMON_LIST", "CONDOR_HOST", "TRUST_DOMAIN",
+                    "COLLECTOR_HOST", "UID_DOMAIN", "TRUST_UID_DOMAIN", "NETWORK_INTERFACE",
+                    "ENABLE_RUNTIME_CONFIG", "ENABLE_PERSISTENT_CONFIG", "LOCAL_CONFIG_FILE",
+                    "LOCAL_CONFIG_DIR", "REQUIRE_LOCAL_CONFIG_FILE", "QUEUE_SUPER_USERS",
+                    "QUEUE_ALL_USERS_TRUSTED", "CERTIFICATE_MAPFILE"}
+# Security-weakening knob names, with or without a SUBSYS./LOCALNAME. prefix: (pattern, problem).
+_PREFIX = r"(?:[A-Z0-9_]+\.)*"
+CONDOR_SECURITY_KNOBS = [
+    (re.compile(_PREFIX + r"(ALLOW|DENY)_.*"), "authorization lists are owned by the security set-up"),
+    (re.compile(_PREFIX + r"HOST(ALLOW|DENY).*"), "authorization lists are owned by the security set-up"),
+    (re.compile(_PREFIX + r"SETTABLE_ATTRS.*"), "remote configuration is owned by the security set-up"),
+    (re.compile(r"[A-Z0-9_.]+\.SEC_.*"), "per-daemon security settings are owned by the security set-up"),
+    (re.compile(r"SEC_.*AUTHENTICATION.*"), "authentication is owned by the security set-up"),
+]
+# The SEC_ knobs a profile may set; any other SEC_ knob (tokens, passwords,
+# negotiation, ...) belongs to the security set-up.
+SEC_ALLOWED = re.compile(r"SEC_[A-Z_]+_(CRYPTO_METHODS|ENCRYPTION|INTEGRITY|SESSION_DURATION|SESSION_LEASE)")
+SEC_PROTECTION = re.compile(r"SEC_[A-Z_]+_(ENCRYPTION|INTEGRITY)")
+# transfer-plain's exception (see profiles/transfer-plain.yaml): authentication stays
+# REQUIRED, but both ends of a file transfer may agree on no encryption/integrity.
+SEC_OPTIONAL_ALLOWED = {"SEC_DEFAULT_ENCRYPTION", "SEC_DEFAULT_INTEGRITY"}
 
 
 @dataclass
@@ -58,19 +80,58 @@ def profile_path(name_or_path):
     return PROFILE_DIR / f"{text}.yaml"
 
 
+def _unsafe_text(text):
+    """Why `text` cannot go into a rendered line (newlines start a new setting), or None."""
+    if any(ch in text for ch in "\n\r"):
+        return "contains a line break (a value or name must stay on its one line)"
+    if any(ord(ch) < 32 and ch != "\t" or ord(ch) == 127 for ch in text):
+        return "contains a control character"
+    return None
+
+
+def _check_name(reader, key):
+    """Reject a key that would break its rendered line; errors name it escaped, on one line."""
+    key = str(key)
+    problem = _unsafe_text(key)
+    if problem:
+        raise reader.error(key.encode("unicode_escape").decode(), f"key {problem}")
+    return key
+
+
+def _check_condor_security(reader, key, value):
+    upper, text = key.upper(), str(value).strip().upper()
+    if upper in CONDOR_FORBIDDEN:
+        raise reader.error(key, "is owned by the topology and security set-up; profiles may not set it")
+    for pattern, problem in CONDOR_SECURITY_KNOBS:
+        if pattern.fullmatch(upper):
+            raise reader.error(key, f"{problem}; profiles may not set it")
+    if upper.startswith("SEC_") and not SEC_ALLOWED.fullmatch(upper):
+        raise reader.error(key, "security knobs other than crypto methods, encryption, integrity and "
+                                "session lifetimes are owned by the security set-up; profiles may not set it")
+    if SEC_PROTECTION.fullmatch(upper):
+        allowed = ("REQUIRED", "PREFERRED") + (("OPTIONAL",) if upper in SEC_OPTIONAL_ALLOWED else ())
+        if text not in allowed:
+            raise reader.error(key, f"must be one of {', '.join(allowed)} (it weakens the pool's "
+                                    f"security otherwise), got {value!r}")
+
+
 def _check_value(reader, section, key, value):
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         raise reader.error(key, f"must be a number or a string, got {value!r}")
+    problem = _unsafe_text(str(value))
+    if problem:
+        raise reader.error(key, f"value {problem}: {value!r}")
     if section == "sysctl":
-        if not SYSCTL_KEY.match(key):
+        if not SYSCTL_KEY.fullmatch(key):
             raise reader.error(key, "not a sysctl name (like net.core.rmem_max)")
         if isinstance(value, str) and not re.fullmatch(r"[0-9 \t-]+", value):
             raise reader.error(key, f"sysctl values here are numbers or number lists, got {value!r}")
     elif section == "condor":
-        if not CONDOR_KEY.match(key):
+        if not CONDOR_KEY.fullmatch(key):
             raise reader.error(key, "not an HTCondor configuration name")
-        if key.upper() in CONDOR_FORBIDDEN:
-            raise reader.error(key, "is owned by the topology and security set-up; profiles may not set it")
+        if str(value).rstrip().endswith("\\"):
+            raise reader.error(key, f"value ends in a backslash (it would continue onto the next line): {value!r}")
+        _check_condor_security(reader, key, value)
     elif section == "md":
         if key not in MD_KNOBS:
             raise reader.error(key, f"unknown md knob (known: {', '.join(MD_KNOBS)})")
@@ -80,7 +141,7 @@ def _check_value(reader, section, key, value):
     elif section == "xrootd_cache":
         if key not in XROOTD_CACHE_KNOBS:
             raise reader.error(key, f"unknown cache knob (known: {', '.join(XROOTD_CACHE_KNOBS)})")
-        if key in ("ram", "blocksize") and not SIZE.match(str(value)):
+        if key in ("ram", "blocksize") and not SIZE.fullmatch(str(value)):
             raise reader.error(key, f"must be a size like 512m or 1g, got {value!r}")
         if key == "prefetch" and (not isinstance(value, int) or not 0 <= value <= 128):
             raise reader.error(key, f"must be an integer in 0..128, got {value!r}")
@@ -90,15 +151,19 @@ def _check_value(reader, section, key, value):
 
 def _parse_roles(reader):
     roles = {}
+    for role in reader.data:
+        _check_name(reader, role)
     reader.only(set(PROFILE_ROLES))
     for role, body in reader.data.items():
         r = reader.sub(role)
+        for section in r.data:
+            _check_name(r, section)
         r.only(set(SECTIONS))
         roles[role] = {}
         for section in r.data:
             s = r.sub(section)
             for key, value in s.data.items():
-                _check_value(s, section, str(key), value)
+                _check_value(s, section, _check_name(s, key), value)
             roles[role][section] = {str(k): v for k, v in s.data.items()}
     return roles
 
@@ -119,6 +184,9 @@ def load(name_or_path, _seen=()):
     r = Reader(load_yaml(path), path)
     r.only({"name", "description", "reference", "extends", "roles", "wan"})
     name = r.str("name", path.stem)
+    if not PROFILE_NAME.fullmatch(name):
+        raise r.error("name", f"must be letters, digits, '.', '_' or '-' (it is written into "
+                              f"rendered files), got {name!r}")
     if name in _seen:
         raise r.error("extends", f"inheritance loop: {' -> '.join(_seen + (name,))}")
     roles = _parse_roles(r.sub("roles"))

@@ -123,10 +123,20 @@ class Pool:
                 time.sleep(poll)
         return left
 
+    QUEUED_OK = "#QUEUED-OK#"
+
     def queued(self):
-        """How many jobs of any user are in the submit host's queue."""
-        out = self.ssh.run(self.submit_host, "condor_q -all -af ClusterId 2>/dev/null | wc -l", check=False)
-        return int(out.stdout.strip() or 0)
+        """How many jobs of any user are in the submit host's queue. A schedd that does not
+        answer is a RemoteError, not an empty queue: the count is only trusted when
+        condor_q exited 0 (only then does a sentinel line follow its output)."""
+        cmd = f"condor_q -all -af ClusterId && echo '{self.QUEUED_OK}'"
+        out = self.ssh.run(self.submit_host, cmd, check=False)
+        lines = [line for line in out.stdout.splitlines() if line.strip()]
+        if not out.ok or not lines or lines[-1].strip() != self.QUEUED_OK:
+            detail = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
+            raise RemoteError(f"{self.submit_host}: condor_q failed (rc {out.rc}), the queue length "
+                              f"is unknown: {detail}")
+        return sum(1 for line in lines[:-1] if line.strip().isdigit())
 
     def describe_unfinished(self, cluster, limit=3):
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
