@@ -79,7 +79,7 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
     from testbed.machines import provision as provisioning
     from testbed.model import topology
     from testbed.remote.ssh import Result
-    from testbed.machines.state import TestbedState
+    from testbed.model.state import TestbedState
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo = topology.load("small")
     calls = {}

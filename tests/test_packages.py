@@ -4,7 +4,7 @@ import pytest
 
 from testbed.machines import packages, plan
 from testbed.model import profiles, topology
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 
 
 def test_debian_guests_install_nothing_at_run_time():

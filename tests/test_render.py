@@ -2,7 +2,7 @@ import tarfile
 
 from testbed.model import profiles, topology
 from testbed.machines import render
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 
 
 def small():

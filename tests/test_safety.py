@@ -11,7 +11,7 @@ import yaml
 
 from testbed import PROJECT_ROOT
 from testbed.machines import render
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 from testbed.model import profiles, topology
 from testbed.model.errors import ConfigError, RemoteError
 from testbed.remote.ssh import Result

@@ -132,7 +132,7 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
 def test_recorded_profile_round_trip_and_missing(tmp_path):
     from testbed.remote import health
     from testbed.model import profiles
-    from testbed.machines.state import TestbedState
+    from testbed.model.state import TestbedState
     state = TestbedState("small", root=tmp_path)
     assert health.recorded_profile(state) is None
     health.record_profile(state, profiles.load("wan-tuned"))

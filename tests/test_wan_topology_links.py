@@ -25,7 +25,7 @@ def test_a_suite_link_replaces_the_topology_link_of_the_same_pair_and_keeps_the_
 
 def test_clear_goes_back_to_the_topology_links_on_the_guests(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
-    from testbed.machines.state import TestbedState
+    from testbed.model.state import TestbedState
     topo, ssh = topology.load("default"), RecordingSSH()
     state = TestbedState("default")
     kept = wan.clear(topo, ssh, state)

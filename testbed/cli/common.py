@@ -18,7 +18,7 @@ def _profile(name):
 
 def _site(args):
     from testbed.remote.ssh import SSH
-    from testbed.machines.state import TestbedState
+    from testbed.model.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():

@@ -69,7 +69,7 @@ def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.remote import health
     from testbed.machines import provision as provisioning
-    from testbed.machines.state import TestbedState
+    from testbed.model.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():

@@ -1,1 +1,1 @@
-"""experiments"""
+"""The experiments: one module per experiment declaring its suite, scales and figures, the registry, and the runner."""

@@ -1,1 +1,1 @@
-"""machines"""
+"""The VMs: KVM/TCG probe, box, plan, rendering, bring-up in waves, provisioning, libvirt domains, snapshots, host cost."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from testbed.machines import accel, packages, render
 from testbed.machines.box import Box
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
 # Under TCG the guests get the CPU features QEMU emulates that OpenSSL's AES-GCM

@@ -5,7 +5,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from testbed import PROJECT_ROOT
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 from testbed.model.errors import TestbedError
 from testbed.remote.ssh import SSH
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from testbed import PROJECT_ROOT
-from testbed.machines.state import write_private
+from testbed.model.state import write_private
 from testbed.model import constants
 from testbed.model.errors import ConfigError
 

@@ -10,7 +10,7 @@ import time
 from testbed import PROJECT_ROOT
 from testbed.machines import domains, plan, provision as provisioning
 from testbed.machines.box import Box
-from testbed.machines.state import TestbedState, state_root
+from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
 from testbed.model.errors import TestbedError
 from testbed.remote import health

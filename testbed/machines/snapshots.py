@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from testbed.machines import domains
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
 
 PREFIX = "tb-"

@@ -192,7 +192,7 @@ def load(name_or_path, _seen=()):
     roles = _parse_roles(r.sub("roles"))
     wan = r.list("wan", [])
     if wan:
-        from testbed.network.netem import parse_links  # local import: netem imports profiles' users
+        from testbed.model.links import parse_links
         parse_links(wan, path, "wan")
     chain = [name]
     if "extends" in r.data:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.errors import ConfigError
-from testbed.network.netem import parse_links
+from testbed.model.links import parse_links
 from testbed.model.schema import Reader, load_yaml
 
 ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")

@@ -1,1 +1,1 @@
-"""remote"""
+"""Operations on running guests over SSH: commands, health, each guest's boot record."""

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from testbed.model.errors import RemoteError
-from testbed.machines.state import TestbedState
+from testbed.model.state import TestbedState
 
 
 @dataclass
