@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testbed.machines import hostload, site  # noqa: E402
-from testbed.machines.state import TestbedState  # noqa: E402
+from testbed.model.state import TestbedState  # noqa: E402
 from testbed.model import tables, topology  # noqa: E402
 from testbed.remote import bootrecord  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402

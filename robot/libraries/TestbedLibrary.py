@@ -22,7 +22,7 @@ from testbed.services import tuning  # noqa: E402
 from testbed.model import constants  # noqa: E402
 from testbed.services.condor import Pool, submit_description  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402
-from testbed.machines.state import TestbedState  # noqa: E402
+from testbed.model.state import TestbedState  # noqa: E402
 from testbed.services.storage import Storage  # noqa: E402
 from testbed.experiments.e1_transfer import job_stats  # noqa: E402
 
