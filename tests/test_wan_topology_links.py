@@ -33,3 +33,13 @@ def test_clear_goes_back_to_the_topology_links_on_the_guests(tmp_path, monkeypat
     assert "netem delay 10ms" in ssh.scripts["origin"] and "netem" in ssh.scripts["dtn"]
     assert "netem" not in ssh.scripts["submit"]
     assert wan.in_force(state)["links"][1]["rtt_ms"] == 20.0
+
+
+def test_the_sustained_rate_is_taken_over_the_output_window_only():
+    from testbed.network import sampler
+    series = [(1.0, 0.0), (2.0, 5.0), (3.0, 9.0), (4.0, 9.0), (5.0, 0.0), (6.0, 0.0)]
+    started = 1000.0  # epoch of the first sample
+    window = sampler.in_window(series, started, first=1002.0, last=1004.0, slack=0)
+    assert window == [(2.0, 5.0), (3.0, 9.0), (4.0, 9.0)]
+    assert sampler.in_window(series, None, 1002.0, 1004.0) == series
+    assert sampler.in_window(series, started, 2000.0, 2001.0) == series  # no overlap: all

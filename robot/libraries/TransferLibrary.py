@@ -11,7 +11,7 @@ from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e1_transfer as transfer  # noqa: E402
-from testbed.network.sampler import Sampler, active_mean  # noqa: E402
+from testbed.network.sampler import Sampler, active_mean, in_window  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
@@ -65,7 +65,7 @@ class TransferLibrary:
             series = sampler.stop()
         ads = batch.ads
         first, last = self.exp.output_window(ads)
-        window = [row for row in series if row[0] >= 0]
+        window = in_window(series, sampler.started_at, first, last)  # the output transfers only
         sustained = active_mean(window, 1)
         total_mb = sum(transfer.job_stats(a)["bytes_out"] for a in ads) / 1e6
         span = max(1.0, last - first)

@@ -57,6 +57,16 @@ def rates(samples, scale=1e-6):
     return out
 
 
+def in_window(series, started_at, first, last, slack=1.0):
+    """The rows of a series (t relative to the first sample, taken at epoch `started_at`)
+    that fall within [first, last] epoch seconds (1 s resolution, hence the slack); the
+    whole series when none does or the times are unknown."""
+    if started_at is None or first is None or last is None:
+        return list(series)
+    rows = [row for row in series if first - slack <= started_at + row[0] <= last + slack]
+    return rows or list(series)
+
+
 def active_mean(series, column=1, threshold=0.1):
     """Mean rate over the samples above `threshold` x peak: the sustained rate while busy."""
     values = [row[column] for row in series]
@@ -70,12 +80,16 @@ class Sampler:
     def __init__(self, ssh, host, source, name=None):
         self.ssh, self.host, self.source = ssh, host, source
         self.name = name or f"{source}-{host.name}"
+        self.started_at = None
 
     def start(self):
         self.ssh.run(self.host.name, start_command(self.host, self.source, self.name))
         return self
 
     def stop(self):
-        """Per-second rates in MB/s: [(t, col1, col2)]."""
+        """Per-second rates in MB/s: [(t, col1, col2)], t since the first sample, which was
+        taken at epoch `self.started_at` (the sampled host's clock)."""
         out = self.ssh.run(self.host.name, stop_command(self.name), check=False).stdout
-        return rates(parse(out))
+        samples = parse(out)
+        self.started_at = samples[0][0] if samples else None
+        return rates(samples)
