@@ -168,3 +168,30 @@ def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(site, "down", lambda topo: destroyed.append(topo.name))
     assert cli.main(["test"]) == 2
     assert "topology default is up in this checkout" in capsys.readouterr().err and destroyed == []
+
+
+def test_integer_overrides_from_the_environment_are_one_line_errors(monkeypatch):
+    from testbed.model.errors import ConfigError
+    monkeypatch.setenv("TESTBED_BOOT_WAVE", "two")
+    with pytest.raises(ConfigError, match="environment: TESTBED_BOOT_WAVE: 'two' is not a whole number"):
+        site.wave_size("tcg", cores=2)
+    monkeypatch.setenv("TESTBED_TB_CACHE_MB", "-5")
+    with pytest.raises(ConfigError, match="TESTBED_TB_CACHE_MB: -5 is below the minimum 0"):
+        plan.guest_cpu("tcg")
+
+
+def test_provision_uses_bundles_already_rendered(tmp_path, monkeypatch):
+    from testbed.machines import provision, render
+    from testbed.remote.ssh import Result
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(render, "write_all", lambda *a, **k: pytest.fail("rendered twice"))
+    topo = topology.load("small")
+    bundle = tmp_path / "b.tgz"
+    bundle.write_bytes(b"\x1f\x8b")
+
+    class FakeSSH:
+        def run(self, host, command, check=True, input_bytes=None, timeout=None):
+            return Result(host, 0, f"testbed: {host} provisioned\n", "")
+    provision.provision(topo, profiles.load("default"), ssh=FakeSSH(),
+                        bundles={h: bundle for h in topo.hosts})
+    assert set(provision.last_run) == set(topo.hosts)

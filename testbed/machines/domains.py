@@ -6,8 +6,10 @@ from testbed import PROJECT_ROOT
 from testbed.model.errors import TestbedError
 
 
-def _virsh(*args):
-    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True)
+def _virsh(*args, timeout=None):
+    """virsh on the system libvirt; the one place the testbed runs it."""
+    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True,
+                          timeout=timeout)
 
 
 OWNER_TAG = "testbed checkout "

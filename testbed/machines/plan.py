@@ -12,6 +12,7 @@ from pathlib import Path
 
 from testbed.machines import accel, packages, render
 from testbed.machines.box import Box
+from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
@@ -71,7 +72,7 @@ def guest_cpu(accelerator):
     """The libvirt CPU model, features and TCG cache for the guests."""
     if accelerator == "kvm":
         return {"mode": "host-passthrough", "model": None, "features": [], "tb_cache_mb": None}
-    tb = int(os.environ.get("TESTBED_TB_CACHE_MB", TCG_TB_CACHE_MB))
+    tb = env_int("TESTBED_TB_CACHE_MB", TCG_TB_CACHE_MB, minimum=0)
     features = [] if os.environ.get("TESTBED_CPU_FEATURES", "1") == "0" else list(TCG_CPU_FEATURES)
     return {"mode": "custom", "model": TCG_CPU_MODEL, "features": features, "tb_cache_mb": tb or None}
 

@@ -10,16 +10,17 @@ from testbed.model.errors import TestbedError
 from testbed.remote.ssh import SSH
 
 
-def provision(topo, profile, hosts=None, ssh=None, accelerator=None):
+def provision(topo, profile, hosts=None, ssh=None, accelerator=None, bundles=None):
     """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
-    provision` does one host after another). Idempotent: unchanged config restarts nothing."""
+    provision` does one host after another). Idempotent: unchanged config restarts nothing.
+    `bundles` {host: tarball}: already rendered (by the plan `up` just wrote)."""
     from testbed.machines import packages, plan, render
     state = TestbedState(topo.name)
     names = hosts or list(topo.hosts)
     for name in names:
         check_host(topo, name)
-    accelerator = accelerator or plan.recorded_accel(state)
-    bundles = render.write_all(state, topo, profile, accelerator)
+    if bundles is None:
+        bundles = render.write_all(state, topo, profile, accelerator or plan.recorded_accel(state))
     apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
     install = " && ".join(packages.install_commands(topo.box))  # el9 only; the Debian box has all
     command = ((f"{install} && " if install else "")

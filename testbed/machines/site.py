@@ -6,6 +6,7 @@ import re
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.machines import domains, plan, provision as provisioning
@@ -13,6 +14,7 @@ from testbed.machines.box import Box
 from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
 from testbed.model.errors import TestbedError
+from testbed.model.schema import env_int
 from testbed.remote import health
 from testbed.remote.ssh import SSH
 
@@ -56,9 +58,9 @@ def boot_waves(topo, size):
 
 
 def wave_size(accelerator, cores=None):
-    forced = os.environ.get("TESTBED_BOOT_WAVE")
+    forced = env_int("TESTBED_BOOT_WAVE", 0, minimum=0)
     if forced:
-        return max(1, int(forced))
+        return forced
     if accelerator == "kvm":
         return 64
     return max(1, cores or os.cpu_count() or 1)
@@ -185,7 +187,8 @@ def up(topo, profile, parallel=True, wait_timeout=900):
         boot(topo, run, vagrant_env(topo, profile.name), size)
         record["phases"]["boot"] = round(time.monotonic() - started, 1)
         print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; provisioning every host at once", flush=True)
-        provisioning.provision(topo, profile, accelerator=accelerator)
+        provisioning.provision(topo, profile, accelerator=accelerator,
+                               bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
         for host, seconds in provisioning.last_run.items():
             record["vms"].setdefault(host, {})["provisioned_after"] = seconds
         record["phases"]["provision"] = round(time.monotonic() - started, 1)
@@ -232,8 +235,8 @@ def down(topo):
     domains.sweep_libvirt(topo, [name for name, owner in domains.leftover_domains(topo)
                                  if domains.owner_is_gone(owner)])
     for net in topo.network_names().values():
-        subprocess.run(["virsh", "-c", "qemu:///system", "net-destroy", net], capture_output=True)
-        subprocess.run(["virsh", "-c", "qemu:///system", "net-undefine", net], capture_output=True)
+        domains._virsh("net-destroy", net)
+        domains._virsh("net-undefine", net)
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()

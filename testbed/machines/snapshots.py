@@ -24,9 +24,9 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
 SPACE_MARGIN_MB = 2048
 
 
-def _virsh(*args, timeout=1800):
-    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True,
-                          timeout=timeout)
+def _virsh(*args):
+    """Snapshot operations write or read whole guest memories: allow them half an hour."""
+    return domains._virsh(*args, timeout=1800)
 
 
 def check_name(name):

@@ -6,6 +6,21 @@ import yaml
 from testbed.model.errors import ConfigError
 
 
+def env_int(name, default, minimum=0, env=None):
+    """An integer setting from the environment (TESTBED_*), or a one-line ConfigError."""
+    import os
+    text = (os.environ if env is None else env).get(name)
+    if text is None or text.strip() == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError("environment", name, f"{text!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigError("environment", name, f"{value} is below the minimum {minimum}")
+    return value
+
+
 def load_yaml(path):
     path = Path(path)
     try:
