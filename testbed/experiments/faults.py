@@ -7,6 +7,7 @@ and return what they saw, and robot/suites/faults.robot asserts on it. `summaris
 run's metrics into the issue's benchmark figures (benchmarks/faults.py prints them).
 """
 import os
+import shlex
 import signal
 import statistics
 import subprocess
@@ -20,10 +21,11 @@ from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
 from testbed.faults.security import SecurityChecks
 from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, pick_members
-from testbed.model.constants import DTN_XROOTD_UNITS, JOB_LEASE_S, RAID_MOUNT, JobStatus
+from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote import health
 from testbed.results import runs as results
+from testbed.services.condor import submit_description
 
 EXPERIMENT = Experiment(
     name="faults", title="Faults and the site's invariants", seed=None,
@@ -187,6 +189,36 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
             "log": log.name}
 
 
+# --- 8: transfer integrity ------------------------------------------------------------------------
+TRANSFER_SCRIPT = """#!/bin/sh
+# Fault-suite job: $1 MB of random output and its sha256, computed here on the worker.
+head -c $(( $1 * 1048576 )) /dev/urandom > payload
+sha256sum payload | cut -d' ' -f1 > payload.sha256
+"""
+SUMS_SCRIPT = ("cd {workdir}/out && for f in payload.*; do p=${{f#payload.}}; "
+               "echo \"sum $p $(cat sum.$p 2>/dev/null || echo none) $(sha256sum $f | cut -d' ' -f1)\"; done")
+
+
+def parse_sums(text):
+    """{proc: (sha256 from the worker, sha256 on the submit host)} from SUMS_SCRIPT."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "sum" and parts[1].isdigit():
+            out[int(parts[1])] = (parts[2], parts[3])
+    return out
+
+
+def transfer_mismatches(sums, jobs):
+    """[(proc, worker's sha256, submit host's sha256)] for outputs missing or changed on the way."""
+    bad = []
+    for proc in range(jobs):
+        worker, here = sums.get(proc, ("missing", "missing"))
+        if worker != here or len(worker) != 64:
+            bad.append((proc, worker, here))
+    return bad
+
+
 # --- the flows of the other faults ---------------------------------------------------------------
 class FaultSuite:
     """Each flow injects one fault, undoes it, and returns what it measured and what broke."""
@@ -346,7 +378,7 @@ class FaultSuite:
         degraded = st.fail(members)
         reads = {n: st.read_through_proxy(n) for n in names}
         incomplete = st.cache_complete(names)
-        on_raid = st.cache_checksums(names)
+        on_raid = st.cache_checksums([n for n in names if n not in incomplete])
         st.add_back(members)
         resync = st.wait_resync(timeout=resync_timeout)
         via_proxy = {n: r["adler32"] or "read failed" for n, r in reads.items()}
@@ -416,6 +448,29 @@ class FaultSuite:
         return {"cached": cached, "uncached": uncached, "records": {cached: records[cached],
                 uncached: records[uncached]}, "warm": warm, "incomplete": incomplete, "hit": hit,
                 "miss": miss, "back": back, "back_seconds": time.monotonic() - started}
+
+    # 8 --------------------------------------------------------------------------------------
+    def transfer_integrity(self, jobs, size_mb, timeout=3600):
+        """Jobs write size_mb of random bytes and their sha256 on the worker; both come back by
+        file transfer; the submit host's sha256 of each payload must equal the worker's."""
+        workdir = f"{FAULT_WORKDIR}/transfer-{time.time_ns()}"
+        desc = submit_description("xferjob.sh", f"{int(size_mb)}", count=int(jobs),
+                                  requirements="(IsDTN =!= True)",
+                                  extra={"transfer_output_files": "payload,payload.sha256",
+                                         "transfer_output_remaps": '"payload = out/payload.$(Process); '
+                                                                   'payload.sha256 = out/sum.$(Process)"'})
+        started = time.monotonic()
+        cluster = self.pool.submit(desc, workdir, files={"xferjob.sh": (TRANSFER_SCRIPT, "0755")},
+                                   setup=["mkdir -p out"])
+        self.pool.wait(cluster, int(jobs), timeout=timeout)
+        seconds = time.monotonic() - started
+        out = self.ssh.run(self.pool.submit_host, SUMS_SCRIPT.format(workdir=shlex.quote(workdir)),
+                           timeout=600).stdout
+        sums = parse_sums(out)
+        self.ssh.run(self.pool.submit_host, f"rm -rf {shlex.quote(workdir)}/out", check=False)
+        mismatches = transfer_mismatches(sums, int(jobs))
+        return {"cluster": cluster, "seconds": seconds, "checked": len(sums), "mismatches": mismatches,
+                "rate": int(jobs) * int(size_mb) * 1048576 / 1e6 / seconds if seconds > 0 else 0.0}
 
     # 7 --------------------------------------------------------------------------------------
     def wait_for(self, check, timeout, poll=5, what="condition"):
