@@ -213,12 +213,14 @@ interrupted-run-sigint
     [Tags]    runner    long
     Skip Unless Long Faults    ${PARAMS}    a whole smoke run per signal
     Interrupted Run Point    SIGINT
+    [Teardown]    Leave The Site Healthy    Apply Profile    default
 
 interrupted-run-sigterm
     [Documentation]    9. The same with SIGTERM (`kill`).
     [Tags]    runner    long
     Skip Unless Long Faults    ${PARAMS}    a whole smoke run per signal
     Interrupted Run Point    SIGTERM
+    [Teardown]    Leave The Site Healthy    Apply Profile    default
 
 *** Keywords ***
 Start The Fault Suite
@@ -255,4 +257,3 @@ Interrupted Run Point
     Record Metric    faults.interrupt_exit_seconds    ${r}[exit_seconds]    s    signal=${signal}
     Should Be Empty    ${r}[problems]    msg=${r}[folder]: ${r}[problems]
     Site Should Be Restored
-    [Teardown]    Leave The Site Healthy    Apply Profile    default
