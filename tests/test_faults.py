@@ -319,13 +319,24 @@ def test_wait_resync_measures_until_idle_and_whole(small, monkeypatch):
 
 def test_add_back_never_touches_a_disk_still_in_the_array(small):
     ssh = FakeSSH([("md=", status_text(degraded=2, r4="faulty", r5="none"), 0)])
-    fst.StorageFaults(small, ssh).add_back(["4", "5"])
+    fst.StorageFaults(small, ssh).add_back(["4", "5", "3"])
     cmds = [c for _h, c in ssh.commands if "mdadm" in c and "md=" not in c]
     assert cmds[0] == "mdadm /dev/md0 --remove /dev/vdf"   # the faulty one is taken out first
-    for dev, cmd in (("vdf", cmds[1]), ("vdg", cmds[2])):
-        guard, readd, wipe = cmd.index("still in md0"), cmd.index("--re-add"), cmd.index("--zero-superblock")
-        assert guard < readd < wipe and f"/sys/block/md0/md/dev-{dev}" in cmd
+    cmd = cmds[1]
+    for dev in ("vdf", "vdg"):
+        guard, readd, wipe = (cmd.index(f"dev-{dev} ]"), cmd.index(f"--re-add /dev/{dev}"),
+                              cmd.index(f"--zero-superblock /dev/{dev}"))
+        assert guard < readd < wipe
+    assert cmd.index("dev-vdg ]") < cmd.index("--re-add /dev/vdf")  # every guard before any change
+    assert cmd.rstrip().endswith("mdadm /dev/md0 --add $add") and "vde" not in cmd  # in sync: untouched
     assert not any("--create" in c or "mkfs" in c for _h, c in ssh.commands)
+
+
+def test_add_back_leaves_a_rebuilding_spare_alone(small):
+    ssh = FakeSSH([("md=", status_text(degraded=1, action="recover", r4="spare", r5="none"), 0)])
+    fst.StorageFaults(small, ssh).add_back(["4", "5"])
+    text = "\n".join(c for _h, c in ssh.commands if "md=" not in c)
+    assert "vdf" not in text and "--zero-superblock /dev/vdg" in text
 
 
 def test_restore_assembles_by_force_from_the_data_disks_and_never_creates(small):

@@ -231,7 +231,8 @@ class FaultSuite:
         self.security = SecurityChecks(topo, ssh)
 
     def worker_requirements(self, worker):
-        return f'(Machine == "{worker}.{self.topo.trust_domain}")'
+        """Jobs on one worker, whatever domain its startds put in Machine."""
+        return f'(Machine == "{worker}" || regexp("^{worker}[.]", Machine))'
 
     # 1 --------------------------------------------------------------------------------------
     def worker_cut(self, jobs, cutoff_s, margin_s):
@@ -265,10 +266,11 @@ class FaultSuite:
         rounds = []
         for mode in ("clean", "kill"):
             if mode == "clean":
-                self.condor.restart_schedd()
+                old = self.condor.restart_schedd()
             else:
+                old = self.condor.pid(self.pool.submit_host, "schedd")
                 self.condor.kill_daemon(self.pool.submit_host, "schedd")
-            back = self.condor.wait_schedd(timeout=300)
+            back = self.condor.wait_schedd(old, timeout=300)
             reconnect = self.wait_back(batch)
             queue = compare_starts(before, self.condor.snapshot(batch, f"after-{mode}"))
             rounds.append({"mode": mode, "back": back, "reconnect": reconnect, "queue_problems": queue})

@@ -145,7 +145,8 @@ class CondorFaults:
     # --- daemons ----------------------------------------------------------------------------
     def kill_daemon(self, host, daemon):
         """SIGKILL one daemon on a host (its condor_master restarts it after a back-off).
-        Returns how many processes were killed; RemoteError when none ran (no fault made)."""
+        Returns how many processes were killed; RemoteError when none ran (no fault made).
+        Undo: the master's restart (wait_running), or start_host."""
         killed = parse_killed(self.ssh.run(host, kill_script(daemon)).stdout)
         if not killed:
             raise RemoteError(f"{host}: no {comm(daemon)} process to kill")
@@ -182,20 +183,32 @@ class CondorFaults:
             time.sleep(poll)
         return time.monotonic() - start
 
-    def restart_schedd(self):
-        """A clean restart of the submit host's schedd (condor_restart through its master)."""
-        self.ssh.run(self.pool.submit_host, "condor_restart -daemon schedd")
+    def pid(self, host, daemon):
+        """The oldest process id of a daemon on a host, or None when it does not run."""
+        res = self.ssh.run(host, f"pgrep -o -x {comm(daemon)}", check=False)
+        return int(res.stdout.split()[0]) if res.ok and res.stdout.split() else None
 
-    def wait_schedd(self, timeout=300, poll=2):
-        """Seconds until the schedd answers condor_q again."""
+    def restart_schedd(self):
+        """A clean restart of the submit host's schedd (condor_restart, graceful, through its
+        master). Returns the old schedd's pid, for wait_schedd."""
+        old = self.pid(self.pool.submit_host, "schedd")
+        self.ssh.run(self.pool.submit_host, "condor_restart -daemon schedd")
+        return old
+
+    def wait_schedd(self, old_pid=None, timeout=300, poll=2):
+        """Seconds until a new schedd (not `old_pid`) runs and answers condor_q."""
         start = time.monotonic()
         while True:
-            try:
-                self.pool.queued()
-                return time.monotonic() - start
-            except RemoteError:
-                if time.monotonic() - start > timeout:
-                    raise
+            now = self.pid(self.pool.submit_host, "schedd")
+            if now is not None and now != old_pid:
+                try:
+                    self.pool.queued()
+                    return time.monotonic() - start
+                except RemoteError:
+                    pass
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"{self.pool.submit_host}: no new schedd answering {timeout} s after the "
+                                  f"restart (pid before {old_pid}, now {now})")
             time.sleep(poll)
 
     # --- job batches ---------------------------------------------------------------------------

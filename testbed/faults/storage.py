@@ -165,21 +165,27 @@ class StorageFaults:
 
     def add_back(self, serials):
         """Put failed/removed members back: --re-add when md can, else wipe the old member's
-        superblock and --add it (a full rebuild). Only disks that are data disks of the
-        testbed and not in the array are touched. Returns the status after."""
+        superblock and --add them all at once (one rebuild for all). Only the testbed's data
+        disks that are out of the array are touched: a faulty member is removed first, a
+        spare being rebuilt is left alone. Returns the status after."""
         info = self.status()
+        out = []
         for serial in serials:
             kname = self._kname(info, serial)
             role = info["disks"][serial][1]
-            dev = f"/dev/{kname}"
-            if "in_sync" in role:
+            if "in_sync" in role or "spare" in role:
                 continue
-            if role != "none":  # still listed (faulty): take it out first
-                self.ssh.run(self.dtn.name, f"mdadm {MD_DEVICE} --remove {dev}", timeout=60)
-            self.ssh.run(self.dtn.name,
-                         f"[ ! -e {MD_SYSFS}/dev-{kname} ] || {{ echo '{dev} is still in md0' >&2; exit 1; }}; "
-                         f"mdadm {MD_DEVICE} --re-add {dev} 2>/dev/null || "
-                         f"{{ mdadm --zero-superblock {dev} && mdadm {MD_DEVICE} --add {dev}; }}", timeout=120)
+            if "faulty" in role:  # still listed: take it out first
+                self.ssh.run(self.dtn.name, f"mdadm {MD_DEVICE} --remove /dev/{kname}", timeout=60)
+            out.append(kname)
+        if not out:
+            return info
+        guard = "; ".join(f"[ ! -e {MD_SYSFS}/dev-{k} ] || {{ echo '/dev/{k} is still in md0' >&2; exit 1; }}"
+                          for k in out)
+        readd = "; ".join(f"mdadm {MD_DEVICE} --re-add /dev/{k} 2>/dev/null || "
+                          f"{{ mdadm --zero-superblock /dev/{k} && add=\"$add /dev/{k}\"; }}" for k in out)
+        self.ssh.run(self.dtn.name, f"set -e; {guard}; add=; {readd}; "
+                                    f"[ -z \"$add\" ] || mdadm {MD_DEVICE} --add $add", timeout=120)
         return self.status()
 
     def wait_resync(self, timeout=900, poll=3):
@@ -204,8 +210,9 @@ class StorageFaults:
             time.sleep(poll)
 
     def raw_read_error(self):
-        """Read 1 MiB of /dev/md0 bypassing the page cache; '' if it worked, else the error."""
-        res = self.ssh.run(self.dtn.name, f"LC_ALL=C dd if={MD_DEVICE} of=/dev/null bs=1M count=1 iflag=direct 2>&1",
+        """Read 64 MiB of /dev/md0 bypassing the page cache (stripes whose data sit on every
+        member); '' if it worked, else the error."""
+        res = self.ssh.run(self.dtn.name, f"LC_ALL=C dd if={MD_DEVICE} of=/dev/null bs=1M count=64 iflag=direct 2>&1",
                            check=False, timeout=60)
         return "" if res.ok else (res.stdout.strip().splitlines() or ["no output"])[0]
 
@@ -223,7 +230,9 @@ class StorageFaults:
         self.ssh.run(self.dtn.name,
                      f"systemctl stop {' '.join(f'{u}.service' for u in RAID_USERS)} || true; "
                      f"mountpoint -q {RAID_MOUNT} && umount {RAID_MOUNT} || true; "
-                     f"mdadm --stop {MD_DEVICE} || true; mdadm --assemble --force --run {MD_DEVICE} {disks}",
+                     # udev may have assembled a part of it under another name (md127)
+                     f"for md in /dev/md[0-9]*; do [ -e \"$md\" ] && mdadm --stop \"$md\" >/dev/null 2>&1; done; "
+                     f"mdadm --assemble --force --run {MD_DEVICE} {disks}",
                      timeout=300)
         info = self.status()
         if array_failed(info):
