@@ -471,3 +471,8 @@ def test_benchmark_prints_a_runs_figures(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "RAID member rebuild, MB/s" in proc.stdout and "35.5" in proc.stdout
     assert re.search(r"faults injected 1 \(raid-2-members\): jobs lost 0, files corrupted 0", proc.stdout)
+
+
+def test_the_submit_hosts_queue_needs_authentication_to_read():
+    text = (PROJECT_ROOT / "provision/templates/condor/submit.conf.j2").read_text()
+    assert re.search(r"^SCHEDD\.SEC_READ_AUTHENTICATION = REQUIRED$", text, re.MULTILINE)
