@@ -476,3 +476,48 @@ def test_benchmark_prints_a_runs_figures(tmp_path):
 def test_the_submit_hosts_queue_needs_authentication_to_read():
     text = (PROJECT_ROOT / "provision/templates/condor/submit.conf.j2").read_text()
     assert re.search(r"^SCHEDD\.SEC_READ_AUTHENTICATION = REQUIRED$", text, re.MULTILINE)
+
+
+class Recorder:
+    """Stands in for an injector: methods named in `fail` raise, every call is recorded."""
+
+    def __init__(self, fail=(), answers=None):
+        self.calls, self.fail, self.answers = [], set(fail), dict(answers or {})
+
+    def __getattr__(self, name):
+        def method(*args, **kwargs):
+            self.calls.append(name)
+            if name in self.fail:
+                raise RemoteError(f"{name} failed")
+            value = self.answers.get(name)
+            return value(*args, **kwargs) if callable(value) else value
+        return method
+
+
+def test_origin_comes_back_even_when_a_read_fails(small):
+    def read(name, bound=None):
+        if bound is not None:  # the reads made while the origin is down
+            raise RemoteError("client hung")
+        return {"ok": True, "adler32": "00000001"}
+    suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
+    suite.storage = Recorder(answers={"origin_records": {"file-001": "00000001", "file-020": "00000002"},
+                                      "cache_complete": [], "read_through_proxy": read})
+    with pytest.raises(RemoteError, match="client hung"):
+        suite.origin_down(30)
+    calls = suite.storage.calls
+    assert calls[-1] == "start_origin" and calls.index("stop_origin") < calls.index("start_origin")
+
+
+def test_schedd_restarts_check_the_queue_after_each_round(small, monkeypatch):
+    suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
+    batch = fc.Batch(7, 2, "/w", 90, {"before": fc.starts([ad(0), ad(1)])})
+    snaps = iter([fc.starts([ad(0), ad(1)]), fc.starts([ad(0), ad(1, starts=2)])])
+    suite.condor = Recorder(answers={"submit_batch": batch, "restart_schedd": 100, "pid": 101,
+                                     "wait_schedd": 3.0, "snapshot": lambda b, label: next(snaps),
+                                     "finish": {"problems": [], "lost": 0, "bad_outputs": []}})
+    monkeypatch.setattr(fx.FaultSuite, "wait_back", lambda self, b, timeout=600, poll=5: 4.0)
+    r = suite.schedd_restarts(2, 30)
+    assert [x["mode"] for x in r["rounds"]] == ["clean", "kill"]
+    assert r["rounds"][0]["queue_problems"] == []
+    assert r["rounds"][1]["queue_problems"] == ["job 1 started again (NumJobStarts 1 -> 2)"]
+    assert suite.condor.calls.index("restart_schedd") < suite.condor.calls.index("kill_daemon")

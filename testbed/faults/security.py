@@ -67,7 +67,7 @@ def anonymous_script(schedd, pool, action):
               "printf 'executable = /bin/true\\nuniverse = vanilla\\nqueue 1\\n' > \"$d/job.sub\"; "
               "chmod 0644 \"$d/job.sub\"; cd \"$d\"; ")
     env = (f"env -i PATH=/usr/bin:/bin HOME=\"$d\" _CONDOR_SEC_TOKEN_DIRECTORY=\"$d/tokens\" "
-           f"_CONDOR_SEC_CLIENT_AUTHENTICATION_METHODS=FS,IDTOKENS,TOKEN")
+           f"_CONDOR_SEC_CLIENT_AUTHENTICATION_METHODS=FS,IDTOKENS")
     if action == "read":
         tool = f"condor_q -name {shlex.quote(schedd)} -pool {shlex.quote(pool)} -all -af ClusterId"
     elif action == "submit":
