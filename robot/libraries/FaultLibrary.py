@@ -219,6 +219,17 @@ class FaultLibrary:
         if problems:
             raise AssertionError("site not restored after the interrupted run: " + "; ".join(problems))
 
+    # --- the tally ------------------------------------------------------------------------------
+    @keyword
+    def fault_tally(self):
+        """The issue's figures from this run's metrics, printed; returns the totals
+        {injected, jobs_lost, files_corrupted, security_problems, kinds}."""
+        if self.tb.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        rows, totals = faults.summarise(self.tb.run.metrics())
+        logger.console("\n" + faults.render_summary(rows, totals))
+        return totals
+
     # --- 10: security ---------------------------------------------------------------------------
     @keyword
     def permissions_open_to_anyone(self):

@@ -222,6 +222,15 @@ interrupted-run-sigterm
     Interrupted Run Point    SIGTERM
     [Teardown]    Leave The Site Healthy    Apply Profile    default
 
+tally
+    [Documentation]    Across the faults this run injected: no job lost, no file corrupted
+    ...    (the issue's target: 0 and 0). Prints the benchmark figures of the run so far.
+    [Tags]    summary    ci
+    ${t}=    Fault Tally
+    Skip If    $t['injected'] == 0    no fault was injected in this run
+    Should Be Equal As Integers    ${t}[jobs_lost]    0    msg=${t}[jobs_lost] jobs lost over ${t}[injected] faults
+    Should Be Equal As Integers    ${t}[files_corrupted]    0    msg=${t}[files_corrupted] files corrupted over ${t}[injected] faults
+
 *** Keywords ***
 Start The Fault Suite
     [Documentation]    The site healthy, the run's folder open, `default` in force, no leftover cut.
