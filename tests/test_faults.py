@@ -523,3 +523,12 @@ def test_schedd_restarts_check_the_queue_after_each_round(small, monkeypatch):
     assert r["rounds"][0]["queue_problems"] == []
     assert r["rounds"][1]["queue_problems"] == ["job 1 started again (NumJobStarts 1 -> 2)"]
     assert suite.condor.calls.index("restart_schedd") < suite.condor.calls.index("kill_daemon")
+
+
+@pytest.mark.parametrize("result, source", [
+    ({"ok": True, "rc": 0, "error": ""}, "none"),
+    ({"ok": False, "rc": 54, "error": "Run: [ERROR] Server responded with an error: [3005] Unable to open"}, "server"),
+    ({"ok": False, "rc": 51, "error": "Run: [ERROR] Operation expired"}, "client-timeout"),
+    ({"ok": False, "rc": 124, "error": ""}, "client-timeout")])
+def test_who_ended_a_failed_read(result, source):
+    assert fst.error_source(result, 60) == source

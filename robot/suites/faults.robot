@@ -118,14 +118,15 @@ raid-two-members-fail
 
 origin-down
     [Documentation]    6. The origin's XRootD stops: a file already in the cache is still served
-    ...    with the origin's checksum; an uncached file fails with an XRootD error within
-    ...    origin_down_bound_s; when the origin returns, the uncached file reads right again.
+    ...    with the origin's checksum; an uncached file fails with an error from the proxy (not
+    ...    the client's own request timeout) within origin_down_bound_s; when the origin
+    ...    returns, the uncached file reads right again.
     [Tags]    storage    xrootd    ci
     ${r}=    Take The Origin Down    ${PARAMS}[origin_down_bound_s]
     ${c}=    Set Variable    ${r}[cached]
     ${u}=    Set Variable    ${r}[uncached]
     Record Metric    faults.origin_down_cached_read_seconds    ${r}[hit][seconds]    s
-    Record Metric    faults.origin_down_fail_seconds    ${r}[miss][seconds]    s
+    Record Metric    faults.origin_down_fail_seconds    ${r}[miss][seconds]    s    error_from=${r}[miss][source]
     Record Metric    faults.origin_back_seconds    ${r}[back_seconds]    s
     ${corrupted}=    Evaluate    sum(1 for x, n in (($r['warm'], $c), ($r['hit'], $c), ($r['back'], $u)) if x['ok'] and x['adler32'] != $r['records'][n])
     Record Fault    origin-down    0    ${corrupted}
@@ -134,6 +135,7 @@ origin-down
     Should Be Equal    ${r}[hit][adler32]    ${r}[records][${c}]    msg=cached ${c} served with the wrong checksum
     Should Be True    not $r['miss']['ok']    uncached ${u} was served with the origin down
     Should Not Be Empty    ${r}[miss][error]    msg=the failed read of ${u} printed no XRootD error (rc ${r}[miss][rc])
+    Should Be Equal    ${r}[miss][source]    server    msg=the proxy gave no error of its own within ${PARAMS}[origin_down_bound_s] s; the client gave up (${r}[miss][error]): bound the proxy's retries to the origin (pss.setopt in dtn.cfg)
     Should Be True    $r['miss']['seconds'] is not None and $r['miss']['seconds'] <= ${PARAMS}[origin_down_bound_s] + 10    the failed read took ${r}[miss][seconds] s
     Should Be True    $r['back']['ok'] and $r['back']['adler32'] == $r['records'][$u]    ${u} after the origin returned: ${r}[back]
     [Teardown]    Leave The Site Healthy    Start The Origin

@@ -20,7 +20,7 @@ from testbed.experiments.registry import Experiment, Param
 from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
 from testbed.faults.security import SecurityChecks
-from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, pick_members
+from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote import health
@@ -448,6 +448,7 @@ class FaultSuite:
             if back["ok"]:
                 break
             time.sleep(5)
+        miss["source"] = error_source(miss, bound_s)
         return {"cached": cached, "uncached": uncached, "records": {cached: records[cached],
                 uncached: records[uncached]}, "warm": warm, "incomplete": incomplete, "hit": hit,
                 "miss": miss, "back": back, "back_seconds": time.monotonic() - started}

@@ -128,6 +128,19 @@ def pick_members(info, n):
     return members[-n:]
 
 
+CLIENT_EXPIRED = ("Operation expired", "operation expired")
+
+
+def error_source(result, bound):
+    """Who ended a failed read: 'server' (the proxy answered with an error), 'client-timeout'
+    (the client's own request timeout or the shell's kill after `bound` s), or 'none' (it worked)."""
+    if result["ok"]:
+        return "none"
+    if result["rc"] in (124, 137) or any(m in result["error"] for m in CLIENT_EXPIRED) or not result["error"]:
+        return "client-timeout"
+    return "server"
+
+
 def read_error(stdout, stderr, rc):
     """The error a failed xrdcp printed ([ERROR] / [FATAL] line), or '' if none."""
     for line in (stderr + "\n" + stdout).splitlines():
