@@ -532,3 +532,14 @@ def test_schedd_restarts_check_the_queue_after_each_round(small, monkeypatch):
     ({"ok": False, "rc": 124, "error": ""}, "client-timeout")])
 def test_who_ended_a_failed_read(result, source):
     assert fst.error_source(result, 60) == source
+
+
+def test_ccb_registrations_asked_of_the_returned_collector(small):
+    addr = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618#1%2010.160.0.12:9618"
+            "%3faddrs%3d10.160.0.12-9618#1&addrs=10.160.0.13-9618&noUDP&sock=startd1_887_fc98>")
+    ssh = FakeSSH([("condor_status", f"worker1.small.testbed startd1@worker1.small.testbed {addr}\n"
+                                     f"worker1.small.testbed startd2@worker1.small.testbed {addr}\n", 0)])
+    suite = fx.FaultSuite(small, ssh, FakePool([[ad(0)]]))
+    assert suite.ccb_registrations(collector="cm2") == {"cm1": 2, "cm2": 2}
+    assert "-pool 10.160.0.12 " in ssh.commands[-1][1]
+    assert suite.wait_registered("cm2", timeout=1) >= 0

@@ -307,9 +307,11 @@ class FaultSuite:
     def ccb_servers(self):
         return [h.name for h in (self.topo.with_role("ccb") or self.topo.with_role("cm"))]
 
-    def ccb_registrations(self):
-        """{CCB server: startds whose address names it} from the pool's startd ads."""
-        out = self.ssh.run(self.pool.submit_host, "condor_status -startd -af Machine Name MyAddress",
+    def ccb_registrations(self, collector=None):
+        """{CCB server: startds whose address names it} from the startd ads of the pool, or of
+        one collector (a restarted collector starts empty, so every ad it holds is fresh)."""
+        pool = f"-pool {self.topo.hosts[collector].site_ip} " if collector else ""
+        out = self.ssh.run(self.pool.submit_host, f"condor_status {pool}-startd -af Machine Name MyAddress",
                            check=False, timeout=60).stdout
         ips = {self.topo.hosts[n].site_ip: n for n in self.ccb_servers()}
         counts = {n: 0 for n in self.ccb_servers()}
@@ -324,10 +326,12 @@ class FaultSuite:
         return counts
 
     def wait_registered(self, ccb, timeout=600, poll=10):
+        """Seconds until every worker startd has sent the returned CCB server's collector an ad
+        whose address carries a CCB contact at it (registered again)."""
         want = sum(h.startds for h in self.topo.with_role("worker"))
         start = time.monotonic()
         while True:
-            got = self.ccb_registrations().get(ccb, 0)
+            got = self.ccb_registrations(collector=ccb).get(ccb, 0)
             if got >= want:
                 return time.monotonic() - start
             if time.monotonic() - start > timeout:
