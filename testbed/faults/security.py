@@ -124,13 +124,14 @@ class SecurityChecks:
     def anonymous_client(self, client, submit, action):
         """What a client without credentials on `client` gets from the submit host's schedd:
         {verdict: denied|allowed|unreached, output}. A job it managed to submit is removed."""
-        cm = self.topo.with_role("cm")[0]
-        pool = f"{cm.site_ip}"
-        res = self.ssh.run(client, anonymous_script(self.schedd_name(submit), pool, action),
-                           check=False, timeout=200)
-        rc = parse_rc(res.stdout)
-        text = res.stdout.rsplit("#rc=", 1)[0]
-        verdict = judge_client(rc if rc is not None else 1, text, action)
+        schedd = self.schedd_name(submit)
+        for cm in self.topo.with_role("cm"):  # the first collector that lets it find the schedd
+            res = self.ssh.run(client, anonymous_script(schedd, cm.site_ip, action), check=False, timeout=200)
+            rc = parse_rc(res.stdout)
+            text = res.stdout.rsplit("#rc=", 1)[0]
+            verdict = judge_client(rc if rc is not None else 1, text, action)
+            if verdict != "unreached":
+                break
         if action == "submit":
             m = re.search(r"submitted to cluster (\d+)", text)
             if m:
