@@ -132,11 +132,13 @@ def _sources(exp):
 
 
 def _recorded_names(text):
-    """Metric names written literally on a line that records (Record Metric..., record_metric(, rec()."""
+    """Metric names written literally on a line that records (Record Metric..., record_metric(, rec()),
+    prefixed by any experiment's name (e1., smoke., faults., ...)."""
+    prefixes = "|".join(sorted({re.escape(n) for n in registry.experiments()} | {r"e\d+"}))
     names = set()
     for line in text.splitlines():
         if re.search(r"record", line, re.IGNORECASE) or re.search(r"\brec\(", line):
-            names.update(re.findall(r"\b((?:e\d+|smoke)\.[a-z0-9_]+)\b", line))
+            names.update(re.findall(rf"\b((?:{prefixes})\.[a-z0-9_]+)\b", line))
     return names
 
 

@@ -204,6 +204,15 @@ class TestbedLibrary:
         return outcome["seconds"]
 
     @keyword
+    def restore_the_default_profile(self):
+        """Suite teardown: apply `default` unless it is known to be in force (this suite applied
+        it last, or the site's record says so); returns the seconds it took (0)."""
+        current = self.profile_in_force or health.recorded_profile(self.state)
+        if current is not None and current.name == "default":
+            return 0.0
+        return self.apply_profile("default")
+
+    @keyword
     def profile_should_be_in_force(self, name):
         prof = profiles.load(name)
         got, bad = tuning.read_back(self.topo, self.ssh, prof)

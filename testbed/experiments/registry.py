@@ -147,8 +147,9 @@ class Experiment:
 
 
 def experiments():
-    """{name: Experiment} of every module in testbed/experiments that defines EXPERIMENT,
-    the smoke suite first, then by name."""
+    """{name: Experiment} of every module in testbed/experiments that defines EXPERIMENT:
+    the smoke suite first, then the papers' experiments by name, then the other suites (the
+    fault suite) by name - so `testbed test` runs the faults after the measurements."""
     import testbed.experiments as package
     found = []
     for info in pkgutil.iter_modules(package.__path__):
@@ -156,7 +157,7 @@ def experiments():
         exp = getattr(module, "EXPERIMENT", None)
         if isinstance(exp, Experiment):
             found.append(exp)
-    found.sort(key=lambda e: (e.seed is not None, e.name))
+    found.sort(key=lambda e: (e.name != "smoke", e.seed is None, e.name))
     names = [e.name for e in found]
     if len(set(names)) != len(names):
         raise ValueError(f"two experiments share a name: {names}")

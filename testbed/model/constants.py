@@ -28,6 +28,20 @@ SUBMIT_USER = "vagrant"
 SUBMIT_HOME = f"/home/{SUBMIT_USER}"
 SUBMIT_USERS = (SUBMIT_USER,)
 
+# The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
+# guest-side units that undo a fault by themselves, the DTN's data disks by serial
+JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set explicitly
+FAULT_WORKDIR = f"{SUBMIT_HOME}/faults"
+FAULT_UNIT_PREFIX = "tb-fault"      # systemd-run units: tb-fault-<name>.timer/.service
+DEADMAN_MARGIN_S = 30               # a guest-side timer undoes a fault this long after its end
+DATA_DISK_BY_ID = "/dev/disk/by-id/virtio-tb-data-"   # + member index (serials set by the Vagrantfile)
+MD_MAX_DEGRADED = {6: 2, 5: 1, 1: 1, 10: 1, 0: 0}   # members an md level can lose and still run
+DTN_XROOTD_UNITS = ("cmsd@redir", "xrootd@redir", "cmsd@data", "xrootd@data", "xrootd@xcache",
+                    "xrootd@direct")
+RAID_USERS = ("xrootd@xcache", "xrootd@data", "cmsd@data")   # units with files open on the RAID
+ORIGIN_UNIT = "xrootd@origin"
+CONDOR_UNIT = "condor.service"
+
 
 class JobStatus(IntEnum):
     """HTCondor's JobStatus attribute (condor_utils/proc.h)."""

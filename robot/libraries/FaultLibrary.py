@@ -1,0 +1,256 @@
+"""Fault-suite keywords (issue #14): thin over `testbed.experiments.faults` and the
+`testbed.faults` injectors. Each keyword runs one fault flow (inject, wait, undo) and
+returns what it saw; the suite records the timings and asserts the invariants. Undo
+keywords are for teardowns: they put the site back whatever state a failed test left."""
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from robot.api import SkipExecution, logger  # noqa: E402
+from robot.api.deco import keyword, library  # noqa: E402
+from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
+
+from testbed.experiments import faults  # noqa: E402
+from testbed.faults import security  # noqa: E402
+from testbed.model import profiles  # noqa: E402
+from testbed.network import netem, wan  # noqa: E402
+from testbed.services import tuning  # noqa: E402
+
+
+def _truth(value):
+    return str(value).lower() in ("true", "1", "yes")
+
+
+@library(scope="SUITE", auto_keywords=False)
+class FaultLibrary:
+    """Keywords that inject a fault, undo it and return what they measured; no state between
+    tests (each test leaves the site healthy, the teardowns make sure)."""
+
+    def __init__(self, scale="quick"):
+        self.scale = scale
+
+    @property
+    def tb(self):
+        return BuiltIn().get_library_instance("TestbedLibrary")
+
+    @property
+    def suite(self):
+        return faults.FaultSuite(self.tb.topo, self.tb.ssh, self.tb.pool)
+
+    # --- rows ---------------------------------------------------------------------------------
+    @keyword
+    def skip_unless_long_faults(self, params, reason):
+        """Skip a slow row unless the run asks for long faults (quick and full scales, or
+        --set long_faults=1)."""
+        if not int(params["long_faults"]):
+            raise SkipExecution(f"slow fault, not run at {self.scale} scale ({reason}); "
+                                f"run with --scale quick or --set long_faults=1")
+
+    @keyword
+    def worker_names(self):
+        return [h.name for h in self.tb.topo.with_role("worker")]
+
+    # --- 1: worker cut off ---------------------------------------------------------------------
+    @keyword
+    def cut_a_worker_off_while_jobs_run(self, jobs, cutoff_s, margin_s):
+        """Jobs on the first worker; the worker cut off the site network for cutoff_s (a tc
+        drop rule, a guest-side dead-man timer removes it if the suite cannot); jobs finish.
+        Returns {cut: {seconds, loss_during, loss_after}, problems, lost, bad_outputs,
+        reconnects, disconnected, reconnect_seconds}."""
+        r = self.suite.worker_cut(int(jobs), int(cutoff_s), int(margin_s))
+        seconds = [s for e in r["reconnects"].values() for s in e["seconds"]]
+        r["disconnected"] = sum(e["disconnected"] for e in r["reconnects"].values())
+        r["reconnect_seconds"] = seconds
+        logger.console(f"  {r['worker']} cut off {r['cut']['seconds']:.0f} s (ping loss {r['cut']['loss_during']:.0f}% "
+                       f"during, {r['cut']['loss_after']:.0f}% after); {r['disconnected']} disconnects, "
+                       f"reconnected after {', '.join(f'{s:.0f}' for s in seconds) or '-'} s; "
+                       f"{len(r['problems'])} problems, {len(r['bad_outputs'])} bad outputs")
+        return r
+
+    @keyword
+    def heal_every_worker(self):
+        """Teardown: no worker stays cut off (removes the rule and its timer)."""
+        for h in self.tb.topo.with_role("worker"):
+            self.suite.net.heal(h.name)
+
+    # --- 2: schedd restarts --------------------------------------------------------------------
+    @keyword
+    def restart_the_schedd_while_jobs_run(self, jobs, margin_s):
+        """A clean restart, then SIGKILL, of the submit host's schedd with jobs running.
+        Returns {rounds: [{mode, back, reconnect, queue_problems}], problems, lost, bad_outputs}."""
+        r = self.suite.schedd_restarts(int(jobs), int(margin_s))
+        for rnd in r["rounds"]:
+            logger.console(f"  schedd {rnd['mode']}: answering after {rnd['back']:.0f} s, jobs running again "
+                           f"{rnd['reconnect']:.0f} s later; queue problems {len(rnd['queue_problems'])}")
+        return r
+
+    @keyword
+    def start_the_schedd_if_down(self):
+        submit = self.tb.pool.submit_host
+        self.tb.ssh.run(submit, "systemctl start condor.service; pgrep -x condor_schedd >/dev/null || "
+                                "condor_on -daemon schedd", check=False)
+
+    # --- 3: active CM killed -------------------------------------------------------------------
+    @keyword
+    def kill_the_active_central_manager_while_jobs_run(self, jobs, limit_s, margin_s):
+        """Returns {killed, standby, failover (s), new_job_seconds, new_job_host, problems, lost, bad_outputs}."""
+        r = self.suite.cm_kill(int(jobs), int(limit_s), int(margin_s))
+        logger.console(f"  killed {r['killed']}: negotiator on {r['standby']} after {r['failover']:.0f} s; "
+                       f"a new job ran on {r['new_job_host']} {r['new_job_seconds']:.0f} s after submit")
+        return r
+
+    @keyword
+    def start_every_central_manager(self):
+        """Teardown: condor.service running on every CM."""
+        for h in self.tb.topo.with_role("cm"):
+            self.tb.ssh.run(h.name, "systemctl start condor.service", check=False)
+
+    # --- 4: one CCB server down ----------------------------------------------------------------
+    @keyword
+    def ccb_server_to_kill(self):
+        return self.suite.ccb_target()
+
+    @keyword
+    def kill_a_ccb_server_while_jobs_run(self, target, jobs, outage_s, margin_s):
+        r = self.suite.ccb_outage(int(jobs), int(outage_s), int(margin_s), target)
+        logger.console(f"  CCB {r['target']} down {r['outage']:.0f} s: a new job ran on {r['new_job_host']} after "
+                       f"{r['new_job_seconds']:.0f} s; startds registered again {r['reregister']:.0f} s after it "
+                       f"returned; {len(r['during'])} problems during, {len(r['problems'])} after")
+        return r
+
+    @keyword
+    def bring_the_collector_back(self, host):
+        self.tb.ssh.run(host, "systemctl start condor.service; condor_on -daemon collector", check=False)
+
+    # --- 5: RAID --------------------------------------------------------------------------------
+    @keyword
+    def fail_two_raid_members_and_rebuild(self, files, resync_timeout):
+        r = self.suite.raid_two_members(int(files), int(resync_timeout))
+        speeds = r["resync"]["speeds"]
+        r["sync_speed_max"] = max(speeds) / 1000 if speeds else 0.0  # md reports K/s
+        logger.console(f"  failed {', '.join(r['members'])}: degraded {r['degraded'].get('degraded')}; "
+                       f"{len(r['names'])} files via the proxy, {len(r['proxy_mismatches'])} mismatches, "
+                       f"{len(r['raid_mismatches'])} on the array; rebuilt in {r['resync']['seconds']:.0f} s "
+                       f"({r['resync']['rate']:.1f} MB/s per member)")
+        return r
+
+    @keyword
+    def fail_a_third_raid_member(self, resync_timeout):
+        r = self.suite.raid_third_failure(int(resync_timeout))
+        logger.console(f"  third failure: md0 {r['broken'].get('array_state')} "
+                       f"({r['broken'].get('detail_state')}), degraded {r['broken'].get('degraded')}, raw read: "
+                       f"{r['raw_read_error'] or 'worked'}; restored in {r['restore_seconds']:.0f} s")
+        return r
+
+    @keyword
+    def restore_the_dtn_array(self, resync_timeout=1800):
+        """Teardown of every RAID test: all data disks back in md0, /raid mounted, XRootD up."""
+        info = self.suite.ensure_array(int(resync_timeout))
+        logger.console(f"  md0 {info.get('array_state')}, {len(info['members'])} members in sync")
+        return info
+
+    # --- 6: origin down -------------------------------------------------------------------------
+    @keyword
+    def take_the_origin_down(self, bound_s):
+        r = self.suite.origin_down(int(bound_s))
+        logger.console(f"  origin down: cached {r['cached']} read {'ok' if r['hit']['ok'] else 'FAILED'} "
+                       f"in {r['hit']['seconds'] or 0:.1f} s; uncached {r['uncached']} "
+                       f"{'failed' if not r['miss']['ok'] else 'SUCCEEDED'} after {r['miss']['seconds'] or 0:.1f} s "
+                       f"({r['miss']['error'] or 'no error printed'}); back after {r['back_seconds']:.0f} s")
+        return r
+
+    @keyword
+    def start_the_origin(self):
+        self.suite.storage.start_origin()
+
+    # --- 7: DTN reboot --------------------------------------------------------------------------
+    @keyword
+    def reboot_the_dtn(self, files):
+        r = self.suite.dtn_reboot(int(files))
+        logger.console(f"  DTN back after {r['reboot']:.0f} s, md0 mounted after {r['storage_back']:.0f} s, "
+                       f"services after {r['services_back']:.0f} s; members "
+                       f"{'the same' if r['same_members'] else 'CHANGED'}")
+        return r
+
+    # --- 8: transfers under a bad WAN -----------------------------------------------------------
+    @keyword
+    def set_a_bad_wan(self, rtt_ms, loss_pct):
+        """submit <-> workers at rtt_ms with loss_pct each way; returns the measured RTT (ms)."""
+        tb = self.tb
+        rows = wan.set_links(tb.topo, tb.ssh, tb.state,
+                             [netem.Link("submit", "worker", rtt_ms=float(rtt_ms), loss_pct=float(loss_pct))],
+                             count=10)
+        tb.wan_in_force = {}
+        logger.console(f"  WAN submit<->worker: {float(rtt_ms):g} ms, {float(loss_pct):g}% loss; "
+                       f"measured {rows[0]['measured_ms']} ms")
+        return rows[0]["measured_ms"]
+
+    @keyword
+    def transfer_outputs_and_check(self, jobs, size_mb):
+        """Jobs write size_mb of random output and its sha256 on the worker; returns {seconds,
+        rate (MB/s), checked, mismatches: [(proc, worker sum, submit sum)]}."""
+        r = self.suite.transfer_integrity(int(jobs), int(size_mb))
+        logger.console(f"  {r['checked']} outputs of {int(size_mb)} MB in {r['seconds']:.0f} s "
+                       f"({r['rate']:.1f} MB/s), {len(r['mismatches'])} sha256 mismatches")
+        return r
+
+    # --- 9: interrupted run ---------------------------------------------------------------------
+    @keyword
+    def interrupt_a_run(self, signal_name, suite="smoke"):
+        """`testbed run SUITE --scale ci` in a subprocess, sent SIGINT or SIGTERM once it
+        recorded a point; returns {folder, rc, exit_seconds, points, status, problems}."""
+        signum = getattr(signal, str(signal_name).upper())
+        r = faults.interrupt_run(self.tb.topo.name, signum, suite=suite, echo=logger.console)
+        logger.console(f"  {signal_name}: testbed run exited {r['rc']} after {r['exit_seconds']:.0f} s; "
+                       f"{r['folder']} says {r['status']} with {r['points']} points")
+        return r
+
+    @keyword
+    def site_should_be_restored(self):
+        """WAN: no netem beyond the topology's own links; profile: `default` reads back."""
+        tb = self.tb
+        want = {h for h, cmds in netem.host_plans(tb.topo, wan.effective_links(tb.topo, [])).items()
+                if any("netem" in c for c in cmds)}
+        extra = [h for h, text in wan.show(tb.topo, tb.ssh).items() if "netem" in text and h not in want]
+        _got, bad = tuning.read_back(tb.topo, tb.ssh, profiles.load("default"))
+        problems = [f"{h} still has netem" for h in extra] + [f"profile default: {b}" for b in bad[:3]]
+        if problems:
+            raise AssertionError("site not restored after the interrupted run: " + "; ".join(problems))
+
+    # --- the tally ------------------------------------------------------------------------------
+    @keyword
+    def fault_tally(self):
+        """The issue's figures from this run's metrics, printed; returns the totals
+        {injected, jobs_lost, files_corrupted, security_problems, kinds}."""
+        if self.tb.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        rows, totals = faults.summarise(self.tb.run.metrics())
+        logger.console("\n" + faults.render_summary(rows, totals))
+        return totals
+
+    # --- 10: security ---------------------------------------------------------------------------
+    @keyword
+    def permissions_open_to_anyone(self):
+        found = self.suite.security.open_permissions()
+        return [f"{h}: {k} = {v}" for h, items in found.items() for k, v in items]
+
+    @keyword
+    def anonymous_client_tries(self, action):
+        """A client without credentials on a worker reads the queue (read) or submits (submit)."""
+        sec = self.suite.security
+        client = self.tb.topo.with_role("worker")[0].name
+        r = sec.anonymous_client(client, self.tb.pool.submit_host, action)
+        logger.console(f"  anonymous {action} from {client}: {r['verdict']}")
+        logger.info(r["output"])
+        return r
+
+    @keyword
+    def libvirt_networks_that_forward(self):
+        found = security.network_forwards(self.tb.topo)
+        return [f"{net}: forward mode {', '.join(modes)}" for net, modes in found.items() if modes]
+
+    @keyword
+    def guests_with_a_default_route(self):
+        return [f"{h}: {routes[0]}" for h, routes in self.suite.security.default_routes().items() if routes]

@@ -1,0 +1,513 @@
+"""The fault suite (issue #14): faults injected into a running site, each with its
+invariant - jobs do not restart and their output is right, files keep their checksums, the
+pool and the storage come back - and the timings recorded as metrics.
+
+The injectors and their undo live in testbed/faults; the flows here string them together
+and return what they saw, and robot/suites/faults.robot asserts on it. `summarise` turns a
+run's metrics into the issue's benchmark figures (benchmarks/faults.py prints them).
+"""
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.experiments.registry import Experiment, Param
+from testbed.faults.condor import CondorFaults, compare_starts
+from testbed.faults.network import NetworkFaults
+from testbed.faults.security import SecurityChecks
+from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
+from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
+from testbed.model.errors import RemoteError
+from testbed.remote import health
+from testbed.results import runs as results
+from testbed.services.condor import submit_description
+
+EXPERIMENT = Experiment(
+    name="faults", title="Faults and the site's invariants", seed=None,
+    suite="robot/suites/faults.robot",
+    params={
+        "jobs": Param("int", "sleep jobs running through each fault"),
+        "job_margin_s": Param("int", "seconds each job sleeps beyond the fault's own length"),
+        "cutoff_s": Param("int", "seconds a worker is cut off the site network (less than the job lease)"),
+        "failover_limit_s": Param("int", "the standby negotiator must be active within this many seconds"),
+        "ccb_outage_s": Param("int", "seconds one CCB server stays down"),
+        "raid_files": Param("int", "origin files read through the caching proxy on a degraded array"),
+        "resync_timeout_s": Param("int", "longest wait for md0 to rebuild its members"),
+        "origin_down_bound_s": Param("int", "an uncached read with the origin down must fail within this"),
+        "transfer_jobs": Param("int", "jobs whose output crosses the bad WAN"),
+        "transfer_mb": Param("int", "MB of output per job under the bad WAN"),
+        "wan_rtt_ms": Param("float", "RTT submit <-> workers for the transfer-integrity test"),
+        "wan_loss_pct": Param("float", "packet loss (%) each way for the transfer-integrity test"),
+        "long_faults": Param("int", "1: also the slow rows (DTN reboot, third RAID failure, CCB outage, "
+                                    "transfers under loss, interrupted runs); 0 skips them"),
+    },
+    scales={
+        # CI: about 6 minutes on the small site under TCG - security, schedd restarts, CM
+        # failover, a 45 s worker cut, two RAID members failed and rebuilt, the origin down
+        "ci": {"jobs": 2, "job_margin_s": 45, "cutoff_s": 45, "failover_limit_s": 60, "ccb_outage_s": 120,
+               "raid_files": 2, "resync_timeout_s": 600, "origin_down_bound_s": 60, "transfer_jobs": 2,
+               "transfer_mb": 5, "wan_rtt_ms": 80, "wan_loss_pct": 1, "long_faults": 0},
+        "quick": {"jobs": 4, "job_margin_s": 60, "cutoff_s": 120, "failover_limit_s": 60, "ccb_outage_s": 180,
+                  "raid_files": 5, "resync_timeout_s": 900, "origin_down_bound_s": 60, "transfer_jobs": 4,
+                  "transfer_mb": 20, "wan_rtt_ms": 80, "wan_loss_pct": 1, "long_faults": 1},
+        "full": {"jobs": 8, "job_margin_s": 90, "cutoff_s": 300, "failover_limit_s": 60, "ccb_outage_s": 300,
+                 "raid_files": 20, "resync_timeout_s": 1800, "origin_down_bound_s": 60, "transfer_jobs": 8,
+                 "transfer_mb": 50, "wan_rtt_ms": 80, "wan_loss_pct": 1, "long_faults": 1},
+    },
+    profiles=("default",), row_profiles=("default",),
+    metrics=("faults.injected", "faults.jobs_lost", "faults.files_corrupted", "faults.security_problems",
+             "faults.cutoff_seconds", "faults.worker_reconnect_seconds", "faults.jobs_disconnected",
+             "faults.schedd_back_seconds", "faults.schedd_reconnect_seconds",
+             "faults.cm_failover_seconds", "faults.cm_new_job_seconds",
+             "faults.ccb_new_job_seconds", "faults.ccb_reregister_seconds",
+             "faults.raid_resync_seconds", "faults.raid_resync_rate", "faults.raid_sync_speed",
+             "faults.raid_restore_seconds", "faults.origin_down_cached_read_seconds",
+             "faults.origin_down_fail_seconds", "faults.origin_back_seconds",
+             "faults.dtn_reboot_seconds", "faults.dtn_storage_back_seconds", "faults.dtn_services_back_seconds",
+             "faults.transfer_seconds", "faults.transfer_rate", "faults.interrupt_exit_seconds"),
+    x_params=("t",),
+    paper=None,
+)
+
+# the benchmark figures the issue asks for: metric -> label
+FIGURES = {
+    "faults.cm_failover_seconds": "CM failover (standby negotiator active), s",
+    "faults.ccb_reregister_seconds": "CCB server back: startds registered again, s",
+    "faults.ccb_new_job_seconds": "new job through the other CCB, submit to done, s",
+    "faults.schedd_back_seconds": "schedd answering again after a restart, s",
+    "faults.schedd_reconnect_seconds": "jobs reconnected after a schedd restart, s",
+    "faults.worker_reconnect_seconds": "jobs reconnected after a worker cut (job log), s",
+    "faults.raid_resync_rate": "RAID member rebuild, MB/s",
+    "faults.raid_restore_seconds": "failed array forced back and rebuilt, s",
+    "faults.origin_down_fail_seconds": "uncached read with the origin down fails after, s",
+    "faults.origin_back_seconds": "uncached reads succeed again after the origin returns, s",
+    "faults.dtn_reboot_seconds": "DTN reboot until SSH answers, s",
+    "faults.dtn_services_back_seconds": "DTN reboot until XRootD and HTCondor run, s",
+}
+
+
+def _num(v):
+    return f"{v:.1f}" if isinstance(v, float) else str(v)
+
+
+def summarise(records):
+    """The issue's benchmark figures from a run's metrics: [(figure, n, min, median, max)] and
+    totals {injected, jobs_lost, files_corrupted, security_problems}."""
+    rows = []
+    for name, label in FIGURES.items():
+        values = [r["value"] for r in records if r["name"] == name]
+        if values:
+            rows.append((label, len(values), min(values), statistics.median(values), max(values)))
+    totals = {}
+    for key in ("injected", "jobs_lost", "files_corrupted", "security_problems"):
+        totals[key] = int(sum(r["value"] for r in records if r["name"] == f"faults.{key}"))
+    kinds = sorted({r["params"].get("kind") for r in records if r["name"] == "faults.injected"
+                    and r.get("params", {}).get("kind")})
+    totals["kinds"] = kinds
+    return rows, totals
+
+
+def render_summary(rows, totals):
+    from testbed.model import tables
+    out = [tables.render(["figure", "n", "min", "median", "max"],
+                         [[label, n, _num(lo), _num(mid), _num(hi)] for label, n, lo, mid, hi in rows])]
+    out.append(f"faults injected {totals['injected']} ({', '.join(totals['kinds']) or 'none'}): "
+               f"jobs lost {totals['jobs_lost']}, files corrupted {totals['files_corrupted']} "
+               f"(target 0 and 0); security problems {totals['security_problems']}")
+    return "\n".join(out)
+
+
+# --- 9: an interrupted `testbed run` ------------------------------------------------------------
+def run_argv(topo_name, suite="smoke", scale="ci"):
+    """`testbed run` as a user types it, in a subprocess of its own."""
+    return [sys.executable, "-m", "testbed", "-t", topo_name, "run", suite, "--scale", scale]
+
+
+def new_run_folder(before, suite, root=None):
+    """The results folder of `suite` that appeared since `before` (a set of folder names)."""
+    root = Path(root or results.RESULTS_ROOT)
+    found = sorted(p.parent for p in root.glob("*/manifest.json") if p.parent.name not in before
+                   and p.parent.name.split("-", 1)[-1].startswith(f"{suite}-"))
+    return found[-1] if found else None
+
+
+def judge_interrupted(manifest, metrics, rc):
+    """What is wrong with a run folder after an interruption: [] when it says `interrupted`,
+    has an end time and keeps at least one finished point, and the CLI exited non-zero."""
+    problems = []
+    if manifest.get("status") != "interrupted":
+        problems.append(f"manifest status is {manifest.get('status')!r}, not 'interrupted'")
+    if not manifest.get("end"):
+        problems.append("manifest has no end time")
+    if not metrics:
+        problems.append("no finished point was kept in metrics.jsonl")
+    if rc == 0:
+        problems.append("testbed run exited 0 after being interrupted")
+    return problems
+
+
+def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", start_timeout=900,
+                  exit_timeout=300, root=None, echo=print):
+    """Start `testbed run SUITE`, wait until it recorded `after_points` metrics, send it
+    `signum`, wait for it to exit. Returns {folder, rc, exit_seconds, points, problems}."""
+    root = Path(root or results.RESULTS_ROOT)
+    before = {p.parent.name for p in root.glob("*/manifest.json")}
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"tb-interrupt-{os.getpid()}-{signum}.log", "w")
+    proc = subprocess.Popen(run_argv(topo_name, suite, scale), cwd=PROJECT_ROOT, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    folder, deadline = None, time.monotonic() + start_timeout
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            folder = folder or new_run_folder(before, suite, root)
+            if folder and len(results.Run(folder).metrics()) >= after_points:
+                break
+            time.sleep(2)
+        if proc.poll() is not None:
+            raise RemoteError(f"testbed run {suite} ended (rc {proc.returncode}) before it could be "
+                              f"interrupted; log {log.name}")
+        if folder is None or len(results.Run(folder).metrics()) < after_points:
+            raise RemoteError(f"testbed run {suite} recorded no point within {start_timeout} s; log {log.name}")
+        echo(f"  sending {signal.Signals(signum).name} to testbed run (pid {proc.pid}) in {folder.name}")
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        rc = proc.wait(timeout=exit_timeout)
+        exit_seconds = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    run = results.Run(folder)
+    manifest, metrics = run.manifest(), run.metrics()
+    return {"folder": str(folder), "rc": rc, "exit_seconds": exit_seconds, "points": len(metrics),
+            "status": manifest.get("status"), "problems": judge_interrupted(manifest, metrics, rc),
+            "log": log.name}
+
+
+# --- 8: transfer integrity ------------------------------------------------------------------------
+TRANSFER_SCRIPT = """#!/bin/sh
+# Fault-suite job: $1 MB of random output and its sha256, computed here on the worker.
+head -c $(( $1 * 1048576 )) /dev/urandom > payload
+sha256sum payload | cut -d' ' -f1 > payload.sha256
+"""
+SUMS_SCRIPT = ("cd {workdir}/out && for f in payload.*; do p=${{f#payload.}}; "
+               "echo \"sum $p $(cat sum.$p 2>/dev/null || echo none) $(sha256sum $f | cut -d' ' -f1)\"; done")
+
+
+def parse_sums(text):
+    """{proc: (sha256 from the worker, sha256 on the submit host)} from SUMS_SCRIPT."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "sum" and parts[1].isdigit():
+            out[int(parts[1])] = (parts[2], parts[3])
+    return out
+
+
+def transfer_mismatches(sums, jobs):
+    """[(proc, worker's sha256, submit host's sha256)] for outputs missing or changed on the way."""
+    bad = []
+    for proc in range(jobs):
+        worker, here = sums.get(proc, ("missing", "missing"))
+        if worker != here or len(worker) != 64:
+            bad.append((proc, worker, here))
+    return bad
+
+
+# --- the flows of the other faults ---------------------------------------------------------------
+class FaultSuite:
+    """Each flow injects one fault, undoes it, and returns what it measured and what broke."""
+
+    def __init__(self, topo, ssh, pool):
+        self.topo, self.ssh, self.pool = topo, ssh, pool
+        self.condor = CondorFaults(topo, ssh, pool)
+        self.net = NetworkFaults(topo, ssh)
+        self.storage = StorageFaults(topo, ssh)
+        self.security = SecurityChecks(topo, ssh)
+
+    def worker_requirements(self, worker):
+        """Jobs on one worker, whatever domain its startds put in Machine."""
+        return f'(Machine == "{worker}" || regexp("^{worker}[.]", Machine))'
+
+    # 1 --------------------------------------------------------------------------------------
+    def worker_cut(self, jobs, cutoff_s, margin_s):
+        if cutoff_s >= JOB_LEASE_S:
+            raise ValueError(f"cutoff_s {cutoff_s} must be less than the job lease ({JOB_LEASE_S} s)")
+        worker = self.topo.with_role("worker")[0].name
+        batch = self.condor.submit_batch("cut", jobs, cutoff_s + margin_s, self.worker_requirements(worker))
+        self.condor.wait_all_running(batch)
+        cut = self.net.cut_for(worker, cutoff_s, probe_from=self.pool.submit_host)
+        done = self.condor.finish(batch, timeout=cutoff_s + margin_s + 900)
+        return dict(done, worker=worker, cut=cut, cluster=batch.cluster)
+
+    # 2 --------------------------------------------------------------------------------------
+    def wait_back(self, batch, timeout=600, poll=5):
+        """Seconds until every job of the batch is running or done again (after a schedd restart)."""
+        start = time.monotonic()
+        ok = (JobStatus.RUNNING, JobStatus.COMPLETED, JobStatus.TRANSFERRING_OUTPUT)
+        while True:
+            snap = self.condor.snapshot(batch, "back")
+            if len(snap) == batch.count and all(ad.get("JobStatus") in ok for ad in snap.values()):
+                return time.monotonic() - start
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"cluster {batch.cluster}: jobs not running again {timeout} s after the "
+                                  f"schedd returned; {self.pool.describe_unfinished(batch.cluster)}")
+            time.sleep(poll)
+
+    def schedd_restarts(self, jobs, margin_s):
+        batch = self.condor.submit_batch("schedd", jobs, 60 + margin_s)  # through both restarts
+        self.condor.wait_all_running(batch)
+        before = batch.snapshots["before"]
+        rounds = []
+        for mode in ("clean", "kill"):
+            if mode == "clean":
+                old = self.condor.restart_schedd()
+            else:
+                old = self.condor.pid(self.pool.submit_host, "schedd")
+                self.condor.kill_daemon(self.pool.submit_host, "schedd")
+            back = self.condor.wait_schedd(old, timeout=300)
+            reconnect = self.wait_back(batch)
+            queue = compare_starts(before, self.condor.snapshot(batch, f"after-{mode}"))
+            rounds.append({"mode": mode, "back": back, "reconnect": reconnect, "queue_problems": queue})
+        done = self.condor.finish(batch, timeout=60 + margin_s + 900)
+        return dict(done, rounds=rounds, cluster=batch.cluster)
+
+    # 3 --------------------------------------------------------------------------------------
+    def other_cm(self, host):
+        return [h.name for h in self.topo.with_role("cm") if h.name != host][0]
+
+    def new_job(self, tag, timeout=600):
+        """One short job submitted now; (seconds submit to done, host it ran on)."""
+        start = time.monotonic()
+        batch = self.condor.submit_batch(tag, 1, 1)
+        ads = self.pool.wait(batch.cluster, 1, timeout=timeout)
+        host = str(ads[0].get("LastRemoteHost") or ads[0].get("RemoteHost") or "").split("@")[-1].split(".")[0]
+        return time.monotonic() - start, host
+
+    def cm_kill(self, jobs, limit_s, margin_s):
+        """Returns the killed CM too: the suite's teardown starts it again."""
+        # the jobs only need to run when the CM dies; the invariant is that none starts again
+        batch = self.condor.submit_batch("cm", jobs, limit_s + margin_s)
+        self.condor.wait_all_running(batch)
+        active = self.pool.active_cm()
+        standby = self.other_cm(active)
+        self.condor.kill_host(active)
+        failover = self.pool.wait_negotiator_on(standby, timeout=max(300, 3 * limit_s))
+        new_seconds, new_host = self.new_job("cm-new")
+        done = self.condor.finish(batch, timeout=limit_s + margin_s + 900)
+        return dict(done, killed=active, standby=standby, failover=failover, new_job_seconds=new_seconds,
+                    new_job_host=new_host)
+
+    # 4 --------------------------------------------------------------------------------------
+    def ccb_servers(self):
+        return [h.name for h in (self.topo.with_role("ccb") or self.topo.with_role("cm"))]
+
+    def ccb_registrations(self, collector=None):
+        """{CCB server: startds whose address names it} from the startd ads of the pool, or of
+        one collector (a restarted collector starts empty, so every ad it holds is fresh)."""
+        pool = f"-pool {self.topo.hosts[collector].site_ip} " if collector else ""
+        out = self.ssh.run(self.pool.submit_host, f"condor_status {pool}-startd -af Machine Name MyAddress",
+                           check=False, timeout=60).stdout
+        ips = {self.topo.hosts[n].site_ip: n for n in self.ccb_servers()}
+        counts = {n: 0 for n in self.ccb_servers()}
+        workers = {h.name for h in self.topo.with_role("worker")}
+        for line in out.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) == 3 and parts[0].split(".")[0] in workers:
+                contacts = health.ccb_contacts(parts[2])
+                for ip, name in ips.items():
+                    if any(c.startswith(f"{ip}:") for c in contacts):
+                        counts[name] += 1
+        return counts
+
+    def wait_registered(self, ccb, timeout=600, poll=10):
+        """Seconds until every worker startd has sent the returned CCB server's collector an ad
+        whose address carries a CCB contact at it (registered again)."""
+        want = sum(h.startds for h in self.topo.with_role("worker"))
+        start = time.monotonic()
+        while True:
+            got = self.ccb_registrations(collector=ccb).get(ccb, 0)
+            if got >= want:
+                return time.monotonic() - start
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"{got} of {want} startds registered with CCB {ccb} {timeout} s after it returned")
+            time.sleep(poll)
+
+    def ccb_target(self):
+        """A CCB server whose host does not run the active negotiator (when there is one)."""
+        servers = self.ccb_servers()
+        try:
+            active = self.pool.active_cm()
+        except RemoteError:
+            active = None
+        others = [s for s in servers if s != active]
+        return (others or servers)[0]
+
+    def ccb_outage(self, jobs, outage_s, margin_s, target):
+        """`target`'s collector (its CCB server) killed and held down for outage_s; the suite's
+        teardown brings it back if this flow did not."""
+        if len(self.ccb_servers()) < 2:
+            raise RemoteError("the topology has one CCB server: there is no other CCB to keep the pool going")
+        batch = self.condor.submit_batch("ccb", jobs, outage_s + margin_s)
+        self.condor.wait_all_running(batch)
+        started = time.monotonic()
+        self.condor.hold_down(target, "collector")
+        new_seconds, new_host = self.new_job("ccb-new")
+        during = []
+        while time.monotonic() - started < outage_s:
+            during += compare_starts(batch.snapshots["before"], self.condor.snapshot(batch, "during"))
+            time.sleep(max(0.0, min(15, outage_s - (time.monotonic() - started))))
+        self.condor.bring_back(target, "collector")
+        outage = time.monotonic() - started
+        reregister = self.wait_registered(target)
+        done = self.condor.finish(batch, timeout=outage_s + margin_s + 900)
+        return dict(done, target=target, outage=outage, new_job_seconds=new_seconds, new_job_host=new_host,
+                    during=sorted(set(during)), reregister=reregister)
+
+    # 5 --------------------------------------------------------------------------------------
+    def origin_names(self, n):
+        return sorted(self.storage.origin_records())[:max(1, int(n))]
+
+    def raid_two_members(self, n_files, resync_timeout):
+        st = self.storage
+        info = st.status()
+        if info.get("degraded_n") != 0 or array_failed(info):
+            raise RemoteError(f"md0 is not healthy before the fault: {info.get('detail_state')}")
+        members = pick_members(info, 2)
+        records = st.origin_records()
+        names = sorted(records)[:max(1, int(n_files))]
+        st.evict(names)
+        degraded = st.fail(members)
+        reads = {n: st.read_through_proxy(n) for n in names}
+        incomplete = st.cache_complete(names)
+        on_raid = st.cache_checksums([n for n in names if n not in incomplete])
+        st.add_back(members)
+        resync = st.wait_resync(timeout=resync_timeout)
+        via_proxy = {n: r["adler32"] or "read failed" for n, r in reads.items()}
+        return {"members": members, "degraded": degraded, "names": names, "reads": reads,
+                "proxy_mismatches": checksum_mismatches(via_proxy, records),
+                "raid_mismatches": checksum_mismatches(on_raid, records), "incomplete": incomplete,
+                "resync": resync, "after": st.status()}
+
+    def raid_third_failure(self, resync_timeout):
+        """Two members out, /raid released, a third failed: md0 must say it failed and a raw
+        read must fail; the origin's files keep their bytes. Then the array is forced back."""
+        st = self.storage
+        info = st.status()
+        everything = sorted(info["disks"])
+        records = st.origin_records()
+        first_two = pick_members(info, 2)
+        st.fail(first_two)
+        st.release_raid()
+        third = pick_members(st.status(), 1)
+        broken = st.fail(third, remove=False)
+        raw_error = st.raw_read_error()
+        origin_now = st.origin_checksums(sorted(records))
+        started = time.monotonic()
+        restored = st.restore_array(everything)
+        resync = st.wait_resync(timeout=resync_timeout)
+        return {"failed_members": first_two + third, "broken": broken, "says_failed": array_failed(broken),
+                "raw_read_error": raw_error, "origin_mismatches": checksum_mismatches(origin_now, records),
+                "restored": restored, "restore_seconds": time.monotonic() - started, "resync": resync,
+                "after": st.status()}
+
+    def ensure_array(self, resync_timeout=1800):
+        """Undo of every RAID fault: whatever state md0 is in, bring it back to all its data
+        disks, mounted, with the XRootD units running. Returns the status after."""
+        st = self.storage
+        info = st.status()
+        everything = sorted(info["disks"])
+        if array_failed(info) or info.get("array_state") in ("missing", "inactive"):
+            st.restore_array(everything)
+        elif info.get("degraded_n") or info["faulty"] or info["outside"]:
+            st.add_back([s for s in everything if s not in info["members"]])
+        self.ssh.run(st.dtn.name, f"mountpoint -q {RAID_MOUNT} || mount {RAID_MOUNT}; systemctl start "
+                     + " ".join(f"{u}.service" for u in DTN_XROOTD_UNITS), timeout=300)
+        st.wait_resync(timeout=resync_timeout)
+        return st.status()
+
+    # 6 --------------------------------------------------------------------------------------
+    def origin_down(self, bound_s):
+        st = self.storage
+        records = st.origin_records()
+        names = sorted(records)
+        cached, uncached = names[0], names[-1]
+        st.evict([cached, uncached])
+        warm = st.read_through_proxy(cached)
+        incomplete = st.cache_complete([cached])
+        st.stop_origin()
+        try:
+            hit = st.read_through_proxy(cached, bound=bound_s)
+            miss = st.read_through_proxy(uncached, bound=bound_s)
+        finally:
+            st.start_origin()
+        started, back = time.monotonic(), None
+        while time.monotonic() - started < 300:
+            back = st.read_through_proxy(uncached, bound=bound_s)
+            if back["ok"]:
+                break
+            time.sleep(5)
+        miss["source"] = error_source(miss, bound_s)
+        return {"cached": cached, "uncached": uncached, "records": {cached: records[cached],
+                uncached: records[uncached]}, "warm": warm, "incomplete": incomplete, "hit": hit,
+                "miss": miss, "back": back, "back_seconds": time.monotonic() - started}
+
+    # 8 --------------------------------------------------------------------------------------
+    def transfer_integrity(self, jobs, size_mb, timeout=3600):
+        """Jobs write size_mb of random bytes and their sha256 on the worker; both come back by
+        file transfer; the submit host's sha256 of each payload must equal the worker's."""
+        workdir = f"{FAULT_WORKDIR}/transfer-{time.time_ns()}"
+        desc = submit_description("xferjob.sh", f"{int(size_mb)}", count=int(jobs),
+                                  requirements="(IsDTN =!= True)",
+                                  extra={"transfer_output_files": "payload,payload.sha256",
+                                         "transfer_output_remaps": '"payload = out/payload.$(Process); '
+                                                                   'payload.sha256 = out/sum.$(Process)"'})
+        started = time.monotonic()
+        cluster = self.pool.submit(desc, workdir, files={"xferjob.sh": (TRANSFER_SCRIPT, "0755")},
+                                   setup=["mkdir -p out"])
+        self.pool.wait(cluster, int(jobs), timeout=timeout)
+        seconds = time.monotonic() - started
+        out = self.ssh.run(self.pool.submit_host, SUMS_SCRIPT.format(workdir=shlex.quote(workdir)),
+                           timeout=600).stdout
+        sums = parse_sums(out)
+        self.ssh.run(self.pool.submit_host, f"rm -rf {shlex.quote(workdir)}/out", check=False)
+        mismatches = transfer_mismatches(sums, int(jobs))
+        return {"cluster": cluster, "seconds": seconds, "checked": len(sums), "mismatches": mismatches,
+                "rate": int(jobs) * int(size_mb) * 1048576 / 1e6 / seconds if seconds > 0 else 0.0}
+
+    # 7 --------------------------------------------------------------------------------------
+    def wait_for(self, check, timeout, poll=5, what="condition"):
+        start = time.monotonic()
+        while True:
+            got = check()
+            if got:
+                return time.monotonic() - start
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"{what} not reached {timeout} s after the reboot")
+            time.sleep(poll)
+
+    def dtn_reboot(self, n_files):
+        st = self.storage
+        records = st.origin_records()
+        names = sorted(records)[:max(1, int(n_files))]
+        for n in names:
+            st.read_through_proxy(n)
+        incomplete = st.cache_complete(names)
+        before, cache_before = st.status(), st.cache_checksums(names)
+        reboot = st.reboot(st.dtn.name)
+        storage_back = self.wait_for(lambda: st.status().get("fs") == "xfs", 300, what="md0 mounted as XFS")
+        daemons = ("master", "collector", "negotiator", "schedd", "startd")
+        services_back = self.wait_for(
+            lambda: all(st.units_active(st.dtn.name, DTN_XROOTD_UNITS).values())
+            and all(self.condor.running(st.dtn.name, d) for d in daemons), 600, what="DTN services")
+        after, cache_after = st.status(), st.cache_checksums(names)
+        return {"names": names, "incomplete": incomplete, "before": before, "after": after,
+                "same_members": before["members"] == after["members"] and before.get("uuid") == after.get("uuid"),
+                "cache_changed": checksum_mismatches(cache_after, cache_before),
+                "cache_mismatches": checksum_mismatches(cache_after, records), "reboot": reboot,
+                "storage_back": reboot + storage_back, "services_back": reboot + services_back}

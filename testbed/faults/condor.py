@@ -1,0 +1,280 @@
+"""HTCondor faults: SIGKILL of a host's daemons or of one daemon, a collector (CCB server)
+held down and brought back, a clean schedd restart; and the fault suite's job batches,
+whose starts and outputs are the invariants (a job that reconnects does not start again).
+
+Every injector has its undo next to it; the suite calls the undo in a teardown.
+"""
+import hashlib
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+
+from testbed.model.constants import CONDOR_UNIT, FAULT_WORKDIR, JOB_LEASE_S, JobStatus
+from testbed.model.errors import RemoteError
+from testbed.services.condor import submit_description
+
+# HTCondor daemon -> process name as `pgrep -x` sees it (comm, 15 characters)
+DAEMONS = {"master": "condor_master", "collector": "condor_collector", "negotiator": "condor_negotiator",
+           "schedd": "condor_schedd", "startd": "condor_startd", "had": "condor_had",
+           "replication": "condor_replication", "shared_port": "condor_shared_port"}
+START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "JobRunCount",
+               "LastRemoteHost", "RemoteHost", "HoldReason"]
+
+JOB_SCRIPT = """#!/bin/sh
+# Fault-suite job: sleep through the fault, then print a line the suite can recompute.
+sleep "$1"
+echo "fault-job $2 $(printf 'fault-job-%s\\n' "$2" | sha256sum | cut -d' ' -f1)"
+"""
+
+
+def comm(daemon):
+    """The process name `pgrep -x` matches for a daemon (Linux cuts comm at 15 characters)."""
+    if daemon not in DAEMONS:
+        raise ValueError(f"unknown HTCondor daemon {daemon!r} (known: {', '.join(DAEMONS)})")
+    return DAEMONS[daemon][:15]
+
+
+def kill_script(daemon):
+    """SIGKILL every process of one daemon; prints `killed=N` (how many there were)."""
+    name = comm(daemon)
+    return f"n=$(pgrep -c -x {name} || true); pkill -KILL -x {name} || true; echo killed=${{n:-0}}"
+
+
+def parse_killed(text):
+    m = re.search(r"^killed=(\d+)$", text, re.MULTILINE)
+    return int(m.group(1)) if m else 0
+
+
+def expected_output(proc):
+    """The line fault job `proc` prints: recomputed here, compared with what came back."""
+    digest = hashlib.sha256(f"fault-job-{proc}\n".encode()).hexdigest()
+    return f"fault-job {proc} {digest}"
+
+
+@dataclass
+class Batch:
+    """Jobs submitted by the fault suite: where they work and what they were at each snapshot."""
+    cluster: int
+    count: int
+    workdir: str
+    seconds: int
+    snapshots: dict = field(default_factory=dict)   # label -> {proc: ad}
+
+
+def starts(ads):
+    """{proc: ad} of a cluster's ads (ClusterId/ProcId/JobStatus/NumJobStarts/...)."""
+    return {int(ad.get("ProcId", -1)): ad for ad in ads}
+
+
+def compare_starts(before, after):
+    """What went wrong between two snapshots of the same jobs ({proc: ad}): a job gone from
+    queue and history, removed or held, or started again (NumJobStarts grew). [] when none."""
+    problems = []
+    for proc, ad in sorted(before.items()):
+        now = after.get(proc)
+        if now is None:
+            problems.append(f"job {proc} is gone from the queue and the history")
+            continue
+        status = now.get("JobStatus")
+        if status in (JobStatus.REMOVED, JobStatus.HELD):
+            why = f": {now.get('HoldReason')}" if now.get("HoldReason") else ""
+            problems.append(f"job {proc} is {JobStatus(status).label}{why}")
+        was, got = int(ad.get("NumJobStarts") or 0), int(now.get("NumJobStarts") or 0)
+        if got > was:
+            problems.append(f"job {proc} started again (NumJobStarts {was} -> {got})")
+    return problems
+
+
+def lost_jobs(problems):
+    """How many distinct jobs a list of compare_starts problems is about."""
+    return len({p.split()[1] for p in problems if p.startswith("job ")})
+
+
+def bad_outputs(texts, count):
+    """[(proc, what is wrong)] for the outputs {proc: text} of a batch of `count` jobs."""
+    bad = []
+    for proc in range(count):
+        text = texts.get(proc)
+        if text is None:
+            bad.append((proc, "no output file"))
+        elif text.strip() != expected_output(proc):
+            bad.append((proc, f"output {text.strip()[:80]!r} is not {expected_output(proc)[:30]}..."))
+    return bad
+
+
+EVENT_LINE = re.compile(r"^(0\d\d) \((\d+)\.(\d+)\.\d+\) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d/\d\d \d\d:\d\d:\d\d)")
+DISCONNECTED, RECONNECTED, RECONNECT_FAILED = "022", "023", "024"
+
+
+def _event_time(text):
+    fmt = "%Y-%m-%d %H:%M:%S" if "-" in text else "%m/%d %H:%M:%S"
+    t = time.strptime(text if "-" in text else f"2000/{text}", fmt if "-" in text else "%Y/%m/%d %H:%M:%S")
+    return time.mktime(t)
+
+
+def reconnects(log_text):
+    """From a job event log: {proc: {"disconnected": n, "reconnected": n, "failed": n,
+    "seconds": [time from each disconnect to its reconnect]}}."""
+    out, pending = {}, {}
+    for line in log_text.splitlines():
+        m = EVENT_LINE.match(line)
+        if not m or m.group(1) not in (DISCONNECTED, RECONNECTED, RECONNECT_FAILED):
+            continue
+        proc, when = int(m.group(3)), _event_time(m.group(4))
+        entry = out.setdefault(proc, {"disconnected": 0, "reconnected": 0, "failed": 0, "seconds": []})
+        if m.group(1) == DISCONNECTED:
+            entry["disconnected"] += 1
+            pending[proc] = when
+        elif m.group(1) == RECONNECTED:
+            entry["reconnected"] += 1
+            if proc in pending:
+                entry["seconds"].append(when - pending.pop(proc))
+        else:
+            entry["failed"] += 1
+            pending.pop(proc, None)
+    return out
+
+
+class CondorFaults:
+    """Faults of the HTCondor pool and the fault suite's job batches."""
+
+    def __init__(self, topo, ssh, pool):
+        self.topo, self.ssh, self.pool = topo, ssh, pool
+
+    # --- daemons ----------------------------------------------------------------------------
+    def kill_daemon(self, host, daemon):
+        """SIGKILL one daemon on a host (its condor_master restarts it after a back-off).
+        Returns how many processes were killed; RemoteError when none ran (no fault made).
+        Undo: the master's restart (wait_running), or start_host."""
+        killed = parse_killed(self.ssh.run(host, kill_script(daemon)).stdout)
+        if not killed:
+            raise RemoteError(f"{host}: no {comm(daemon)} process to kill")
+        return killed
+
+    def kill_host(self, host):
+        """SIGKILL every HTCondor daemon of a host, as a crash would. Undo: start_host."""
+        self.ssh.run(host, f"systemctl kill -s KILL {CONDOR_UNIT}; systemctl stop {CONDOR_UNIT} || true")
+
+    def start_host(self, host):
+        self.ssh.run(host, f"systemctl start {CONDOR_UNIT}")
+
+    def hold_down(self, host, daemon):
+        """SIGKILL a daemon and keep it down (condor_off, so the master does not restart it).
+        Undo: bring_back."""
+        killed = self.kill_daemon(host, daemon)
+        self.ssh.run(host, f"condor_off -fast -daemon {daemon} >/dev/null 2>&1 || true; "
+                           f"pkill -KILL -x {comm(daemon)} || true")
+        return killed
+
+    def bring_back(self, host, daemon):
+        self.ssh.run(host, f"condor_on -daemon {daemon}")
+
+    def running(self, host, daemon):
+        res = self.ssh.run(host, f"pgrep -x {comm(daemon)} >/dev/null && echo yes || echo no", check=False)
+        return res.ok and res.stdout.strip() == "yes"
+
+    def wait_running(self, host, daemon, timeout=120, poll=2):
+        """Seconds until a daemon's process runs on a host again."""
+        start = time.monotonic()
+        while not self.running(host, daemon):
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"{host}: {comm(daemon)} not running {timeout} s later")
+            time.sleep(poll)
+        return time.monotonic() - start
+
+    def pid(self, host, daemon):
+        """The oldest process id of a daemon on a host, or None when it does not run."""
+        res = self.ssh.run(host, f"pgrep -o -x {comm(daemon)}", check=False)
+        return int(res.stdout.split()[0]) if res.ok and res.stdout.split() else None
+
+    def restart_schedd(self):
+        """A clean restart of the submit host's schedd (condor_restart, graceful, through its
+        master). Returns the old schedd's pid, for wait_schedd."""
+        old = self.pid(self.pool.submit_host, "schedd")
+        self.ssh.run(self.pool.submit_host, "condor_restart -daemon schedd")
+        return old
+
+    def wait_schedd(self, old_pid=None, timeout=300, poll=2):
+        """Seconds until a new schedd (not `old_pid`) runs and answers condor_q."""
+        start = time.monotonic()
+        while True:
+            now = self.pid(self.pool.submit_host, "schedd")
+            if now is not None and now != old_pid:
+                try:
+                    self.pool.queued()
+                    return time.monotonic() - start
+                except RemoteError:
+                    pass
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"{self.pool.submit_host}: no new schedd answering {timeout} s after the "
+                                  f"restart (pid before {old_pid}, now {now})")
+            time.sleep(poll)
+
+    # --- job batches ---------------------------------------------------------------------------
+    def submit_batch(self, tag, count, seconds, requirements="(IsDTN =!= True)"):
+        """`count` jobs that sleep `seconds` and print expected_output(proc); the lease is
+        JOB_LEASE_S, set explicitly (a fault shorter than it must not restart a job)."""
+        workdir = f"{FAULT_WORKDIR}/{tag}-{time.time_ns()}"
+        desc = submit_description("faultjob.sh", f"{int(seconds)} $(Process)", count=int(count),
+                                  requirements=requirements,
+                                  extra={"job_lease_duration": JOB_LEASE_S})
+        cluster = self.pool.submit(desc, workdir, files={"faultjob.sh": (JOB_SCRIPT, "0755")})
+        return Batch(cluster, int(count), workdir, int(seconds))
+
+    def snapshot(self, batch, label):
+        """The batch's jobs now ({proc: ad}), kept under `label`."""
+        snap = starts(self.pool.jobs(batch.cluster, START_ATTRS))
+        batch.snapshots[label] = snap
+        return snap
+
+    def wait_all_running(self, batch, timeout=600, poll=5):
+        """Seconds until every job of the batch runs (JobStatus 2); the first time, that
+        snapshot is kept as `before`, the baseline of the invariants. RemoteError if a job
+        finishes, is held or the time runs out first."""
+        start = time.monotonic()
+        while True:
+            snap = self.snapshot(batch, "running")
+            states = [ad.get("JobStatus") for ad in snap.values()]
+            # a job counts from its first start on (NumJobStarts may trail JobStatus briefly)
+            started = all(int(ad.get("NumJobStarts") or 0) >= 1 for ad in snap.values())
+            if len(snap) == batch.count and started and all(s == JobStatus.RUNNING for s in states):
+                batch.snapshots.setdefault("before", snap)  # the baseline the invariants compare with
+                return time.monotonic() - start
+            done = [p for p, ad in snap.items() if ad.get("JobStatus") in (JobStatus.COMPLETED, JobStatus.HELD,
+                                                                         JobStatus.REMOVED)]
+            if done:
+                raise RemoteError(f"cluster {batch.cluster}: job {done[0]} left the running state before "
+                                  f"the fault ({self.pool.describe_unfinished(batch.cluster)})")
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"cluster {batch.cluster}: not all {batch.count} jobs running after "
+                                  f"{timeout} s; {self.pool.describe_unfinished(batch.cluster)}")
+            time.sleep(poll)
+
+    def finish(self, batch, timeout=900):
+        """Wait for the batch to complete; returns {problems (vs the `before` snapshot), lost,
+        bad_outputs, reconnects (from the job log), seconds}."""
+        if not batch.snapshots.get("before"):
+            raise ValueError(f"cluster {batch.cluster}: no `before` snapshot to compare with (wait_all_running first)")
+        start = time.monotonic()
+        self.pool.wait(batch.cluster, batch.count, timeout=timeout)
+        after = self.snapshot(batch, "done")
+        problems = compare_starts(batch.snapshots.get("before", {}), after)
+        texts = self.outputs(batch)
+        bad = bad_outputs(texts, batch.count)
+        log = self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
+                           check=False).stdout
+        return {"problems": problems, "lost": lost_jobs(problems), "bad_outputs": bad,
+                "reconnects": reconnects(log), "seconds": time.monotonic() - start}
+
+    def outputs(self, batch):
+        """{proc: text of out.<proc>} as they came back to the submit host."""
+        cmd = (f"cd {shlex.quote(batch.workdir)} && for f in out.*; do [ -f \"$f\" ] && "
+               f"printf '%s\\t%s\\n' \"${{f#out.}}\" \"$(head -c 400 \"$f\" | tr '\\n' ' ')\"; done")
+        out = self.ssh.run(self.pool.submit_host, cmd, check=False).stdout
+        texts = {}
+        for line in out.splitlines():
+            proc, _sep, text = line.partition("\t")
+            if proc.isdigit():
+                texts[int(proc)] = text
+        return texts
