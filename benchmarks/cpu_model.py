@@ -41,7 +41,8 @@ def measure(topo, ssh, pool, jobs, output_mb, tag):
                                timeout=120).stdout)
     tcp = exp.iperf(worker, exp.submit.name, seconds=10)
     batch = exp.run_batch(jobs, 1, output_mb, 1, f"cpu-model-{tag}", timeout=1800)
-    xfers = [x for x in exp.xfer_stats(batch.cluster) if x[0] == "out" and x[3] > 0]
+    # the shadow downloads output: "download" lines of the submit host's XferStatsLog
+    xfers = [x for x in exp.xfer_stats(batch.cluster) if x[0] == "download" and x[3] > 0]
     per_transfer = transfer.mean([b / s / 1e6 for _d, _j, b, s in xfers])
     first, last = exp.output_window(batch.ads)
     total = sum(transfer.job_stats(a)["bytes_out"] for a in batch.ads) / 1e6
