@@ -28,6 +28,16 @@ SUBMIT_USER = "vagrant"
 SUBMIT_HOME = f"/home/{SUBMIT_USER}"
 SUBMIT_USERS = (SUBMIT_USER,)
 
+# E5 (HTCondor scale): the job attribute that tags the suite's jobs with their use,
+# the extra startds a run adds to each worker (removed again in the suite teardown),
+# and the process names (ps comm, 15 characters) whose RSS and CPU the ramp samples.
+E5_ROLE_ATTR = "E5Role"
+E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
+CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector",
+                       "condor_negotiat": "negotiator", "condor_shadow": "shadow",
+                       "condor_startd": "startd", "condor_starter": "starter",
+                       "condor_master": "master", "condor_shared_p": "shared_port"}
+
 
 class JobStatus(IntEnum):
     """HTCondor's JobStatus attribute (condor_utils/proc.h)."""
