@@ -151,6 +151,8 @@ def _sections(text, names):
         s = line.strip()
         if s in {f"#{n}" for n in names}:
             current = s[1:]
+        elif re.fullmatch(r"#[A-Z]", s):  # another section's marker
+            current = None
         elif current:
             out[current].append(s)
     return out
@@ -528,7 +530,7 @@ class ScaleExperiment:
                 break
         if not limit:
             limit = "slots" if capped else "ramp_max"
-            reason = describe_limit(limit, steps[-1], obs, timeout, min_free_mb)
+            reason = describe_limit(limit, steps[-1] if steps else 0, obs, timeout, min_free_mb)
         return {"steps": done, "series": series, "limit": limit, "reason": reason,
                 "max_running": max((s["running"] for s in done), default=0), "slots": obs["slots"]}
 
