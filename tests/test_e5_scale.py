@@ -348,3 +348,11 @@ def test_scales_and_rows():
     for prof in exp.row_profiles:
         assert f"\nramp-{prof}\n" in text
         profiles.load(prof)
+
+
+def test_count_inbound_sees_the_workers_connected_to_a_ccb():
+    text = ("0 0 10.160.0.12:9618 10.160.0.13:40001\n0 0 10.160.0.12:9618 10.160.0.13:40002\n"
+            "0 0 10.160.0.12:9618 10.160.0.10:40003\n0 0 10.160.0.12:40100 10.160.0.13:9618\n"
+            "0 0 [::ffff:10.160.0.12]:9618 [::ffff:10.160.0.13]:40004\n")
+    assert e5.count_inbound(text, 9618, {"10.160.0.13"}) == 3
+    assert e5.count_inbound(text, 9618, set()) == 0

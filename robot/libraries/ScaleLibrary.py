@@ -299,10 +299,13 @@ class ScaleLibrary:
         until `Bring The CCB Back`."""
         p, exp = self.params(), self.exp
         host = scale.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
+        connections = exp.worker_connections(host)
         t0 = time.monotonic()
         exp.stop_collector(host)
-        if exp.collector_running(host):
-            raise AssertionError(f"condor_off left the collector on {host} running")
+        exp.wait_collector_stopped(host)
+        left = exp.worker_connections(host)
+        if left:
+            raise AssertionError(f"the workers still hold {left} connections to {host}:9618 with its collector off")
         exp.submit_sleepers(1, "probe")
         exp.wait_running("probe", 1, float(p["failover_timeout_s"]))
         match = time.monotonic() - t0
@@ -310,13 +313,14 @@ class ScaleLibrary:
         if rest > 0:
             time.sleep(rest)
         logger.console(f"  CCB {host} down: new job running after {match:.0f} s; down {time.monotonic() - t0:.0f} s")
-        return {"host": host, "match": match, "down": time.monotonic() - t0}
+        return {"host": host, "match": match, "down": time.monotonic() - t0, "connections": connections}
 
     @keyword
-    def bring_the_ccb_back(self, host):
-        """Start the CCB's collector again; seconds until every startd's address names it again."""
+    def bring_the_ccb_back(self, host, connections):
+        """Start the CCB's collector again; seconds until the workers hold as many connections
+        to it as before the outage and every startd's address names it again."""
         exp = self.exp
         exp.start_collector(host)
-        seconds = exp.wait_reregistered(host, float(self.params()["failover_timeout_s"]))
+        seconds = exp.wait_reregistered(host, int(connections), float(self.params()["failover_timeout_s"]))
         logger.console(f"  CCB {host} back: every startd registered with it again after {seconds:.0f} s")
         return seconds

@@ -19,8 +19,8 @@ import shlex
 import time
 
 from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_ROLE_ATTR, E5_STARTDS_CONF, SUBMIT_HOME,
-                                     JobStatus)
+from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_ROLE_ATTR, E5_STARTDS_CONF, HTCONDOR_PORT,
+                                     SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.health import ccb_contacts
 from testbed.services.condor import submit_description
@@ -327,6 +327,21 @@ def summarise_streams(streams):
     return {"total": len(streams), "by_process": by_process, "by_peer": by_peer}
 
 
+def count_inbound(text, port, peer_ips):
+    """Established connections (ss -Htn state established) to local `port` from `peer_ips`:
+    a CCB server's (and its collector's) view of who is connected to it."""
+    n = 0
+    for line in text.splitlines():
+        addrs = [p for p in line.split() if re.match(r"^\[?[0-9a-fA-F:.]+\]?(%\S+)?:\d+$", p)]
+        if len(addrs) < 2:
+            continue
+        lport = addrs[0].rsplit(":", 1)[1]
+        pip = addrs[1].rsplit(":", 1)[0].strip("[]").replace("::ffff:", "")
+        if lport == str(port) and pip in peer_ips:
+            n += 1
+    return n
+
+
 def address_uses_shared_port(sinful):
     """A daemon behind shared port has `sock=` in its sinful string."""
     return "sock=" in str(sinful)
@@ -576,6 +591,20 @@ class ScaleExperiment:
         return self.ssh.run(host, "pgrep -x condor_collecto >/dev/null && echo yes || echo no",
                             check=False).stdout.strip() == "yes"
 
+    def wait_collector_stopped(self, host, timeout=60, poll=2):
+        started = time.monotonic()
+        while self.collector_running(host):
+            if time.monotonic() - started > timeout:
+                raise RemoteError(f"the collector on {host} still runs {timeout} s after condor_off")
+            time.sleep(poll)
+        return time.monotonic() - started
+
+    def worker_connections(self, host):
+        """Established connections from the workers to `host`'s port 9618 (CCB + collector)."""
+        ips = {h.site_ip for h in self.workers}
+        out = self.ssh.run(host, "ss -Htn state established", check=False).stdout
+        return count_inbound(out, HTCONDOR_PORT, ips)
+
     def wait_new_job(self, role, timeout, poll=5):
         """Submit one sleeper of `role`; seconds until it runs."""
         started = time.monotonic()
@@ -583,16 +612,20 @@ class ScaleExperiment:
         self.wait_running(role, 1, timeout, poll)
         return time.monotonic() - started
 
-    def wait_reregistered(self, ccb_host, timeout, poll=10):
-        """Seconds until every startd's address names the CCB server again."""
+    def wait_reregistered(self, ccb_host, connections, timeout, poll=10):
+        """Seconds until the workers hold at least `connections` established connections to
+        the CCB server again (its count before the outage) and every startd's address
+        names it."""
         ip, started = self.topo.hosts[ccb_host].site_ip, time.monotonic()
         while True:
             out = self.ssh.run(self.submit, "condor_status -af Name MyAddress", check=False).stdout
             registered, every = startds_registered_with(out.splitlines(), ip)
-            if every and registered == every:
+            now = self.worker_connections(ccb_host)
+            if every and registered == every and now >= connections:
                 return time.monotonic() - started
             if time.monotonic() - started > timeout:
-                raise RemoteError(f"{len(registered)} of {len(every)} startds registered with CCB {ccb_host} "
+                raise RemoteError(f"{len(registered)} of {len(every)} startds name CCB {ccb_host} in their address "
+                                  f"and the workers hold {now} of {connections} connections to it "
                                   f"{timeout} s after it returned")
             time.sleep(poll)
 
