@@ -124,7 +124,7 @@ cm-failover
     Running Jobs Should Not Have Restarted    ${before}    cm-kill
     Restore The Central Managers
     Running Jobs Should Not Have Restarted    ${before}    cm-return
-    [Teardown]    Run Keyword Unless    '${TEST STATUS}' == 'SKIP'    Leave The Pool Healthy
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 collector-failover
     [Documentation]    Kill one collector only (SIGKILL; its master restarts it): a new job
@@ -138,7 +138,7 @@ collector-failover
     Record Metric    e5.collector_failover_match    ${r}[match]    s    host=${r}[host]
     Record Metric    e5.collector_failover_return    ${r}[back]    s    host=${r}[host]    startds=${r}[startds]
     Running Jobs Should Not Have Restarted    ${before}    collector-kill
-    [Teardown]    Run Keyword Unless    '${TEST STATUS}' == 'SKIP'    Leave The Pool Healthy
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 ccb-outage
     [Documentation]    One CCB server down for ccb_outage_s (figure 5: 12+ hours at ~120k jobs):
@@ -155,7 +155,7 @@ ccb-outage
     ${back}=    Bring The CCB Back    ${r}[host]    ${r}[connections]
     Record Metric    e5.ccb_reregister    ${back}    s    host=${r}[host]    down_s=${PARAMS}[ccb_outage_s]
     Running Jobs Should Not Have Restarted    ${before}    ccb-return
-    [Teardown]    Run Keyword Unless    '${TEST STATUS}' == 'SKIP'    Leave The Pool Healthy
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 *** Keywords ***
 Prepare The Pool
@@ -179,6 +179,9 @@ Pool Under Default On The LAN
     ...    every 60 s) and no WAN between the schedd and the central managers.
     Apply Profile If Needed    default
     Set WAN Latency If Needed    submit    cm    0
+
+Leave The Pool Healthy Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'    Leave The Pool Healthy
 
 Leave The Pool Healthy
     [Documentation]    After a failover: every collector and CM back, the test's probe jobs
