@@ -286,6 +286,8 @@ class FakeSite:
             return Result(host, 0, PS, "")
         if command.startswith("condor_status -collector"):
             return Result(host, 0, COLLECTORS, "")
+        if "UpdatesTotal UpdatesLost" in command:
+            return Result(host, 0, "#0\n10 0\n12 1\n#1\n9 0\nundefined undefined\n", "")
         mem = self.free_mb - (self.mb_per_job * self.running() if host == "worker1" else 0)
         if "#Q" in command:
             r = self.running()
@@ -312,6 +314,8 @@ def test_the_ramp_fills_every_slot_and_names_the_slots_as_its_limit():
     assert r["limit"] == "slots" and r["max_running"] == 16
     s = r["steps"][-1]
     assert s["startds"] == 2 and s["slots"] == 16 and s["collectors"]["cm1"]["Machine"]["lost"] == 3
+    assert s["collectors"]["cm1"]["slot_ads"]["total"] == 22 and s["collectors"]["cm1"]["slot_ads"]["lost"] == 1
+    assert s["collectors"]["cm2"]["slot_ads"] == {"total": 9, "lost": 0, "initial": 1, "ad_time": 0}
     assert s["daemons"]["worker1"]["startd"]["count"] == 2 and s["mem_free_mb"]["worker1"] == 400
     assert r["series"] and all(len(p) == 3 for p in r["series"])
 
@@ -356,3 +360,7 @@ def test_count_inbound_sees_the_workers_connected_to_a_ccb():
             "0 0 [::ffff:10.160.0.12]:9618 [::ffff:10.160.0.13]:40004\n")
     assert e5.count_inbound(text, 9618, {"10.160.0.13"}) == 3
     assert e5.count_inbound(text, 9618, set()) == 0
+
+
+def test_sum_ad_updates_over_the_slot_ads():
+    assert e5.sum_ad_updates("10 0\n12 1\nundefined undefined\n\n") == {"total": 22, "lost": 1, "ads": 2}

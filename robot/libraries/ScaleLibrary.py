@@ -91,9 +91,9 @@ class ScaleLibrary:
             for collector, types in s["collectors"].items():
                 for ad_type, st in types.items():
                     tb.record_metric("e5.collector_updates_total", st["total"], "updates", step=step,
-                                     collector=collector, ad_type=ad_type, profile=prof)
+                                     collector=collector, ad_type=ad_type, ad_time=st.get("ad_time", 0), profile=prof)
                     tb.record_metric("e5.collector_updates_lost", st["lost"], "updates", step=step,
-                                     collector=collector, ad_type=ad_type, profile=prof)
+                                     collector=collector, ad_type=ad_type, ad_time=st.get("ad_time", 0), profile=prof)
             for host, daemons in s["daemons"].items():
                 for daemon, d in daemons.items():
                     tb.record_metric("e5.daemon_rss", d["rss_mb"], "MB", step=step, host=host, daemon=daemon,
@@ -188,7 +188,7 @@ class ScaleLibrary:
         started = time.monotonic()
         last = None
         while True:
-            ad = exp.negotiator_ad()
+            ad = exp.negotiator_ad(cm)
             if ad:
                 last = scale.negotiation_cycle(ad)
                 if last["start"] > mark and last["idle"] >= n:

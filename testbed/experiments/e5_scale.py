@@ -254,6 +254,20 @@ def update_stats(ad):
     return out
 
 
+def sum_ad_updates(text):
+    """{total, lost, ads} summed over `condor_status -af UpdatesTotal UpdatesLost` lines: the
+    per-ad statistics a collector adds to every ad it holds (COLLECTOR_DAEMON_STATS), fresh
+    with each update, unlike its own daemon ad (refreshed every COLLECTOR_UPDATE_INTERVAL)."""
+    out = {"total": 0, "lost": 0, "ads": 0}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and all(p.isdigit() for p in parts):
+            out["total"] += int(parts[0])
+            out["lost"] += int(parts[1])
+            out["ads"] += 1
+    return out
+
+
 def collector_name(ad):
     return str(ad.get("Machine") or ad.get("Name") or "?").split(".")[0]
 
@@ -504,7 +518,37 @@ class ScaleExperiment:
         out = self.ssh.run(self.submit, "condor_status -collector -l", check=False, timeout=60)
         return parse_long_ads(out.stdout) if out.ok else []
 
-    def negotiator_ad(self):
+    def collector_stats(self):
+        """{collector: {ad type: {total, lost, initial}}}: each collector's own daemon ad
+        (as last published, `ad_time` its MyCurrentTime) and, as type `slot_ads`, the sums
+        of the per-ad statistics over the slot ads it holds now."""
+        out = {}
+        for ad in self.collector_ads():
+            stats = update_stats(ad)
+            for st in stats.values():
+                st["ad_time"] = ad.get("MyCurrentTime", 0)
+            out[collector_name(ad)] = stats
+        cms = [h.name for h in self.topo.with_role("cm")]
+        res = self.ssh.run(self.submit, "; ".join(
+            f"echo '#{i}'; condor_status -pool {h} -af UpdatesTotal UpdatesLost 2>/dev/null" for i, h in
+            enumerate(cms)), check=False, timeout=60)
+        for i, h in enumerate(cms):
+            part = res.stdout.split(f"#{i}\n", 1)[-1].split(f"#{i + 1}\n", 1)[0] if f"#{i}" in res.stdout else ""
+            slot = sum_ad_updates(part)
+            if slot["ads"]:
+                out.setdefault(h, {})["slot_ads"] = {"total": slot["total"], "lost": slot["lost"],
+                                                     "initial": slot["ads"], "ad_time": 0}
+        return out
+
+    def negotiator_ad(self, cm=None):
+        """The negotiator's ad with its latest cycles: asked of the negotiator on `cm` itself
+        (its query handler publishes the cycle statistics fresh), else from the collector
+        (where the negotiator's ad may be minutes old)."""
+        if cm:
+            out = self.ssh.run(self.submit, f"condor_status -negotiator -direct {cm} -l", check=False, timeout=60)
+            ad = latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
+            if ad:
+                return ad
         out = self.ssh.run(self.submit, "condor_status -negotiator -l", check=False, timeout=60)
         return latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
 
@@ -536,7 +580,7 @@ class ScaleExperiment:
             sample = {"step": target, "seconds": time.monotonic() - step_t0, "running": obs["running"],
                       "startds": obs["startds"], "slots": obs["slots"], "mem_free_mb": obs["mem_free_mb"],
                       "daemons": self.daemon_stats(),
-                      "collectors": {collector_name(a): update_stats(a) for a in self.collector_ads()}}
+                      "collectors": self.collector_stats()}
             done.append(sample)
             echo(f"  step {target}: {obs['running']} running after {sample['seconds']:.0f} s, "
                  f"{obs['startds']} startds, {obs['slots']} slots")
