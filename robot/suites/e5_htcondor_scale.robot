@@ -189,7 +189,7 @@ Leave The Pool Healthy
     Bring Every Collector Back
     Restore The Central Managers
     Remove The Suites Jobs    probe
-    Site Should Be Healthy    timeout=600
+    Pool Should Be Healthy    timeout=600
 
 Ramp Point
     [Arguments]    ${profile}

@@ -279,7 +279,8 @@ def negotiation_cycle(ad, index=0):
         return ad.get(f"LastNegotiationCycle{name}{index}", default)
     return {"start": get("Time"), "duration": get("Duration"), "considered": get("NumJobsConsidered"),
             "idle": get("NumIdleJobs"), "matches": get("Matches"), "rejections": get("Rejections"),
-            "phase4": get("Phase4Duration"), "schedulers": get("NumSchedulers")}
+            "phase4": get("Phase4Duration"), "schedulers": get("NumSchedulers"),
+            "out_of_time": get("SubmittersOutOfTime", "")}
 
 
 def latest_negotiator(ads):
