@@ -28,9 +28,11 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               512 (quick) or 16 to 8192 (full), clipped to the slots the collector sees;
 ...               more startds per worker with --set startds_per_worker=N (installed in the
 ...               Suite Setup, removed in the Suite Teardown). 50 (ci), 200 (quick) or 1000
-...               (full) resource requests. The CM and collector kills run at quick and full
-...               only (--set cm_kill=1 collector_kill=1 at ci); one CCB is down 60 s (ci),
-...               300 s (quick) or 1800 s (full). Parameters: testbed/experiments/e5_scale.py.
+...               (full) resource requests. The stream count (two restarts of the workers'
+...               HTCondor) and the CM and collector kills run at quick and full only (at ci:
+...               --set streams_jobs=1 cm_kill=1 collector_kill=1); one CCB is down 60 s under
+...               4 running jobs (ci), or 300 s (quick) / 1800 s (full) with every slot but one
+...               busy. Parameters and their scales: testbed/experiments/e5_scale.py.
 ...
 ...               One test per measured point: a ramp row per profile (default and
 ...               collector-tuned, run when compared), a negotiation row per RTT of the full
@@ -62,6 +64,7 @@ tcp-streams
     ...    one sleep job on it: the paper's initial execute-node configuration, then shared
     ...    port on the execute node and no master -> collector stream. Fewer streams after.
     [Tags]    streams
+    Skip If    not ${PARAMS}[streams_jobs]    streams_jobs is 0 at ${SCALE} scale (--set streams_jobs=1 runs it)
     Remove The Suites Jobs    background
     Pool Under Default On The LAN
     Use Worker Configuration    tcp-streams-before
@@ -76,7 +79,7 @@ tcp-streams
     Record Metric    e5.tcp_streams_after_over_before    ${{ $after['total'] / $before['total'] }}    ratio
     Should Be True    $after['total'] < $before['total']
     ...    ${after}[total] streams after, ${before}[total] before: shared port and no master TCP did not reduce them
-    [Teardown]    Use Worker Configuration    default
+    [Teardown]    Restore The Workers Unless Skipped
 
 negotiation-0ms
     [Documentation]    Idle jobs no slot can match, each its own resource request: the
@@ -124,7 +127,10 @@ cm-failover
     Running Jobs Should Not Have Restarted    ${before}    cm-kill
     Restore The Central Managers
     Running Jobs Should Not Have Restarted    ${before}    cm-return
-    [Teardown]    Leave The Pool Healthy Unless Skipped
+    [Teardown]    Restore The Workers Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
+
+Leave The Pool Healthy Unless Skipped
 
 collector-failover
     [Documentation]    Kill one collector only (SIGKILL; its master restarts it): a new job
@@ -138,7 +144,10 @@ collector-failover
     Record Metric    e5.collector_failover_match    ${r}[match]    s    host=${r}[host]
     Record Metric    e5.collector_failover_return    ${r}[back]    s    host=${r}[host]    startds=${r}[startds]
     Running Jobs Should Not Have Restarted    ${before}    collector-kill
-    [Teardown]    Leave The Pool Healthy Unless Skipped
+    [Teardown]    Restore The Workers Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
+
+Leave The Pool Healthy Unless Skipped
 
 ccb-outage
     [Documentation]    One CCB server down for ccb_outage_s (figure 5: 12+ hours at ~120k jobs):
@@ -155,7 +164,10 @@ ccb-outage
     ${back}=    Bring The CCB Back    ${r}[host]    ${r}[connections]
     Record Metric    e5.ccb_reregister    ${back}    s    host=${r}[host]    down_s=${PARAMS}[ccb_outage_s]
     Running Jobs Should Not Have Restarted    ${before}    ccb-return
-    [Teardown]    Leave The Pool Healthy Unless Skipped
+    [Teardown]    Restore The Workers Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
+
+Leave The Pool Healthy Unless Skipped
 
 *** Keywords ***
 Prepare The Pool
@@ -179,6 +191,9 @@ Pool Under Default On The LAN
     ...    every 60 s) and no WAN between the schedd and the central managers.
     Apply Profile If Needed    default
     Set WAN Latency If Needed    submit    cm    0
+
+Restore The Workers Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
 
 Leave The Pool Healthy Unless Skipped
     IF    '${TEST STATUS}' != 'SKIP'    Leave The Pool Healthy
