@@ -127,10 +127,7 @@ cm-failover
     Running Jobs Should Not Have Restarted    ${before}    cm-kill
     Restore The Central Managers
     Running Jobs Should Not Have Restarted    ${before}    cm-return
-    [Teardown]    Restore The Workers Unless Skipped
-    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
-
-Leave The Pool Healthy Unless Skipped
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 collector-failover
     [Documentation]    Kill one collector only (SIGKILL; its master restarts it): a new job
@@ -144,10 +141,7 @@ collector-failover
     Record Metric    e5.collector_failover_match    ${r}[match]    s    host=${r}[host]
     Record Metric    e5.collector_failover_return    ${r}[back]    s    host=${r}[host]    startds=${r}[startds]
     Running Jobs Should Not Have Restarted    ${before}    collector-kill
-    [Teardown]    Restore The Workers Unless Skipped
-    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
-
-Leave The Pool Healthy Unless Skipped
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 ccb-outage
     [Documentation]    One CCB server down for ccb_outage_s (figure 5: 12+ hours at ~120k jobs):
@@ -164,10 +158,7 @@ ccb-outage
     ${back}=    Bring The CCB Back    ${r}[host]    ${r}[connections]
     Record Metric    e5.ccb_reregister    ${back}    s    host=${r}[host]    down_s=${PARAMS}[ccb_outage_s]
     Running Jobs Should Not Have Restarted    ${before}    ccb-return
-    [Teardown]    Restore The Workers Unless Skipped
-    IF    '${TEST STATUS}' != 'SKIP'    Use Worker Configuration    default
-
-Leave The Pool Healthy Unless Skipped
+    [Teardown]    Leave The Pool Healthy Unless Skipped
 
 *** Keywords ***
 Prepare The Pool
