@@ -351,7 +351,34 @@ def test_scales_and_rows():
         assert f"\nnegotiation-{rtt}ms\n" in text
     for prof in exp.row_profiles:
         assert f"\nramp-{prof}\n" in text
+        for shape in ("flat", "tree"):
+            assert f"\ncollectors-{shape}-{prof}\n" in text
         profiles.load(prof)
+    assert exp.parameters("ci")["tree_settle_s"] == 0 and exp.parameters("quick")["tree_settle_s"] > 0
+
+
+# --- two-tier collectors ------------------------------------------------------------------------
+def test_child_collectors_go_on_dedicated_ccb_hosts_else_on_the_cms():
+    assert e5.child_collector_hosts(topology.load("default")) == ["ccb1", "ccb2"]
+    assert e5.child_collector_hosts(topology.load("small")) == ["cm1", "cm2"]
+
+
+def test_child_collector_and_worker_fragments():
+    topo = topology.load("default")
+    text = e5.child_collector_conf(topo, "ccb1")
+    assert "COLLECTOR2_ARGS = -f -p 9620 -local-name COLLECTOR2" in text
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618 cm2:9618" in text
+    assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
+    assert e5.tree_worker_conf(topo).endswith("COLLECTOR_HOST = ccb1:9620, ccb2:9620\n")
+    script = e5.fragment_script(e5.E5_TREE_WORKER_CONF, "X = 1\n", restart_had=True)
+    assert "condor_reconfig" in script and "condor_restart -subsystem had" in script
+    assert e5.fragment_script(e5.E5_TREE_WORKER_CONF, "").startswith(f"if [ -e {e5.E5_TREE_WORKER_CONF} ]")
+
+
+def test_fresh_slots_counts_startds_started_after_the_restart():
+    lines = ["slot1@startd1@w 1700000100", "slot2@startd1@w 1700000100", "slot1@startd2@w 1699999000",
+             "slot3@startd1@w undefined"]
+    assert e5.fresh_slots(lines, 1700000000) == 2
 
 
 def test_count_inbound_sees_the_workers_connected_to_a_ccb():

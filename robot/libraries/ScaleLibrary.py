@@ -341,3 +341,88 @@ class ScaleLibrary:
         seconds = exp.wait_reregistered(host, int(connections), float(self.params()["failover_timeout_s"]))
         logger.console(f"  CCB {host} back: every startd registered with it again after {seconds:.0f} s")
         return seconds
+
+    # --- two-tier collectors -------------------------------------------------------------
+    def _wait_single_negotiator(self, timeout):
+        pool, started = self.tb.pool, time.monotonic()
+        while not (len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1):
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs")
+            time.sleep(5)
+
+    @keyword
+    def use_collector_shape(self, shape):
+        """`tree`: child collectors (on the CCB hosts that are not CMs, else on the CMs, port
+        9620) receive the workers' updates and forward them to the CMs' collectors; `flat`:
+        back to the site's own configuration. Workers restart when the shape changes."""
+        if shape not in ("flat", "tree"):
+            raise AssertionError(f"shape must be flat or tree, not {shape!r}")
+        exp = self.exp
+        tree = scale.CollectorTree(exp)
+        tree.use(shape)
+        timeout = float(self.params()["failover_timeout_s"])
+        if any(self.tb.topo.hosts[h].has("cm") for h in scale.child_collector_hosts(self.tb.topo)):
+            self._wait_single_negotiator(timeout)
+        started = time.monotonic()
+        while True:
+            running = tree.children_running()
+            if all(running.values()) == (shape == "tree") and (shape == "tree" or not any(running.values())):
+                break
+            if time.monotonic() - started > 120:
+                raise AssertionError(f"child collectors running {running}, shape {shape}")
+            time.sleep(5)
+        return running
+
+    @keyword
+    def measure_collector_shape(self, shape):
+        """With the pool in `shape`: seconds until every slot is visible at the top-level
+        collector after a restart of the workers' HTCondor; then every slot runs a sleeper
+        for tree_settle_s; updates received and lost per collector (summed over the slot ads
+        each holds) and the negotiator's latest cycle. Returns {shape, profile, visible,
+        stats, cycle, slots, children_ads}."""
+        p, exp, tb = self.params(), self.exp, self.tb
+        timeout = float(p["failover_timeout_s"])
+        tree = scale.CollectorTree(exp)
+        slots = sum(h.total_slots for h in self.run_topology().with_role("worker"))
+        visible = tree.time_to_visible(slots, timeout)
+        exp.ensure_running("tree", slots, timeout + 600)
+        cm = tb.pool.active_cm()
+        mark = exp.host_clock(cm)
+        time.sleep(float(p["tree_settle_s"]))
+        stats = tree.update_stats()
+        started, cycle = time.monotonic(), None
+        while True:
+            ad = exp.negotiator_ad(cm)
+            cycle = scale.negotiation_cycle(ad) if ad else None
+            if cycle and cycle["start"] > mark:
+                break
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"no negotiation cycle within {timeout:.0f} s after the pool filled")
+            time.sleep(5)
+        children = sum(v["ads"] for k, v in stats.items() if ":" in k)
+        logger.console(f"  collectors {shape}: every slot visible {visible:.0f} s after the restart; "
+                       f"updates {stats}; negotiation cycle {cycle['duration']} s")
+        self.remove_the_suites_jobs("tree")
+        return {"shape": shape, "profile": tb.profile_name, "visible": visible, "stats": stats,
+                "cycle": cycle["duration"], "slots": slots, "children_ads": children}
+
+    @keyword
+    def record_collector_shape(self, r):
+        """The shape's figures into the run's metrics."""
+        tb = self.tb
+        tb.record_metric("e5.tree_visible_seconds", r["visible"], "s", shape=r["shape"], profile=r["profile"],
+                         slots=r["slots"])
+        tb.record_metric("e5.tree_negotiation_cycle", r["cycle"], "s", shape=r["shape"], profile=r["profile"])
+        for collector, st in r["stats"].items():
+            tb.record_metric("e5.tree_updates_total", st["total"], "updates", shape=r["shape"],
+                             profile=r["profile"], collector=collector)
+            tb.record_metric("e5.tree_updates_lost", st["lost"], "updates", shape=r["shape"],
+                             profile=r["profile"], collector=collector)
+
+    @keyword
+    def restore_the_collector_shape(self):
+        """Flat again; the workers restarted so that every daemon reports to the CMs again."""
+        self.use_collector_shape("flat")
+        exp = self.exp
+        exp.restart_condor([h.name for h in exp.workers])
+        exp.wait_startds(exp.workers, True, float(self.params()["failover_timeout_s"]))

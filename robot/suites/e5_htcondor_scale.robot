@@ -111,6 +111,31 @@ negotiation-wan-over-lan
     END
     Should Be True    $wan[-1] >= $lan[-1]    cycle at 100 ms (${wan}[-1] s) shorter than on the LAN (${lan}[-1] s)
 
+collectors-flat-default
+    [Documentation]    One collector tier: the startds update the CMs' collectors directly.
+    ...    Time until every slot is visible after the workers restart, updates lost per
+    ...    collector with every slot busy, the negotiator's cycle.
+    [Tags]    collectors    profile:default
+    [Template]    Collector Shape Point
+    flat    default
+
+collectors-tree-default
+    [Documentation]    Two tiers (section 4.1, GlideinWMS): child collectors receive the startds'
+    ...    updates and forward them to the CMs' collectors; the same figures.
+    [Tags]    collectors    profile:default
+    [Template]    Collector Shape Point
+    tree    default
+
+collectors-flat-collector-tuned
+    [Tags]    collectors    profile:collector-tuned
+    [Template]    Collector Shape Point
+    flat    collector-tuned
+
+collectors-tree-collector-tuned
+    [Tags]    collectors    profile:collector-tuned
+    [Template]    Collector Shape Point
+    tree    collector-tuned
+
 cm-failover
     [Documentation]    Hard-kill (SIGKILL) every HTCondor process of the central manager whose
     ...    negotiator is active, with every slot but one running a sleeper: time until the
@@ -171,6 +196,7 @@ Prepare The Pool
     Use Startds Per Worker    ${params}[startds_per_worker]
 
 Restore The Pool And Finish
+    Run Keyword And Ignore Error    Use Collector Shape    flat
     Run Keyword And Ignore Error    Bring Every Collector Back
     Run Keyword And Ignore Error    Restore The Central Managers
     Run Keyword And Ignore Error    Use Worker Configuration    default
@@ -213,7 +239,38 @@ Ramp Point
     Should Be True    $r['max_running'] > 0    no sleeper ever ran: ${r}[limit] - ${r}[reason]
     Should Be True    $r['limit'] in ('slots', 'ramp_max') or len($r['targets']) > 1
     ...    the ramp stopped at its first step (${r}[targets][0] jobs): ${r}[limit] - ${r}[reason]
-    [Teardown]    Run Keyword And Ignore Error    Remove The Suites Jobs    ramp
+    [Teardown]    Clean Up After The Ramp Unless Skipped
+
+Clean Up After The Ramp Unless Skipped
+    [Documentation]    The ramp's jobs gone and the site healthy again, whatever limit stopped it.
+    IF    '${TEST STATUS}' != 'SKIP'
+        Remove The Suites Jobs    ramp
+        Pool Should Be Healthy    timeout=600
+    END
+
+Collector Shape Point
+    [Arguments]    ${shape}    ${profile}
+    Skip If    not ${PARAMS}[tree_settle_s]    tree_settle_s is 0 at ${SCALE} scale (--set tree_settle_s=120 runs it)
+    Skip Unless In This Run    ${PARAMS}    profile=${profile}
+    Remove The Suites Jobs    background
+    Remove The Suites Jobs    negotiation
+    Set WAN Latency If Needed    submit    cm    0
+    Apply Profile If Needed    ${profile}
+    Use Collector Shape    ${shape}
+    ${r}=    Measure Collector Shape    ${shape}
+    Record Collector Shape    ${r}
+    IF    '${shape}' == 'tree'
+        Should Be True    $r['children_ads'] > 0    the child collectors hold no slot ads: the tree is not in use
+    ELSE
+        Should Be Equal As Integers    ${r}[children_ads]    0    msg=child collectors hold ads in the flat shape
+    END
+    [Teardown]    Restore The Collector Shape Unless Skipped
+
+Restore The Collector Shape Unless Skipped
+    IF    '${TEST STATUS}' != 'SKIP'
+        Run Keyword And Ignore Error    Remove The Suites Jobs    tree
+        Restore The Collector Shape
+    END
 
 Negotiation Point
     [Arguments]    ${rtt}

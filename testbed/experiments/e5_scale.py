@@ -19,7 +19,8 @@ import shlex
 import time
 
 from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_ROLE_ATTR, E5_STARTDS_CONF, HTCONDOR_PORT,
+from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
+                                     E5_ROLE_ATTR, E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT,
                                      SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.health import ccb_contacts
@@ -43,6 +44,8 @@ EXPERIMENT = Experiment(
         "collector_kill": Param("int", "1: hard-kill one collector only (0 skips)"),
         "ccb_outage_s": Param("int", "seconds one CCB server stays down (0 skips)"),
         "failover_timeout_s": Param("int", "seconds a failover, a new match or a re-registration may take"),
+        "tree_settle_s": Param("int", "seconds every slot runs a sleeper before a collector shape is read "
+                                      "(0 skips the two-tier collector rows)"),
     },
     scales={
         # CI: meant to fit about 6-8 minutes on `small` (16 sleeper slots) under TCG: a ramp
@@ -52,15 +55,18 @@ EXPERIMENT = Experiment(
         "ci": {"ramp_start": 4, "ramp_max": 16, "startds_per_worker": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
                "negotiation_rtts": [0, 100], "negotiation_timeout_s": 300, "failover_jobs": 4,
-               "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 60, "failover_timeout_s": 420},
+               "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 60, "failover_timeout_s": 420,
+               "tree_settle_s": 0},
         "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "step_timeout_s": 600,
                   "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 200,
                   "negotiation_rtts": [0, 100], "negotiation_timeout_s": 900, "failover_jobs": 0,
-                  "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 300, "failover_timeout_s": 600},
+                  "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 300, "failover_timeout_s": 600,
+                  "tree_settle_s": 120},
         "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "step_timeout_s": 1200,
                  "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 1000,
                  "negotiation_rtts": [0, 100], "negotiation_timeout_s": 3600, "failover_jobs": 0,
-                 "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 1800, "failover_timeout_s": 900},
+                 "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 1800, "failover_timeout_s": 900,
+                 "tree_settle_s": 600},
     },
     profiles=("default",), row_profiles=("default", "collector-tuned"),
     metrics=("e5.ramp_running", "e5.ramp_step_seconds", "e5.ramp_startds", "e5.ramp_slots",
@@ -71,8 +77,9 @@ EXPERIMENT = Experiment(
              "e5.negotiation_cycle", "e5.negotiation_wan_over_lan",
              "e5.cm_failover_negotiator", "e5.cm_failover_match", "e5.collector_failover_match",
              "e5.collector_failover_return", "e5.ccb_outage_match", "e5.ccb_reregister",
-             "e5.jobs_restarted"),
-    x_params=("t", "step", "rtt_ms"),
+             "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
+             "e5.tree_negotiation_cycle"),
+    x_params=("t", "step", "rtt_ms", "shape"),
     paper="results/paper/e5.yaml",
 )
 
@@ -687,3 +694,114 @@ class ScaleExperiment:
             if time.monotonic() - started > timeout:
                 raise RemoteError(f"collector on {host} sees {len(startds)} of {count} startds after {timeout} s")
             time.sleep(poll)
+
+
+# --- two-tier collectors (GlideinWMS style, section 4.1) -----------------------------------
+def child_collector_hosts(topo):
+    """Where the child collectors run: the CCB hosts that are not central managers (the
+    default topology's ccb1, ccb2), else the central managers themselves."""
+    cms = {h.name for h in topo.with_role("cm")}
+    ccbs = [h.name for h in topo.with_role("ccb") if h.name not in cms]
+    return ccbs or sorted(cms)
+
+
+def child_collector_conf(topo, host):
+    """A child collector on `host` at E5_CHILD_COLLECTOR_PORT (its own port, no shared port,
+    no CCB) forwarding what the startds send it to every top-level collector (the CMs)."""
+    tops = " ".join(f"{h.name}:{HTCONDOR_PORT}" for h in topo.with_role("cm"))
+    n = "COLLECTOR2"
+    return "\n".join([
+        f"# E5 two-tier collectors: child collector on {host}; removed after the row",
+        f"{n} = $(COLLECTOR)", f"{n}_ARGS = -f -p {E5_CHILD_COLLECTOR_PORT} -local-name {n}",
+        f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
+        f"{n}.COLLECTOR_NAME = child-{host}", f"{n}.USE_SHARED_PORT = False",
+        f"{n}.COLLECTOR_LOG = $(LOG)/CollectorLog.child", f"{n}.COLLECTOR_ADDRESS_FILE = $(LOG)/.collector_address.child",
+        f"{n}.ENABLE_CCB_SERVER = False", f"{n}.CONDOR_VIEW_HOST = {tops}",
+        f"{n}.UPDATE_VIEW_COLLECTOR_WITH_TCP = True"]) + "\n"
+
+
+def tree_worker_conf(topo):
+    """The workers' daemons send their ads to the child collectors instead of the CMs'."""
+    children = ", ".join(f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(topo))
+    return ("# E5 two-tier collectors: updates go to the child collectors; removed after the row\n"
+            f"COLLECTOR_HOST = {children}\n")
+
+
+def fragment_script(path, text, restart_had=False):
+    """Install (text) or remove ('') a config fragment; reconfig when it changed. A CM
+    restarts HAD after a reconfig (23.9's HAD drops its leader state on reconfig)."""
+    had = "; condor_restart -subsystem had >/dev/null" if restart_had else ""
+    if not text:
+        return f"if [ -e {path} ]; then rm -f {path}; condor_reconfig >/dev/null{had}; fi; true"
+    return (f"printf %s {shlex.quote(text)} > {path}.new && if ! cmp -s {path}.new {path}; then "
+            f"mv {path}.new {path}; condor_reconfig >/dev/null{had}; else rm -f {path}.new; fi")
+
+
+def fresh_slots(lines, since):
+    """Slots (`Name DaemonStartTime` lines) whose startd started at or after `since`."""
+    n = 0
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and int(parts[1]) >= since:
+            n += 1
+    return n
+
+
+class CollectorTree:
+    """Switches the pool between one collector tier and a two-tier tree, and measures it."""
+
+    def __init__(self, exp):
+        self.exp, self.topo, self.ssh = exp, exp.topo, exp.ssh
+
+    def use(self, shape):
+        """Install (`tree`) or remove (`flat`) the child collectors and the workers'
+        fragment. Returns the hosts whose configuration changed."""
+        tree = shape == "tree"
+        children = child_collector_hosts(self.topo)
+        cmds = {h: fragment_script(E5_CHILD_COLLECTOR_CONF, child_collector_conf(self.topo, h) if tree else "",
+                                   restart_had=self.topo.hosts[h].has("cm")) for h in children}
+        for w in self.exp.workers:
+            cmds[w.name] = fragment_script(E5_TREE_WORKER_CONF, tree_worker_conf(self.topo) if tree else "")
+        res = self.ssh.run_many(cmds, timeout=120)
+        bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
+        if bad:
+            raise RemoteError(f"collector shape {shape}: " + "; ".join(bad))
+        return sorted(cmds)
+
+    def children_running(self):
+        res = self.ssh.run_many({h: f"ss -Hltn 'sport = :{E5_CHILD_COLLECTOR_PORT}' | wc -l"
+                                 for h in child_collector_hosts(self.topo)}, timeout=60)
+        return {h: r.ok and r.stdout.strip().isdigit() and int(r.stdout.strip()) > 0 for h, r in res.items()}
+
+    def time_to_visible(self, slots, timeout, poll=5):
+        """Restart the workers' HTCondor; seconds until the first top-level collector lists
+        `slots` slots from startds started after the restart."""
+        w = self.exp.workers[0].name
+        since = int(float(self.ssh.run(w, "date +%s").stdout.strip()))
+        top = self.topo.with_role("cm")[0].name
+        started = time.monotonic()
+        self.exp.restart_condor([h.name for h in self.exp.workers])
+        while True:
+            out = self.ssh.run(self.exp.submit, f"condor_status -pool {top} -af Name DaemonStartTime",
+                               check=False).stdout
+            seen = fresh_slots(out.splitlines(), since)
+            if seen >= slots:
+                return time.monotonic() - started
+            if time.monotonic() - started > timeout:
+                raise RemoteError(f"{seen} of {slots} slots visible in the collector on {top} {timeout} s "
+                                  f"after restarting the workers")
+            time.sleep(poll)
+
+    def update_stats(self):
+        """{collector host[:port]: {total, lost, ads}} over the slot ads each collector holds."""
+        targets = [h.name for h in self.topo.with_role("cm")]
+        running = self.children_running()
+        targets += [f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(self.topo) if running.get(h)]
+        res = self.ssh.run(self.exp.submit, "; ".join(
+            f"echo '#{i}'; condor_status -pool {t} -af UpdatesTotal UpdatesLost 2>/dev/null"
+            for i, t in enumerate(targets)), check=False, timeout=120)
+        out = {}
+        for i, t in enumerate(targets):
+            part = res.stdout.split(f"#{i}\n", 1)[-1].split(f"#{i + 1}\n", 1)[0] if f"#{i}" in res.stdout else ""
+            out[t] = sum_ad_updates(part)
+        return out

@@ -33,6 +33,11 @@ SUBMIT_USERS = (SUBMIT_USER,)
 # and the process names (ps comm, 15 characters) whose RSS and CPU the ramp samples.
 E5_ROLE_ATTR = "E5Role"
 E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
+# Two-tier collectors for one E5 row: child collectors on their own port (no shared
+# port) and the workers' collector list pointing at them; removed after the row.
+E5_CHILD_COLLECTOR_PORT = 9620
+E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
+E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
 CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector",
                        "condor_negotiat": "negotiator", "condor_shadow": "shadow",
                        "condor_startd": "startd", "condor_starter": "starter",
