@@ -366,7 +366,7 @@ def test_child_collectors_go_on_dedicated_ccb_hosts_else_on_the_cms():
 def test_child_collector_and_worker_fragments():
     topo = topology.load("default")
     text = e5.child_collector_conf(topo, "ccb1")
-    assert "COLLECTOR2_ARGS = -f -p 9620 -local-name COLLECTOR2" in text
+    assert "COLLECTOR2_ARGS = -f -p 9620\n" in text
     assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618 cm2:9618" in text
     assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
     assert e5.tree_worker_conf(topo).endswith("COLLECTOR_HOST = ccb1:9620, ccb2:9620\n")

@@ -107,14 +107,16 @@ class ScaleLibrary:
             tb.record_metric("e5.ramp_slots", s["slots"], "slots", step=step, profile=prof)
             for collector, types in s["collectors"].items():
                 for ad_type, st in types.items():
+                    # the collector's own ad is as old as its MyCurrentTime (logged), the slot ads' sums are fresh
+                    logger.info(f"step {step} {collector} {ad_type}: {st}")
                     tb.record_metric("e5.collector_updates_total", st["total"], "updates", step=step,
-                                     collector=collector, ad_type=ad_type, ad_time=st.get("ad_time", 0), profile=prof)
+                                     collector=collector, ad_type=ad_type, profile=prof)
                     tb.record_metric("e5.collector_updates_lost", st["lost"], "updates", step=step,
-                                     collector=collector, ad_type=ad_type, ad_time=st.get("ad_time", 0), profile=prof)
+                                     collector=collector, ad_type=ad_type, profile=prof)
             for host, daemons in s["daemons"].items():
                 for daemon, d in daemons.items():
                     tb.record_metric("e5.daemon_rss", d["rss_mb"], "MB", step=step, host=host, daemon=daemon,
-                                     count=d["count"], profile=prof)
+                                     profile=prof)  # summed over the daemon's processes (d["count"] of them)
                     tb.record_metric("e5.daemon_cpu_seconds", d["cpu_s"], "s", step=step, host=host,
                                      daemon=daemon, profile=prof)
             for host, mb in s["mem_free_mb"].items():
@@ -217,7 +219,8 @@ class ScaleLibrary:
         logger.console(f"  negotiation at {float(rtt_ms):g} ms: {last['duration']} s for {last['idle']} idle jobs "
                        f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
-        return dict(last, rtt_ms=float(rtt_ms), requests=n)
+        rtt = float(rtt_ms)
+        return dict(last, rtt_ms=int(rtt) if rtt.is_integer() else rtt, requests=n)  # 0, not 0.0: as the paper file
 
     # --- failover ------------------------------------------------------------------------------
     def _background_count(self):

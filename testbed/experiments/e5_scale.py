@@ -79,7 +79,7 @@ EXPERIMENT = Experiment(
              "e5.collector_failover_return", "e5.ccb_outage_match", "e5.ccb_reregister",
              "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
              "e5.tree_negotiation_cycle"),
-    x_params=("t", "step", "rtt_ms", "shape"),
+    x_params=("t", "step", "rtt_ms"),
     paper="results/paper/e5.yaml",
 )
 
@@ -712,7 +712,7 @@ def child_collector_conf(topo, host):
     n = "COLLECTOR2"
     return "\n".join([
         f"# E5 two-tier collectors: child collector on {host}; removed after the row",
-        f"{n} = $(COLLECTOR)", f"{n}_ARGS = -f -p {E5_CHILD_COLLECTOR_PORT} -local-name {n}",
+        f"{n} = $(COLLECTOR)", f"{n}_ARGS = -f -p {E5_CHILD_COLLECTOR_PORT}",
         f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
         f"{n}.COLLECTOR_NAME = child-{host}", f"{n}.USE_SHARED_PORT = False",
         f"{n}.COLLECTOR_LOG = $(LOG)/CollectorLog.child", f"{n}.COLLECTOR_ADDRESS_FILE = $(LOG)/.collector_address.child",
