@@ -391,3 +391,12 @@ def test_count_inbound_sees_the_workers_connected_to_a_ccb():
 
 def test_sum_ad_updates_over_the_slot_ads():
     assert e5.sum_ad_updates("10 0\n12 1\nundefined undefined\n\n") == {"total": 22, "lost": 1, "ads": 2}
+
+
+def test_the_paper_file_matches_what_the_suite_records():
+    from testbed.results import compare
+    figures = compare.load_paper(e5.EXPERIMENT.paper_path)
+    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 100, "requests": 1000})["value"] == 1153
+    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 0, "requests": 1000})["value"] == 30
+    assert compare.paper_match(figures, "e5.tcp_streams", {"config": "after", "startds": 2})["value"] == 5
+    assert {f["metric"] for f in figures} <= set(e5.EXPERIMENT.metrics)

@@ -320,7 +320,11 @@ class ScaleLibrary:
         until `Bring The CCB Back`."""
         p, exp = self.params(), self.exp
         host = scale.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
-        connections = exp.worker_connections(host)
+        samples = []
+        for _ in range(3):  # the steady count, not an update's passing connection
+            samples.append(exp.worker_connections(host))
+            time.sleep(3)
+        connections = min(samples)
         t0 = time.monotonic()
         exp.stop_collector(host)
         exp.wait_collector_stopped(host)
