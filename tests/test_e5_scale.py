@@ -400,3 +400,12 @@ def test_the_paper_file_matches_what_the_suite_records():
     assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 0, "requests": 1000})["value"] == 30
     assert compare.paper_match(figures, "e5.tcp_streams", {"config": "after", "startds": 2})["value"] == 5
     assert {f["metric"] for f in figures} <= set(e5.EXPERIMENT.metrics)
+
+
+def test_cpu_percent_between_samples():
+    before = {"worker1": {"startd": {"cpu_s": 10}}}
+    after = {"worker1": {"startd": {"cpu_s": 15}, "shadow": {"cpu_s": 2}}, "submit": {"schedd": {"cpu_s": 1}}}
+    pct = e5.cpu_percent(before, after, 10.0)
+    assert pct["worker1"]["startd"] == pytest.approx(50.0) and pct["worker1"]["shadow"] == pytest.approx(20.0)
+    assert pct["submit"]["schedd"] == pytest.approx(10.0)
+    assert e5.cpu_percent(after, before, 10.0)["worker1"]["startd"] == 0.0  # a restarted daemon

@@ -19,10 +19,6 @@ from testbed.model import profiles  # noqa: E402
 from testbed.remote import health  # noqa: E402
 
 
-def _yes(value):
-    return str(value).lower() in ("true", "1", "yes")
-
-
 @library(scope="SUITE", auto_keywords=False)
 class ScaleLibrary:
     """Keywords that measure and return what they measured; the pool itself holds the
@@ -119,6 +115,8 @@ class ScaleLibrary:
                                      profile=prof)  # summed over the daemon's processes (d["count"] of them)
                     tb.record_metric("e5.daemon_cpu_seconds", d["cpu_s"], "s", step=step, host=host,
                                      daemon=daemon, profile=prof)
+                    tb.record_metric("e5.daemon_cpu_percent", s["cpu_pct"].get(host, {}).get(daemon, 0.0), "%",
+                                     step=step, host=host, daemon=daemon, profile=prof)
             for host, mb in s["mem_free_mb"].items():
                 if mb is not None:
                     tb.record_metric("e5.guest_mem_available", mb, "MB", step=step, host=host, profile=prof)
@@ -139,7 +137,10 @@ class ScaleLibrary:
         exp = self.exp
         exp.remove(role)
         deadline = time.monotonic() + 300
-        while exp.job_ads(role, ["ClusterId"]) and time.monotonic() < deadline:
+        while exp.job_ads(role, ["ClusterId"]):
+            if time.monotonic() > deadline:
+                logger.warn(f"{role} jobs still in the queue 300 s after condor_rm")
+                break
             time.sleep(5)
 
     # --- TCP streams ---------------------------------------------------------------------

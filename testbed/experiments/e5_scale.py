@@ -71,7 +71,7 @@ EXPERIMENT = Experiment(
     profiles=("default",), row_profiles=("default", "collector-tuned"),
     metrics=("e5.ramp_running", "e5.ramp_step_seconds", "e5.ramp_startds", "e5.ramp_slots",
              "e5.collector_updates_total", "e5.collector_updates_lost", "e5.daemon_rss",
-             "e5.daemon_cpu_seconds", "e5.guest_mem_available", "e5.running_over_time",
+             "e5.daemon_cpu_seconds", "e5.daemon_cpu_percent", "e5.guest_mem_available", "e5.running_over_time",
              "e5.startds_over_time", "e5.max_running", "e5.jobs_per_gb",
              "e5.tcp_streams", "e5.tcp_streams_model", "e5.tcp_streams_after_over_before",
              "e5.negotiation_cycle", "e5.negotiation_wan_over_lan",
@@ -218,6 +218,17 @@ def parse_ps(text):
         d["count"] += 1
         d["rss_mb"] += int(parts[1]) / 1024
         d["cpu_s"] += parse_cpu_time(parts[2])
+    return out
+
+
+def cpu_percent(before, after, seconds):
+    """{host: {daemon: % of one CPU}} between two daemon_stats samples `seconds` apart
+    (processes that exited in between, e.g. shadows, take their CPU time with them)."""
+    out = {}
+    for host, daemons in after.items():
+        for daemon, d in daemons.items():
+            prev = before.get(host, {}).get(daemon, {}).get("cpu_s", 0)
+            out.setdefault(host, {})[daemon] = max(0.0, d["cpu_s"] - prev) / seconds * 100 if seconds > 0 else 0.0
     return out
 
 
@@ -572,6 +583,7 @@ class ScaleExperiment:
         The suite removes the ramp's jobs afterwards."""
         t0 = time.monotonic()
         obs = self.observe("ramp")
+        prev_daemons, prev_t = self.daemon_stats(), time.monotonic()
         steps, capped = ramp_steps(start, maximum, obs["slots"])
         echo(f"  ramp steps {steps} ({obs['slots']} sleeper slots on {obs['startds']} startds)")
         series, done, submitted, limit, reason = [], [], obs["running"] + obs["idle"], None, ""
@@ -587,10 +599,12 @@ class ScaleExperiment:
                 if limit or obs["running"] >= target:
                     break
                 time.sleep(poll)
-            sample = {"step": target, "seconds": time.monotonic() - step_t0, "running": obs["running"],
+            daemons, now = self.daemon_stats(), time.monotonic()
+            sample = {"step": target, "seconds": now - step_t0, "running": obs["running"],
                       "startds": obs["startds"], "slots": obs["slots"], "mem_free_mb": obs["mem_free_mb"],
-                      "daemons": self.daemon_stats(),
+                      "daemons": daemons, "cpu_pct": cpu_percent(prev_daemons, daemons, now - prev_t),
                       "collectors": self.collector_stats()}
+            prev_daemons, prev_t = daemons, now
             done.append(sample)
             echo(f"  step {target}: {obs['running']} running after {sample['seconds']:.0f} s, "
                  f"{obs['startds']} startds, {obs['slots']} slots")
