@@ -19,6 +19,11 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               - negotiation over the WAN (4.5): idle jobs that no slot matches, each its
 ...               own resource request, with the schedd <-> CM link at 0 and 100 ms RTT; the
 ...               cycle time is the negotiator's own LastNegotiationCycleDuration0;
+...               - two-tier collectors (4.1): child collectors (on the CCB hosts that are not
+...               CMs, else on the CMs, port 9620) receive the startds' updates and forward them
+...               to the CMs' collectors, against one tier, under `default` and
+...               `collector-tuned`: time until every slot is visible after the workers restart,
+...               updates lost per collector with every slot busy, the negotiation cycle;
 ...               - high availability (4.3): with jobs running, hard-kill the CM whose
 ...               negotiator is active, kill one collector, take one CCB down; running jobs
 ...               must neither stop nor restart (NumJobStarts, NumShadowStarts), new jobs must
@@ -32,11 +37,14 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               HTCondor) and the CM and collector kills run at quick and full only (at ci:
 ...               --set streams_jobs=1 cm_kill=1 collector_kill=1); one CCB is down 60 s under
 ...               4 running jobs (ci), or 300 s (quick) / 1800 s (full) with every slot but one
-...               busy. Parameters and their scales: testbed/experiments/e5_scale.py.
+...               busy. The collector shapes run at quick (120 s busy) and full (600 s busy),
+...               at ci with --set tree_settle_s=120. Parameters and their scales:
+...               testbed/experiments/e5_scale.py.
 ...
-...               One test per measured point: a ramp row per profile (default and
-...               collector-tuned, run when compared), a negotiation row per RTT of the full
-...               scale; rows not in this run's scale or --set parameters are skipped with a
+...               One test per measured point: a ramp row and a row per collector shape for each
+...               profile (default and collector-tuned, run when compared: `testbed run e5
+...               --profile default --profile collector-tuned`), a negotiation row per RTT of the
+...               full scale; rows not in this run's scale or --set parameters are skipped with a
 ...               message saying so. The jobs a test needs live in the pool (tagged E5Role),
 ...               so any row reruns on its own, e.g. `--test cm-failover`.
 Resource          ../resources/experiment.resource
