@@ -54,7 +54,7 @@ EXPERIMENT = Experiment(
         # quick and full only (--set streams_jobs=1 adds it at ci).
         "ci": {"ramp_start": 4, "ramp_max": 16, "startds_per_worker": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
-               "negotiation_rtts": [0, 100], "negotiation_timeout_s": 300, "failover_jobs": 4,
+               "negotiation_rtts": [0, 100], "negotiation_timeout_s": 420, "failover_jobs": 4,
                "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 60, "failover_timeout_s": 420,
                "tree_settle_s": 0},
         "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "step_timeout_s": 600,
@@ -564,7 +564,8 @@ class ScaleExperiment:
     def negotiator_ad(self, cm=None):
         """The negotiator's ad with its latest cycles: asked of the negotiator on `cm` itself
         (its query handler publishes the cycle statistics fresh), else from the collector
-        (where the negotiator's ad may be minutes old)."""
+        (where the negotiator's ad is refreshed every NEGOTIATOR_UPDATE_INTERVAL, 300 s by
+        default: a wait for a new cycle may then take that long)."""
         if cm:
             out = self.ssh.run(self.submit, f"condor_status -negotiator -direct {cm} -l", check=False, timeout=60)
             ad = latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
