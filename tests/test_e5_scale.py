@@ -409,3 +409,61 @@ def test_cpu_percent_between_samples():
     assert pct["worker1"]["startd"] == pytest.approx(50.0) and pct["worker1"]["shadow"] == pytest.approx(20.0)
     assert pct["submit"]["schedd"] == pytest.approx(10.0)
     assert e5.cpu_percent(after, before, 10.0)["worker1"]["startd"] == 0.0  # a restarted daemon
+
+
+class ScriptedSSH:
+    """Answers commands by the first matching substring; records what ran where."""
+
+    def __init__(self, answers):
+        self.answers, self.ran = answers, []
+
+    def run_many(self, commands, check=False, timeout=None):
+        return {h: self.run(h, c) for h, c in commands.items()}
+
+    def run(self, host, command, check=False, timeout=None):
+        self.ran.append((host, command))
+        for key, out in self.answers:
+            if key in command and (not isinstance(out, dict) or host in out):
+                text = out[host] if isinstance(out, dict) else out
+                return Result(host, 0, text, "")
+        return Result(host, 0, "", "")
+
+
+class NoPool:
+    submit_host = "submit"
+
+
+def test_tree_update_stats_read_every_collector_and_running_child():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("sport = :9620", {"cm1": "1\n", "cm2": "0\n"}),
+                       ("UpdatesTotal UpdatesLost", "#0\n10 1\n#1\n20 0\n#2\n7 0\n7 2\n")])
+    tree = e5.CollectorTree(e5.ScaleExperiment(topo, ssh, NoPool()))
+    stats = tree.update_stats()
+    assert stats == {"cm1": {"total": 10, "lost": 1, "ads": 1}, "cm2": {"total": 20, "lost": 0, "ads": 1},
+                     "cm1:9620": {"total": 14, "lost": 2, "ads": 2}}
+    assert any("-pool cm1:9620" in c for _h, c in ssh.ran)
+
+
+def test_reregistration_waits_for_addresses_and_connections():
+    topo = topology.load("small")
+    w = topo.hosts["worker1"].site_ip
+    cm2 = topo.hosts["cm2"].site_ip
+    addr = ADDR.replace("10.160.0.12", cm2)
+    ss = "".join(f"0 0 {cm2}:9618 {w}:4000{i}\n" for i in range(4))
+    ssh = ScriptedSSH([("-af Name MyAddress", f"slot1@startd1@worker1.small.testbed {addr}\n"),
+                       ("ss -Htn state established", ss)])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    assert exp.worker_connections("cm2") == 4
+    assert exp.wait_reregistered("cm2", 4, timeout=1, poll=0.01) < 1
+    with pytest.raises(e5.RemoteError, match="hold 4 of 5 connections"):
+        exp.wait_reregistered("cm2", 5, timeout=0.05, poll=0.01)
+
+
+def test_a_failover_probe_and_the_new_job_wait():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("#Q", "#Q\n2\n#QOK\n#S\nslot1@startd1@worker1 Claimed\n#SOK\n#M\n300\n"),
+                       ("MemAvailable", "300\n")])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    assert exp.wait_running("probe", 1, timeout=1, poll=0.01) < 1
+    with pytest.raises(e5.RemoteError, match="1 of 2 probe jobs running"):
+        exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
