@@ -74,7 +74,7 @@ EXPERIMENT = Experiment(
              "e5.daemon_cpu_seconds", "e5.daemon_cpu_percent", "e5.guest_mem_available", "e5.running_over_time",
              "e5.startds_over_time", "e5.max_running", "e5.jobs_per_gb",
              "e5.tcp_streams", "e5.tcp_streams_model", "e5.tcp_streams_after_over_before",
-             "e5.negotiation_cycle", "e5.negotiation_wan_over_lan",
+             "e5.negotiation_cycle", "e5.negotiation_wan_over_lan", "e5.negotiation_round_trips_per_request",
              "e5.cm_failover_negotiator", "e5.cm_failover_match", "e5.collector_failover_match",
              "e5.collector_failover_return", "e5.ccb_outage_match", "e5.ccb_reregister",
              "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
