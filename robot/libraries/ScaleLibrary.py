@@ -429,8 +429,11 @@ class ScaleLibrary:
 
     @keyword
     def restore_the_collector_shape(self):
-        """Flat again; the workers restarted so that every daemon reports to the CMs again."""
-        self.use_collector_shape("flat")
+        """Flat again; the workers restarted so that every daemon reports to the CMs again
+        (nothing to do when no fragment of the tree is left)."""
         exp = self.exp
+        if not scale.CollectorTree(exp).installed():
+            return
+        self.use_collector_shape("flat")
         exp.restart_condor([h.name for h in exp.workers])
         exp.wait_startds(exp.workers, True, float(self.params()["failover_timeout_s"]))

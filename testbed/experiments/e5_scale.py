@@ -783,6 +783,14 @@ class CollectorTree:
             raise RemoteError(f"collector shape {shape}: " + "; ".join(bad))
         return sorted(cmds)
 
+    def installed(self):
+        """True while any host still has a fragment of the tree."""
+        hosts = {h: E5_CHILD_COLLECTOR_CONF for h in child_collector_hosts(self.topo)}
+        hosts.update({w.name: E5_TREE_WORKER_CONF for w in self.exp.workers})
+        res = self.ssh.run_many({h: f"test -e {path} && echo yes || echo no" for h, path in hosts.items()},
+                                timeout=60)
+        return any(r.stdout.strip() == "yes" for r in res.values())
+
     def children_running(self):
         res = self.ssh.run_many({h: f"ss -Hltn 'sport = :{E5_CHILD_COLLECTOR_PORT}' | wc -l"
                                  for h in child_collector_hosts(self.topo)}, timeout=60)
