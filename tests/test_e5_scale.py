@@ -65,7 +65,7 @@ def test_describe_limit_names_the_host_and_the_numbers():
 
 
 # --- observation, ps, ClassAds ------------------------------------------------------------
-OBS = ("#Q\n2\n2\n2\n1\n5\n#QOK\n#S\nslot1@startd1@worker1.small.testbed Claimed\n"
+OBS = ("#Q\n2\n2\n2\n1\n5\n#QOK\n#S\nWarning: something on stderr\nslot1@startd1@worker1.small.testbed Claimed\n"
        "slot2@startd1@worker1.small.testbed Unclaimed\nslot1@startd2@worker1.small.testbed Claimed\n"
        "slot1@dtn.small.testbed Unclaimed\n#SOK\n")
 

@@ -167,6 +167,9 @@ def _sections(text, names):
     return out
 
 
+SLOT_STATES = {"Owner", "Unclaimed", "Matched", "Claimed", "Preempting", "Backfill", "Drained"}
+
+
 def startd_of_slot(name):
     """'slot3@startd2@worker1.small.testbed' -> 'startd2@worker1.small.testbed'."""
     return name.split("@", 1)[1] if re.match(r"^slot\d+(_\d+)?@", name) else name
@@ -183,7 +186,8 @@ def parse_observation(text):
                held=states.count(JobStatus.HELD))
     if not obs["schedd_ok"]:
         obs["schedd_error"] = (q[-1] if q else "no output")[:160]
-    slots = [line.split() for line in (s[:-1] if obs["collector_ok"] else []) if len(line.split()) >= 2]
+    slots = [line.split() for line in (s[:-1] if obs["collector_ok"] else [])
+             if len(line.split()) == 2 and line.split()[1] in SLOT_STATES]  # not a warning on stderr
     obs.update(slots=len(slots), claimed=sum(1 for x in slots if x[1] == "Claimed"),
                startds=len({startd_of_slot(x[0]) for x in slots}))
     if not obs["collector_ok"]:
