@@ -29,8 +29,7 @@ SUBMIT_HOME = f"/home/{SUBMIT_USER}"
 SUBMIT_USERS = (SUBMIT_USER,)
 
 # E5 (HTCondor scale): the job attribute that tags the suite's jobs with their use,
-# the extra startds a run adds to each worker (removed again in the suite teardown),
-# and the process names (ps comm, 15 characters) whose RSS and CPU the ramp samples.
+# and the extra startds a run adds to each worker (removed again in the suite teardown).
 E5_ROLE_ATTR = "E5Role"
 E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 # Two-tier collectors for one E5 row: child collectors on their own port (no shared
@@ -38,6 +37,7 @@ E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 E5_CHILD_COLLECTOR_PORT = 9620
 E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
 E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
+# HTCondor's process names as ps shows them (comm, 15 characters) -> daemon.
 CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector",
                        "condor_negotiat": "negotiator", "condor_shadow": "shadow",
                        "condor_startd": "startd", "condor_starter": "starter",
