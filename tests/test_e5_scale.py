@@ -467,3 +467,22 @@ def test_a_failover_probe_and_the_new_job_wait():
     assert exp.wait_running("probe", 1, timeout=1, poll=0.01) < 1
     with pytest.raises(e5.RemoteError, match="1 of 2 probe jobs running"):
         exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
+
+
+def test_negotiator_ad_asks_the_negotiator_first_then_the_collector():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("-direct cm1.small.testbed", ""), ("condor_status -negotiator -l", NEGOTIATORS)])
+    ad = e5.ScaleExperiment(topo, ssh, NoPool()).negotiator_ad("cm1")
+    assert ad["LastNegotiationCycleDuration0"] == 12 and len(ssh.ran) == 2
+    ssh = ScriptedSSH([("-direct cm1.small.testbed", NEGOTIATORS)])
+    assert e5.ScaleExperiment(topo, ssh, NoPool()).negotiator_ad("cm1") and len(ssh.ran) == 1
+
+
+def test_profiles_the_suite_has_rows_for():
+    from testbed.experiments import runner
+    from testbed.model.errors import ConfigError
+    runner.check("e5", "ci", ["default", "collector-tuned"], {"startds_per_worker": "4"})
+    with pytest.raises(ConfigError, match="has rows for profiles default, collector-tuned only"):
+        runner.check("e5", "ci", ["wan-tuned"], {})
+    with pytest.raises(ConfigError, match="negotiation_rtts"):
+        runner.check("e5", "ci", ["default"], {"negotiation_rtts": "0,50"})

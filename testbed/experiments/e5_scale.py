@@ -571,7 +571,8 @@ class ScaleExperiment:
         (where the negotiator's ad is refreshed every NEGOTIATOR_UPDATE_INTERVAL, 300 s by
         default: a wait for a new cycle may then take that long)."""
         if cm:
-            out = self.ssh.run(self.submit, f"condor_status -negotiator -direct {cm} -l", check=False, timeout=60)
+            fqdn = f"{cm}.{self.topo.trust_domain}"  # the negotiator's Name (the hosts file's first name)
+            out = self.ssh.run(self.submit, f"condor_status -negotiator -direct {fqdn} -l", check=False, timeout=60)
             ad = latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
             if ad:
                 return ad
