@@ -503,6 +503,9 @@ class ScaleExperiment:
         cmds[self.submit] = observe_script(role) + "; echo '#M'; " + MEM_SCRIPT
         res = self.ssh.run_many(cmds, timeout=120)
         obs = parse_observation(res[self.submit].stdout)
+        if not res[self.submit].stdout.strip():  # the guest itself did not answer (e.g. out of memory)
+            obs["schedd_error"] = f"{self.submit} did not answer over SSH (rc {res[self.submit].rc}: " \
+                                  f"{res[self.submit].stderr.strip()[-120:]})"
         mem = {}
         for h, r in res.items():
             text = r.stdout.split("#M")[-1].strip() if h == self.submit else r.stdout.strip()
