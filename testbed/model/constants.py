@@ -42,6 +42,21 @@ RAID_USERS = ("xrootd@xcache", "xrootd@data", "cmsd@data")   # units with files 
 ORIGIN_UNIT = "xrootd@origin"
 CONDOR_UNIT = "condor.service"
 
+# E5 (HTCondor scale): the job attribute that tags the suite's jobs with their use,
+# and the extra startds a run adds to each worker (removed again in the suite teardown).
+E5_ROLE_ATTR = "E5Role"
+E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
+# Two-tier collectors for one E5 row: child collectors on their own port (no shared
+# port) and the workers' collector list pointing at them; removed after the row.
+E5_CHILD_COLLECTOR_PORT = 9620
+E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
+E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
+# HTCondor's process names as ps shows them (comm, 15 characters) -> daemon.
+CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector",
+                       "condor_negotiat": "negotiator", "condor_shadow": "shadow",
+                       "condor_startd": "startd", "condor_starter": "starter",
+                       "condor_master": "master", "condor_shared_p": "shared_port"}
+
 
 class JobStatus(IntEnum):
     """HTCondor's JobStatus attribute (condor_utils/proc.h)."""

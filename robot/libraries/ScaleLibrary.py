@@ -1,0 +1,439 @@
+"""E5 keywords (seed 004): the sleeper ramp, TCP streams per execute node,
+negotiation over the WAN, failover with jobs running. Thin over
+`testbed.experiments.e5_scale`; they return what they measure. Keywords whose
+results are nested (per step, daemon, host, collector and ad type) record them
+into the run opened by TestbedLibrary themselves; the suite records the rest."""
+import copy
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from robot.api import logger  # noqa: E402
+from robot.api.deco import keyword, library  # noqa: E402
+from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
+
+from testbed.experiments import e5_scale as scale  # noqa: E402
+from testbed.model import profiles  # noqa: E402
+from testbed.remote import health  # noqa: E402
+
+
+@library(scope="SUITE", auto_keywords=False)
+class ScaleLibrary:
+    """Keywords that measure and return what they measured; the pool itself holds the
+    state shared between tests (jobs tagged E5Role), nothing is kept here."""
+
+    def __init__(self, scale_name="quick"):
+        self.scale = scale_name
+
+    @property
+    def tb(self):
+        return BuiltIn().get_library_instance("TestbedLibrary")
+
+    @property
+    def exp(self):
+        return scale.ScaleExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
+
+    def params(self):
+        return self.tb.experiment_parameters("e5")
+
+    def run_topology(self):
+        """The topology as this run has it: `startds_per_worker` startds on every worker."""
+        count = self.params()["startds_per_worker"]
+        topo = copy.deepcopy(self.tb.topo)
+        for h in topo.with_role("worker"):
+            h.startds = max(h.startds, count)
+        return topo
+
+    @keyword
+    def pool_should_be_healthy(self, timeout=600):
+        """The site's health check against this run's startds per worker."""
+        report = health.wait_healthy(self.run_topology(), self.tb.ssh, timeout=float(timeout), echo=logger.console)
+        logger.info(health.format_report(report))
+        return report["healthy"]
+
+    # --- startds per worker ------------------------------------------------------------
+    @keyword
+    def use_startds_per_worker(self, count):
+        """Run `count` startds on every worker for this run (0 or the topology's count:
+        nothing to do); waits until their slots are in the collector. Returns the slots."""
+        count, exp = int(count), self.exp
+        extra = {h.name: scale.extra_startds_conf(h, count) for h in exp.workers}
+        if not any(extra.values()):
+            return sum(h.total_slots for h in exp.workers)
+        res = self.tb.ssh.run_many({h: scale.startds_script(t) for h, t in extra.items()}, timeout=120)
+        bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
+        if bad:
+            raise AssertionError("adding startds failed on " + "; ".join(bad))
+        want = sum(max(count, h.startds) * h.slots_per_startd for h in exp.workers)
+        started = time.monotonic()
+        while True:
+            obs = exp.observe("ramp")
+            if obs["slots"] >= want:
+                break
+            if time.monotonic() - started > 900:
+                raise AssertionError(f"{obs['slots']} of {want} slots in the collector 900 s after adding startds")
+            time.sleep(10)
+        logger.console(f"  {count} startds per worker: {obs['startds']} startds, {obs['slots']} slots "
+                       f"after {time.monotonic() - started:.0f} s")
+        return obs["slots"]
+
+    @keyword
+    def restore_startds_per_worker(self):
+        """Remove the run's extra startds (the topology's count again)."""
+        self.tb.ssh.run_many({h.name: scale.startds_script("") for h in self.exp.workers}, timeout=120)
+
+    # --- the ramp -------------------------------------------------------------------------
+    @keyword
+    def ramp_sleepers_to_the_first_limit(self):
+        """Sleep jobs in doubling steps until the first limit; at each step records running
+        jobs, startds and slots in the collector, the step's time, the collectors' update
+        statistics per ad type, RSS and CPU of the HTCondor daemons per host and the guests'
+        free memory. Returns {limit, reason, max_running, slots, steps (count), profile}."""
+        p, tb = self.params(), self.tb
+        prof = tb.profile_name
+        r = self.exp.ramp(p["ramp_start"], p["ramp_max"], p["step_timeout_s"], p["min_free_mb"],
+                          echo=logger.console)
+        for s in r["steps"]:
+            step = s["step"]
+            tb.record_metric("e5.ramp_running", s["running"], "jobs", step=step, profile=prof)
+            tb.record_metric("e5.ramp_step_seconds", s["seconds"], "s", step=step, profile=prof)
+            tb.record_metric("e5.ramp_startds", s["startds"], "startds", step=step, profile=prof)
+            tb.record_metric("e5.ramp_slots", s["slots"], "slots", step=step, profile=prof)
+            for collector, types in s["collectors"].items():
+                for ad_type, st in types.items():
+                    # the collector's own ad is as old as its MyCurrentTime (logged), the slot ads' sums are fresh
+                    logger.info(f"step {step} {collector} {ad_type}: {st}")
+                    tb.record_metric("e5.collector_updates_total", st["total"], "updates", step=step,
+                                     collector=collector, ad_type=ad_type, profile=prof)
+                    tb.record_metric("e5.collector_updates_lost", st["lost"], "updates", step=step,
+                                     collector=collector, ad_type=ad_type, profile=prof)
+            for host, daemons in s["daemons"].items():
+                for daemon, d in daemons.items():
+                    tb.record_metric("e5.daemon_rss", d["rss_mb"], "MB", step=step, host=host, daemon=daemon,
+                                     profile=prof)  # summed over the daemon's processes (d["count"] of them)
+                    tb.record_metric("e5.daemon_cpu_seconds", d["cpu_s"], "s", step=step, host=host,
+                                     daemon=daemon, profile=prof)
+                    tb.record_metric("e5.daemon_cpu_percent", s["cpu_pct"].get(host, {}).get(daemon, 0.0), "%",
+                                     step=step, host=host, daemon=daemon, profile=prof)
+            for host, mb in s["mem_free_mb"].items():
+                if mb is not None:
+                    tb.record_metric("e5.guest_mem_available", mb, "MB", step=step, host=host, profile=prof)
+        for t, running, startds in r["series"]:
+            tb.record_metric("e5.running_over_time", running, "jobs", t=t, profile=prof)
+            tb.record_metric("e5.startds_over_time", startds, "startds", t=t, profile=prof)
+        # the paper's Figure 6: running jobs on one schedd host of 128 GB
+        submit_gb = tb.topo.role_host("submit").memory_mb / 1024
+        logger.console(f"  ramp stopped: {r['limit']} - {r['reason']}; at most {r['max_running']} running "
+                       f"({r['max_running'] / submit_gb:.0f} jobs per GB of the schedd guest's RAM)")
+        return {"limit": r["limit"], "reason": r["reason"], "max_running": r["max_running"], "slots": r["slots"],
+                "steps": len(r["steps"]), "profile": prof, "jobs_per_gb": r["max_running"] / submit_gb,
+                "reached": [s["running"] for s in r["steps"]], "targets": [s["step"] for s in r["steps"]]}
+
+    @keyword
+    def remove_the_suites_jobs(self, role):
+        """condor_rm the jobs tagged E5Role = role (and wait until they left the queue)."""
+        exp = self.exp
+        exp.remove(role)
+        deadline = time.monotonic() + 300
+        while exp.job_ads(role, ["ClusterId"]):
+            if time.monotonic() > deadline:
+                logger.warn(f"{role} jobs still in the queue 300 s after condor_rm")
+                break
+            time.sleep(5)
+
+    # --- TCP streams ---------------------------------------------------------------------
+    def _shared_port(self, prof):
+        return str(prof.for_host(["worker"], "condor").get("USE_SHARED_PORT", "True")).lower() == "true"
+
+    @keyword
+    def use_worker_configuration(self, name, timeout=600):
+        """Apply profile `name` and, when it changes shared port on the workers, restart their
+        HTCondor; wait until every worker slot is back with an address that does (or does
+        not) go through shared port. Returns the seconds the restart took (0 without one)."""
+        tb = self.tb
+        before = tb.profile_in_force or profiles.load("default")
+        tb.apply_profile_if_needed(name)
+        after = tb.profile_in_force
+        if self._shared_port(before) == self._shared_port(after):
+            return 0.0
+        exp = self.exp
+        exp.restart_condor([h.name for h in exp.workers])
+        seconds = exp.wait_startds(exp.workers, self._shared_port(after), float(timeout))
+        logger.console(f"  workers restarted under {name}: every slot back after {seconds:.0f} s")
+        return seconds
+
+    @keyword
+    def count_tcp_streams_from_a_worker(self, label):
+        """Established TCP connections from the first worker to other testbed hosts, with
+        `streams_jobs` sleep jobs running on it; and the paper's model for this worker
+        under the profile in force. Returns {total, by_process, by_peer, model, config}."""
+        p, exp, tb = self.params(), self.exp, self.tb
+        worker = exp.workers[0]
+        req = f'regexp("^{worker.name}([.]|$)", TARGET.Machine)'
+        exp.submit_sleepers(p["streams_jobs"], "streams", requirements=req)
+        exp.wait_running("streams", p["streams_jobs"], float(p["failover_timeout_s"]))
+        time.sleep(15)  # let the new job's connections settle
+        streams = exp.count_streams(worker)
+        s = scale.summarise_streams(streams)
+        prof = tb.profile_in_force
+        master_tcp = str(prof.for_host(["worker"], "condor").get("MASTER.UPDATE_COLLECTOR_WITH_TCP", "True")) \
+            .lower() == "true"
+        collectors = len(tb.topo.with_role("cm"))
+        ccbs = len(tb.topo.with_role("ccb") or tb.topo.with_role("cm"))
+        model = scale.stream_model(worker.startds, collectors, ccbs, p["streams_jobs"],
+                                   self._shared_port(prof), master_tcp)
+        logger.console(f"  {label}: {s['total']} streams from {worker.name} (paper's model {model}); "
+                       f"by process {s['by_process']}, by peer {s['by_peer']}")
+        self.remove_the_suites_jobs("streams")
+        return dict(s, model=model, config=label, worker=worker.name, startds=worker.startds)
+
+    # --- negotiation over the WAN -----------------------------------------------------------
+    @keyword
+    def negotiation_cycle_with_idle_requests(self, rtt_ms, timeout=None):
+        """`negotiation_requests` idle jobs that no slot can match, each its own resource
+        request (kept between rows: submitted once); the first negotiation cycle that starts
+        after this call and sees them all. Returns the negotiator's own figures
+        {duration, considered, idle, rejections, matches, rtt_ms, requests}."""
+        p, exp = self.params(), self.exp
+        n = p["negotiation_requests"]
+        timeout = float(timeout or p["negotiation_timeout_s"])
+        have = len(exp.job_ads("negotiation", ["ClusterId"]))
+        if have < n:
+            exp.submit_sleepers(n - have, "negotiation", distinct=True)
+        cm = self.tb.pool.active_cm()
+        mark = exp.host_clock(cm)
+        self.tb.ssh.run(exp.submit, "condor_reschedule >/dev/null 2>&1", check=False)
+        started = time.monotonic()
+        last = None
+        while True:
+            ad = exp.negotiator_ad(cm)
+            if ad:
+                last = scale.negotiation_cycle(ad)
+                if last["start"] > mark and last["idle"] >= n:
+                    break
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"no negotiation cycle saw {n} idle jobs within {timeout:.0f} s "
+                                     f"(latest cycle: {last})")
+            time.sleep(5)
+        logger.console(f"  negotiation at {float(rtt_ms):g} ms: {last['duration']} s for {last['idle']} idle jobs "
+                       f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
+                       + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
+        rtt = float(rtt_ms)
+        return dict(last, rtt_ms=int(rtt) if rtt.is_integer() else rtt, requests=n)  # 0, not 0.0: as the paper file
+
+    # --- failover ------------------------------------------------------------------------------
+    def _background_count(self):
+        p = self.params()
+        if p["failover_jobs"]:
+            return p["failover_jobs"]
+        return max(1, sum(h.total_slots for h in self.run_topology().with_role("worker")) - 1)
+
+    @keyword
+    def sleepers_running_for_the_failovers(self):
+        """Every slot but one (or `failover_jobs`) runs a sleeper tagged `background`;
+        returns their (JobStatus, NumJobStarts, NumShadowStarts) by job."""
+        n, exp = self._background_count(), self.exp
+        exp.ensure_running("background", n, float(self.params()["failover_timeout_s"]) + 300)
+        starts = scale.job_starts(exp.job_ads("background"))
+        logger.console(f"  {sum(1 for v in starts.values() if v[0] == 2)} background sleepers running")
+        return starts
+
+    @keyword
+    def running_jobs_should_not_have_restarted(self, before, event):
+        """Every job running before `event` still runs, with NumJobStarts and NumShadowStarts
+        unchanged. Returns how many restarted (0) after recording it."""
+        after = scale.job_starts(self.exp.job_ads("background"))
+        bad = scale.restarted_jobs(before, after)
+        self.tb.record_metric("e5.jobs_restarted", len(bad), "jobs", event=event, running=len(before))
+        if bad:
+            raise AssertionError(f"{len(bad)} of {len(before)} running jobs were disturbed by {event}: "
+                                 + "; ".join(f"{j} {why}" for j, why in bad[:5]))
+        return 0
+
+    @keyword
+    def hard_kill_the_active_central_manager(self):
+        """SIGKILL every HTCondor process of the CM whose negotiator is active; a new job
+        is submitted at once. Returns {killed, standby, negotiator (s until the standby's
+        negotiator is the only one running), match (s until the new job runs)}."""
+        p, pool, exp = self.params(), self.tb.pool, self.exp
+        timeout = float(p["failover_timeout_s"])
+        killed = pool.active_cm()
+        standby = [h.name for h in self.tb.topo.with_role("cm") if h.name != killed][0]
+        t0 = time.monotonic()
+        pool.kill_cm(killed)
+        exp.submit_sleepers(1, "probe")
+        pool.wait_negotiator_on(standby, timeout=timeout)
+        negotiator = time.monotonic() - t0
+        exp.wait_running("probe", 1, max(1.0, timeout - negotiator))
+        match = time.monotonic() - t0
+        logger.console(f"  killed {killed}: negotiator active on {standby} after {negotiator:.0f} s, "
+                       f"new job running after {match:.0f} s")
+        return {"killed": killed, "standby": standby, "negotiator": negotiator, "match": match}
+
+    @keyword
+    def restore_the_central_managers(self):
+        """Start HTCondor on every CM where it is not running (a killed one); with
+        HAD_USE_PRIMARY the primary takes the lead back. Waits until the primary's
+        negotiator is the only one running; returns the seconds that took."""
+        pool = self.tb.pool
+        cms = [h.name for h in self.tb.topo.with_role("cm")]
+        self.tb.ssh.run_many({h: "systemctl is-active -q condor.service || systemctl start condor.service"
+                              for h in cms}, timeout=120)
+        if len(cms) < 2:
+            return 0.0
+        seconds = pool.wait_negotiator_on(cms[0], timeout=float(self.params()["failover_timeout_s"]))
+        logger.console(f"  central managers up; negotiator on {cms[0]} after {seconds:.0f} s")
+        return seconds
+
+    @keyword
+    def bring_every_collector_back(self):
+        """`condor_on -daemon collector` on every CM and CCB host (no-op where it runs)."""
+        hosts = {h.name for h in self.tb.topo.with_role("cm") + self.tb.topo.with_role("ccb")}
+        self.tb.ssh.run_many({h: "condor_on -daemon collector >/dev/null 2>&1; true" for h in hosts}, timeout=60)
+
+    @keyword
+    def hard_kill_one_collector(self):
+        """SIGKILL the collector (only) of the active CM; its master restarts it. A new job
+        is submitted at once. Returns {host, match (s until the new job runs), back (s until
+        that collector lists every startd again)}."""
+        p, exp = self.params(), self.exp
+        timeout = float(p["failover_timeout_s"])
+        host = self.tb.pool.active_cm()
+        startds = exp.observe("probe")["startds"]
+        t0 = time.monotonic()
+        exp.kill_collector(host)
+        exp.submit_sleepers(1, "probe")
+        exp.wait_running("probe", 1, timeout)
+        match = time.monotonic() - t0
+        exp.wait_collector_sees_startds(host, startds, max(1.0, timeout - match))
+        back = time.monotonic() - t0
+        logger.console(f"  collector on {host} killed: new job running after {match:.0f} s, the collector "
+                       f"lists all {startds} startds again after {back:.0f} s")
+        return {"host": host, "match": match, "back": back, "startds": startds}
+
+    @keyword
+    def take_one_ccb_down(self, seconds):
+        """Stop the collector of a CCB server that is not the active CM for `seconds`; at
+        its start a new job is submitted and must start through the other CCB. Returns
+        {host, match (s until the new job ran), down (s it was down)}. The CCB stays down
+        until `Bring The CCB Back`."""
+        p, exp = self.params(), self.exp
+        host = scale.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
+        samples = []
+        for _ in range(3):  # the steady count, not an update's passing connection
+            samples.append(exp.worker_connections(host))
+            time.sleep(3)
+        connections = min(samples)
+        t0 = time.monotonic()
+        exp.stop_collector(host)
+        exp.wait_collector_stopped(host)
+        left = exp.worker_connections(host)  # reconnect attempts may show up for a moment
+        logger.info(f"workers' connections to {host}:9618: {connections} before, {left} with its collector off")
+        exp.submit_sleepers(1, "probe")
+        exp.wait_running("probe", 1, float(p["failover_timeout_s"]))
+        match = time.monotonic() - t0
+        rest = float(seconds) - (time.monotonic() - t0)
+        if rest > 0:
+            time.sleep(rest)
+        logger.console(f"  CCB {host} down: new job running after {match:.0f} s; down {time.monotonic() - t0:.0f} s")
+        return {"host": host, "match": match, "down": time.monotonic() - t0, "connections": connections}
+
+    @keyword
+    def bring_the_ccb_back(self, host, connections):
+        """Start the CCB's collector again; seconds until the workers hold as many connections
+        to it as before the outage and every startd's address names it again."""
+        exp = self.exp
+        exp.start_collector(host)
+        seconds = exp.wait_reregistered(host, int(connections), float(self.params()["failover_timeout_s"]))
+        logger.console(f"  CCB {host} back: every startd registered with it again after {seconds:.0f} s")
+        return seconds
+
+    # --- two-tier collectors -------------------------------------------------------------
+    def _wait_single_negotiator(self, timeout):
+        pool, started = self.tb.pool, time.monotonic()
+        while not (len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1):
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs")
+            time.sleep(5)
+
+    @keyword
+    def use_collector_shape(self, shape):
+        """`tree`: child collectors (on the CCB hosts that are not CMs, else on the CMs, port
+        9620) receive the workers' updates and forward them to the CMs' collectors; `flat`:
+        back to the site's own configuration. Workers restart when the shape changes."""
+        if shape not in ("flat", "tree"):
+            raise AssertionError(f"shape must be flat or tree, not {shape!r}")
+        exp = self.exp
+        tree = scale.CollectorTree(exp)
+        tree.use(shape)
+        timeout = float(self.params()["failover_timeout_s"])
+        if any(self.tb.topo.hosts[h].has("cm") for h in scale.child_collector_hosts(self.tb.topo)):
+            self._wait_single_negotiator(timeout)
+        started = time.monotonic()
+        while True:
+            running = tree.children_running()
+            if all(running.values()) == (shape == "tree") and (shape == "tree" or not any(running.values())):
+                break
+            if time.monotonic() - started > 120:
+                raise AssertionError(f"child collectors running {running}, shape {shape}")
+            time.sleep(5)
+        return running
+
+    @keyword
+    def measure_collector_shape(self, shape):
+        """With the pool in `shape`: seconds until every slot is visible at the top-level
+        collector after a restart of the workers' HTCondor; then every slot runs a sleeper
+        for tree_settle_s; updates received and lost per collector (summed over the slot ads
+        each holds) and the negotiator's latest cycle. Returns {shape, profile, visible,
+        stats, cycle, slots, children_ads}."""
+        p, exp, tb = self.params(), self.exp, self.tb
+        timeout = float(p["failover_timeout_s"])
+        tree = scale.CollectorTree(exp)
+        slots = sum(h.total_slots for h in self.run_topology().with_role("worker"))
+        visible = tree.time_to_visible(slots, timeout)
+        exp.ensure_running("tree", slots, timeout + 600)
+        cm = tb.pool.active_cm()
+        mark = exp.host_clock(cm)
+        time.sleep(float(p["tree_settle_s"]))
+        stats = tree.update_stats()
+        started, cycle = time.monotonic(), None
+        while True:
+            ad = exp.negotiator_ad(cm)
+            cycle = scale.negotiation_cycle(ad) if ad else None
+            if cycle and cycle["start"] > mark:
+                break
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"no negotiation cycle within {timeout:.0f} s after the pool filled")
+            time.sleep(5)
+        children = sum(v["ads"] for k, v in stats.items() if ":" in k)
+        logger.console(f"  collectors {shape}: every slot visible {visible:.0f} s after the restart; "
+                       f"updates {stats}; negotiation cycle {cycle['duration']} s")
+        self.remove_the_suites_jobs("tree")
+        return {"shape": shape, "profile": tb.profile_name, "visible": visible, "stats": stats,
+                "cycle": cycle["duration"], "slots": slots, "children_ads": children}
+
+    @keyword
+    def record_collector_shape(self, r):
+        """The shape's figures into the run's metrics."""
+        tb = self.tb
+        tb.record_metric("e5.tree_visible_seconds", r["visible"], "s", shape=r["shape"], profile=r["profile"],
+                         slots=r["slots"])
+        tb.record_metric("e5.tree_negotiation_cycle", r["cycle"], "s", shape=r["shape"], profile=r["profile"])
+        for collector, st in r["stats"].items():
+            tb.record_metric("e5.tree_updates_total", st["total"], "updates", shape=r["shape"],
+                             profile=r["profile"], collector=collector)
+            tb.record_metric("e5.tree_updates_lost", st["lost"], "updates", shape=r["shape"],
+                             profile=r["profile"], collector=collector)
+
+    @keyword
+    def restore_the_collector_shape(self):
+        """Flat again; the workers restarted so that every daemon reports to the CMs again
+        (nothing to do when no fragment of the tree is left)."""
+        exp = self.exp
+        if not scale.CollectorTree(exp).installed():
+            return
+        self.use_collector_shape("flat")
+        exp.restart_condor([h.name for h in exp.workers])
+        exp.wait_startds(exp.workers, True, float(self.params()["failover_timeout_s"]))

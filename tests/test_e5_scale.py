@@ -1,0 +1,488 @@
+"""E5 (seed 004) logic with fake command outputs: ramp steps and limits, the pool
+observation, ps, ClassAds (collector update statistics, negotiator cycles), ss,
+the paper's stream model, restarted jobs, CCB choice, extra startds, and the ramp
+itself against a fake site."""
+import pytest
+
+from testbed.experiments import e5_scale as e5
+from testbed.model import profiles, topology
+from testbed.remote.ssh import Result
+
+ADDR = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26alias%3dcm1.small.testbed"
+        "%26noUDP%26sock%3dcollector#1%2010.160.0.12:9618%3faddrs%3d10.160.0.12-9618%26sock%3dcollector#1"
+        "&PrivNet=worker1.workers.small.testbed&addrs=10.160.0.13-9618&noUDP&sock=startd1_887_fc98>")
+ADDR_ONE_CCB = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26sock%3dcollector#1"
+                "&addrs=10.160.0.13-9618&noUDP&sock=startd2_887_fc98>")
+
+
+# --- steps and limits ------------------------------------------------------------------
+@pytest.mark.parametrize("start,maximum,slots,steps,capped", [
+    (4, 16, None, [4, 8, 16], False),
+    (4, 16, 16, [4, 8, 16], True),          # ci on `small`: the last step fills every slot
+    (4, 16, 100, [4, 8, 16], False),
+    (16, 512, 200, [16, 32, 64, 128, 200], True),
+    (100, 1000, None, [100, 200, 400, 800, 1000], False),
+    (16, 16, None, [16], False),
+    (16, 64, 10, [10], True),
+])
+def test_ramp_steps_double_and_stop_at_the_slots(start, maximum, slots, steps, capped):
+    assert e5.ramp_steps(start, maximum, slots) == (steps, capped)
+
+
+def test_ramp_steps_refuse_a_backwards_range():
+    with pytest.raises(ValueError):
+        e5.ramp_steps(8, 4)
+    with pytest.raises(ValueError):
+        e5.ramp_steps(0, 4)
+
+
+OK = {"schedd_ok": True, "collector_ok": True, "held": 0, "running": 8, "slots": 16,
+      "mem_free_mb": {"submit": 300, "worker1": 200}}
+
+
+@pytest.mark.parametrize("change,elapsed,limit", [
+    ({}, 10, None),                                       # reached
+    ({"running": 5}, 10, None),                           # still climbing
+    ({"running": 5}, 301, "jobs"),                        # too slow
+    ({"schedd_ok": False}, 10, "schedd"),
+    ({"collector_ok": False}, 10, "collector"),
+    ({"held": 2}, 10, "held"),
+    ({"mem_free_mb": {"submit": 300, "worker1": 40}}, 10, "memory"),
+    ({"mem_free_mb": {"submit": None, "worker1": 200}}, 10, None),  # unanswered is not low
+])
+def test_first_limit(change, elapsed, limit):
+    obs = dict(OK, **change)
+    assert e5.first_limit(8, obs, elapsed, 300, 48) == limit
+    if limit:
+        assert e5.describe_limit(limit, 8, obs, 300, 48)
+
+
+def test_describe_limit_names_the_host_and_the_numbers():
+    obs = dict(OK, mem_free_mb={"worker1": 40, "submit": 300}, running=5)
+    assert "worker1 40 MB" in e5.describe_limit("memory", 8, obs, 300, 48)
+    assert "5 of 8 jobs running after 300 s" == e5.describe_limit("jobs", 8, obs, 300, 48)
+    assert "(16)" in e5.describe_limit("slots", 16, OK, 300, 48)
+
+
+# --- observation, ps, ClassAds ------------------------------------------------------------
+OBS = ("#Q\n2\n2\n2\n1\n5\n#QOK\n#S\nWarning: something on stderr\nslot1@startd1@worker1.small.testbed Claimed\n"
+       "slot2@startd1@worker1.small.testbed Unclaimed\nslot1@startd2@worker1.small.testbed Claimed\n"
+       "slot1@dtn.small.testbed Unclaimed\n#SOK\n")
+
+
+def test_parse_observation_counts_jobs_slots_and_startds():
+    obs = e5.parse_observation(OBS)
+    assert obs["schedd_ok"] and obs["collector_ok"]
+    assert (obs["running"], obs["idle"], obs["held"]) == (3, 1, 1)
+    assert (obs["slots"], obs["claimed"], obs["startds"]) == (4, 2, 3)
+
+
+def test_parse_observation_sees_a_schedd_that_did_not_answer():
+    text = "#Q\nError: communication error\nSCHEDD:2:Failed to connect\n#S\nslot1@w Claimed\n#SOK\n"
+    obs = e5.parse_observation(text)
+    assert not obs["schedd_ok"] and obs["running"] == 0 and "Failed to connect" in obs["schedd_error"]
+    assert obs["collector_ok"] and obs["slots"] == 1
+    assert e5.first_limit(1, dict(obs, mem_free_mb={}), 0, 10, 48) == "schedd"
+
+
+def test_startd_of_slot():
+    assert e5.startd_of_slot("slot3@startd2@worker1.small.testbed") == "startd2@worker1.small.testbed"
+    assert e5.startd_of_slot("slot1_4@worker1") == "worker1"
+    assert e5.startd_of_slot("worker1.small.testbed") == "worker1.small.testbed"
+
+
+PS = """condor_master      5120 00:00:03
+condor_shared_p    3000 00:00:01
+condor_startd     32768 00:01:10
+condor_startd     30720 00:00:50
+condor_starter     2048 00:00:00
+condor_starter     2048 1-00:00:01
+sshd               4000 00:00:00
+condor_collecto   40960 01:00:00
+"""
+
+
+def test_parse_ps_sums_rss_and_cpu_per_daemon():
+    d = e5.parse_ps(PS)
+    assert d["startd"] == {"count": 2, "rss_mb": pytest.approx(62.0), "cpu_s": 120}
+    assert d["starter"]["count"] == 2 and d["starter"]["cpu_s"] == 86401
+    assert d["collector"]["cpu_s"] == 3600 and "sshd" not in d
+    assert e5.parse_cpu_time("03:07") == 187
+
+
+COLLECTORS = """MyType = "Collector"
+Machine = "cm1.small.testbed"
+Name = "My Pool - cm1.small.testbed@cm1.small.testbed"
+UpdatesTotal = 1200
+UpdatesLost = 3
+UpdatesInitial = 40
+UpdatesTotal_Machine = 900
+UpdatesLost_Machine = 3
+UpdatesInitial_Machine = 32
+UpdatesTotal_DaemonMaster = 100
+UpdatesLost_DaemonMaster = 0
+UpdatesLostRatio = 0.0025
+StartdAds = 2
+CondorVersion = "$CondorVersion: 23.9.6 2024-08-08 $"
+
+MyType = "Collector"
+Machine = "cm2.small.testbed"
+UpdatesTotal = 1100
+UpdatesLost = 0
+"""
+
+
+def test_collector_update_statistics_per_ad_type():
+    ads = e5.parse_long_ads(COLLECTORS)
+    assert len(ads) == 2 and ads[0]["CondorVersion"].startswith("$CondorVersion")
+    stats = e5.update_stats(ads[0])
+    assert stats["all"] == {"total": 1200, "lost": 3, "initial": 40}
+    assert stats["Machine"] == {"total": 900, "lost": 3, "initial": 32}
+    assert stats["DaemonMaster"]["lost"] == 0 and "LostRatio" not in str(stats)
+    assert e5.collector_name(ads[1]) == "cm2" and e5.update_stats(ads[1])["all"]["total"] == 1100
+
+
+NEGOTIATORS = """MyType = "Negotiator"
+Machine = "cm2.small.testbed"
+LastNegotiationCycleTime0 = 1700000000
+LastNegotiationCycleDuration0 = 3
+
+MyType = "Negotiator"
+Machine = "cm1.small.testbed"
+LastNegotiationCycleTime0 = 1700000500
+LastNegotiationCycleDuration0 = 12
+LastNegotiationCycleNumJobsConsidered0 = 50
+LastNegotiationCycleNumIdleJobs0 = 50
+LastNegotiationCycleMatches0 = 0
+LastNegotiationCycleRejections0 = 50
+LastNegotiationCycleDuration1 = 2
+"""
+
+
+def test_the_latest_negotiation_cycle_of_the_live_negotiator():
+    ad = e5.latest_negotiator(e5.parse_long_ads(NEGOTIATORS))
+    c = e5.negotiation_cycle(ad)
+    assert c["duration"] == 12 and c["considered"] == 50 and c["rejections"] == 50 and c["matches"] == 0
+    assert e5.negotiation_cycle(ad, 1)["duration"] == 2
+    assert e5.cycle_saw_requests(c, 1700000400, 50) and not e5.cycle_saw_requests(c, 1700000500, 50)
+    assert not e5.cycle_saw_requests(c, 0, 51)
+    assert e5.latest_negotiator([{"Machine": "x"}]) is None
+
+
+# --- TCP streams --------------------------------------------------------------------------
+SS = """0 0 10.160.0.13:40001 10.160.0.11:9618 users:(("condor_startd",pid=900,fd=7))
+0 0 10.160.0.13:40002 10.160.0.12:9618 users:(("condor_startd",pid=900,fd=8))
+0 0 10.160.0.13:40003 10.160.0.11:9618 users:(("condor_shared_p",pid=880,fd=5))
+0 0 10.160.0.13:40004 10.160.0.10:9618 users:(("condor_starter",pid=990,fd=3))
+0 0 10.160.0.13:22 192.168.160.1:51234 users:(("sshd",pid=700,fd=4))
+0 0 127.0.0.1:40010 127.0.0.1:9618 users:(("condor_startd",pid=900,fd=9))
+0 0 [::ffff:10.160.0.13]:40011 [::ffff:10.160.0.12]:9618 users:(("condor_master",pid=870,fd=6))
+0 0 10.160.0.13:40012 10.9.9.9:9618
+"""
+
+
+def test_parse_ss_counts_streams_to_other_testbed_hosts_only():
+    topo = topology.load("small")
+    hosts_by_ip = {h.site_ip: h.name for h in topo.hosts.values()}
+    w = topo.hosts["worker1"]
+    streams = e5.parse_ss(SS.replace("10.160.0.13", w.site_ip), w.site_ip, hosts_by_ip)
+    assert len(streams) == 5  # not ssh, not loopback, not a peer outside the testbed
+    s = e5.summarise_streams(streams)
+    assert s["by_process"] == {"startd": 2, "shared_port": 1, "starter": 1, "master": 1}
+    assert sum(s["by_peer"].values()) == 5
+
+
+def test_stream_model_gives_the_papers_11_and_5():
+    assert e5.stream_model(1, 2, 2, 1, shared_port=False, master_tcp=True) == 11
+    assert e5.stream_model(1, 2, 2, 1, shared_port=True, master_tcp=False) == 5
+    # `small`: two startds on the worker
+    assert e5.stream_model(2, 2, 2, 1, False, True) > e5.stream_model(2, 2, 2, 1, True, False)
+
+
+def test_shared_port_is_seen_in_the_address():
+    assert e5.address_uses_shared_port(ADDR)
+    assert not e5.address_uses_shared_port("<10.160.0.13:40111?CCBID=10.160.0.11:9618%3faddrs>")
+
+
+def test_the_streams_profiles_differ_from_default_on_the_workers_only():
+    before, after = profiles.load("tcp-streams-before"), profiles.load("tcp-streams-after")
+    assert before.for_host(["worker"], "condor")["USE_SHARED_PORT"] == "False"
+    assert after.for_host(["worker"], "condor")["MASTER.UPDATE_COLLECTOR_WITH_TCP"] == "False"
+    default = profiles.load("default")
+    for p in (before, after):
+        assert {row[0] for row in profiles.diff(default, p)} == {"worker"}
+
+
+# --- failover -------------------------------------------------------------------------------
+def test_restarted_jobs_finds_stopped_vanished_and_restarted_ones():
+    before = {"1.0": (2, 1, 1), "1.1": (2, 1, 1), "1.2": (2, 1, 1), "1.3": (2, 1, 1), "1.4": (1, 0, 0)}
+    after = {"1.0": (2, 1, 1), "1.1": (2, 2, 2), "1.2": (1, 1, 1), "1.4": (2, 1, 1)}
+    bad = dict(e5.restarted_jobs(before, after))
+    assert set(bad) == {"1.1", "1.2", "1.3"}
+    assert "NumJobStarts 1->2" in bad["1.1"] and bad["1.2"] == "is idle" and bad["1.3"] == "left the queue"
+    assert e5.restarted_jobs(before, before) == []
+
+
+def test_job_starts_from_ads():
+    ads = [{"ClusterId": 5, "ProcId": 0, "JobStatus": 2, "NumJobStarts": 1, "NumShadowStarts": 1},
+           {"ClusterId": 5, "ProcId": 1, "JobStatus": 1}]
+    assert e5.job_starts(ads) == {"5.0": (2, 1, 1), "5.1": (1, 0, 0)}
+
+
+def test_pick_ccb_is_never_the_active_cm():
+    small, default = topology.load("small"), topology.load("default")
+    assert e5.pick_ccb(small, "cm1") == "cm2" and e5.pick_ccb(small, "cm2") == "cm1"
+    assert e5.pick_ccb(default, "cm1") == "ccb1"
+
+
+def test_startds_registered_with_a_ccb():
+    lines = [f"slot1@startd1@worker1.small.testbed {ADDR}", f"slot2@startd1@worker1.small.testbed {ADDR}",
+             f"slot1@startd2@worker1.small.testbed {ADDR_ONE_CCB}"]
+    registered, every = e5.startds_registered_with(lines, "10.160.0.12")
+    assert every == {"startd1@worker1.small.testbed", "startd2@worker1.small.testbed"}
+    assert registered == {"startd1@worker1.small.testbed"}
+    assert e5.startds_registered_with(lines, "10.160.0.11")[0] == every
+
+
+# --- extra startds ---------------------------------------------------------------------------
+def test_extra_startds_follow_the_rendered_worker_config():
+    w = topology.load("small").hosts["worker1"]
+    assert e5.extra_startds_conf(w, 0) == "" and e5.extra_startds_conf(w, w.startds) == ""
+    text = e5.extra_startds_conf(w, 4)
+    assert "STARTD3 = $(STARTD)" in text and "STARTD4.STARTD_NAME = startd4" in text
+    assert "STARTD2 " not in text and "DC_DAEMON_LIST = + STARTD4" in text
+    assert e5.E5_STARTDS_CONF in e5.startds_script(text) and "condor_reconfig" in e5.startds_script(text)
+    assert e5.startds_script("").startswith("if [ -e ")
+
+
+# --- the ramp against a fake site -------------------------------------------------------------
+class FakeSite:
+    """A pool whose jobs start at once on free slots; each running job costs `mb_per_job`
+    of the workers' memory."""
+
+    def __init__(self, topo, slots=16, free_mb=400, mb_per_job=0, stall_after=None):
+        self.topo, self.slots, self.free_mb, self.mb_per_job = topo, slots, free_mb, mb_per_job
+        self.stall_after, self.jobs, self.submit_host = stall_after, 0, "submit"
+        self.submits = []
+
+    # Pool
+    def submit(self, description, workdir, files=None, setup=None):
+        n = int(description.strip().splitlines()[-1].split()[1])
+        assert '+E5Role = "ramp"' in description
+        self.submits.append(n)
+        self.jobs += n
+        return len(self.submits)
+
+    def running(self):
+        cap = self.slots if self.stall_after is None else min(self.slots, self.stall_after)
+        return min(self.jobs, cap)
+
+    # SSH
+    def run_many(self, commands, check=False, timeout=None):
+        return {h: self.run(h, c) for h, c in commands.items()}
+
+    def run(self, host, command, check=False, timeout=None):
+        if command == e5.PS_SCRIPT:
+            return Result(host, 0, PS, "")
+        if command.startswith("condor_status -collector"):
+            return Result(host, 0, COLLECTORS, "")
+        if "UpdatesTotal UpdatesLost" in command:
+            return Result(host, 0, "#0\n10 0\n12 1\n#1\n9 0\nundefined undefined\n", "")
+        mem = self.free_mb - (self.mb_per_job * self.running() if host == "worker1" else 0)
+        if "#Q" in command:
+            r = self.running()
+            q = "\n".join(["2"] * r + ["1"] * (self.jobs - r))
+            s = "\n".join(f"slot{i % 8 + 1}@startd{i // 8 + 1}@worker1.small.testbed "
+                          f"{'Claimed' if i < r else 'Unclaimed'}" for i in range(self.slots))
+            return Result(host, 0, f"#Q\n{q}\n#QOK\n#S\n{s}\n#SOK\n#M\n{mem}\n", "")
+        if command == e5.MEM_SCRIPT:
+            return Result(host, 0, f"{mem}\n", "")
+        raise AssertionError(f"unexpected command {command[:60]}")
+
+
+def _ramp(site, **kw):
+    exp = e5.ScaleExperiment(site.topo, site, site)
+    args = dict(start=4, maximum=16, timeout=0.05, min_free_mb=48, poll=0.01, echo=lambda *a: None)
+    args.update(kw)
+    return exp.ramp(**args)
+
+
+def test_the_ramp_fills_every_slot_and_names_the_slots_as_its_limit():
+    site = FakeSite(topology.load("small"))
+    r = _ramp(site)
+    assert [s["step"] for s in r["steps"]] == [4, 8, 16] and site.submits == [4, 4, 8]
+    assert r["limit"] == "slots" and r["max_running"] == 16
+    s = r["steps"][-1]
+    assert s["startds"] == 2 and s["slots"] == 16 and s["collectors"]["cm1"]["Machine"]["lost"] == 3
+    assert s["collectors"]["cm1"]["slot_ads"]["total"] == 22 and s["collectors"]["cm1"]["slot_ads"]["lost"] == 1
+    assert s["collectors"]["cm2"]["slot_ads"] == {"total": 9, "lost": 0, "initial": 1, "ad_time": 0}
+    assert s["daemons"]["worker1"]["startd"]["count"] == 2 and s["mem_free_mb"]["worker1"] == 400
+    assert r["series"] and all(len(p) == 3 for p in r["series"])
+
+
+def test_the_ramp_stops_at_guest_memory():
+    site = FakeSite(topology.load("small"), mb_per_job=25)  # 0 MB left at 16 jobs
+    r = _ramp(site)
+    assert r["limit"] == "memory" and "worker1" in r["reason"]
+    assert [s["step"] for s in r["steps"]] == [4, 8, 16] and r["max_running"] == 16
+
+
+def test_the_ramp_stops_when_jobs_do_not_reach_the_step():
+    site = FakeSite(topology.load("small"), stall_after=10)
+    r = _ramp(site)
+    assert r["limit"] == "jobs" and r["max_running"] == 10 and "10 of 16" in r["reason"]
+
+
+def test_the_ramp_says_when_ramp_max_came_first():
+    site = FakeSite(topology.load("small"), slots=64)
+    r = _ramp(site, maximum=8)
+    assert r["limit"] == "ramp_max" and [s["step"] for s in r["steps"]] == [4, 8]
+
+
+# --- declaration -------------------------------------------------------------------------------
+def test_scales_and_rows():
+    exp = e5.EXPERIMENT
+    assert exp.parameters("ci")["ramp_max"] == 16 and exp.parameters("ci")["negotiation_requests"] == 50
+    assert exp.parameters("quick")["negotiation_requests"] == 200
+    assert exp.parameters("full")["negotiation_requests"] == 1000
+    assert exp.parameters("ci", {"STARTDS_PER_WORKER": "4"})["startds_per_worker"] == 4
+    text = exp.suite_path.read_text()
+    for rtt in exp.scales["full"]["negotiation_rtts"]:
+        assert f"\nnegotiation-{rtt}ms\n" in text
+    for prof in exp.row_profiles:
+        assert f"\nramp-{prof}\n" in text
+        for shape in ("flat", "tree"):
+            assert f"\ncollectors-{shape}-{prof}\n" in text
+        profiles.load(prof)
+    assert exp.parameters("ci")["tree_settle_s"] == 0 and exp.parameters("quick")["tree_settle_s"] > 0
+
+
+# --- two-tier collectors ------------------------------------------------------------------------
+def test_child_collectors_go_on_dedicated_ccb_hosts_else_on_the_cms():
+    assert e5.child_collector_hosts(topology.load("default")) == ["ccb1", "ccb2"]
+    assert e5.child_collector_hosts(topology.load("small")) == ["cm1", "cm2"]
+
+
+def test_child_collector_and_worker_fragments():
+    topo = topology.load("default")
+    text = e5.child_collector_conf(topo, "ccb1")
+    assert "COLLECTOR2_ARGS = -f -p 9620\n" in text
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618 cm2:9618" in text
+    assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
+    assert e5.tree_worker_conf(topo).endswith("COLLECTOR_HOST = ccb1:9620, ccb2:9620\n")
+    script = e5.fragment_script(e5.E5_TREE_WORKER_CONF, "X = 1\n", restart_had=True)
+    assert "condor_reconfig" in script and "condor_restart -subsystem had" in script
+    assert e5.fragment_script(e5.E5_TREE_WORKER_CONF, "").startswith(f"if [ -e {e5.E5_TREE_WORKER_CONF} ]")
+
+
+def test_fresh_slots_counts_startds_started_after_the_restart():
+    lines = ["slot1@startd1@w 1700000100", "slot2@startd1@w 1700000100", "slot1@startd2@w 1699999000",
+             "slot3@startd1@w undefined"]
+    assert e5.fresh_slots(lines, 1700000000) == 2
+
+
+def test_count_inbound_sees_the_workers_connected_to_a_ccb():
+    text = ("0 0 10.160.0.12:9618 10.160.0.13:40001\n0 0 10.160.0.12:9618 10.160.0.13:40002\n"
+            "0 0 10.160.0.12:9618 10.160.0.10:40003\n0 0 10.160.0.12:40100 10.160.0.13:9618\n"
+            "0 0 [::ffff:10.160.0.12]:9618 [::ffff:10.160.0.13]:40004\n")
+    assert e5.count_inbound(text, 9618, {"10.160.0.13"}) == 3
+    assert e5.count_inbound(text, 9618, set()) == 0
+
+
+def test_sum_ad_updates_over_the_slot_ads():
+    assert e5.sum_ad_updates("10 0\n12 1\nundefined undefined\n\n") == {"total": 22, "lost": 1, "ads": 2}
+
+
+def test_the_paper_file_matches_what_the_suite_records():
+    from testbed.results import compare
+    figures = compare.load_paper(e5.EXPERIMENT.paper_path)
+    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 100, "requests": 1000})["value"] == 1153
+    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 0, "requests": 1000})["value"] == 30
+    assert compare.paper_match(figures, "e5.tcp_streams", {"config": "after", "startds": 2})["value"] == 5
+    assert {f["metric"] for f in figures} <= set(e5.EXPERIMENT.metrics)
+
+
+def test_cpu_percent_between_samples():
+    before = {"worker1": {"startd": {"cpu_s": 10}}}
+    after = {"worker1": {"startd": {"cpu_s": 15}, "shadow": {"cpu_s": 2}}, "submit": {"schedd": {"cpu_s": 1}}}
+    pct = e5.cpu_percent(before, after, 10.0)
+    assert pct["worker1"]["startd"] == pytest.approx(50.0) and pct["worker1"]["shadow"] == pytest.approx(20.0)
+    assert pct["submit"]["schedd"] == pytest.approx(10.0)
+    assert e5.cpu_percent(after, before, 10.0)["worker1"]["startd"] == 0.0  # a restarted daemon
+
+
+class ScriptedSSH:
+    """Answers commands by the first matching substring; records what ran where."""
+
+    def __init__(self, answers):
+        self.answers, self.ran = answers, []
+
+    def run_many(self, commands, check=False, timeout=None):
+        return {h: self.run(h, c) for h, c in commands.items()}
+
+    def run(self, host, command, check=False, timeout=None):
+        self.ran.append((host, command))
+        for key, out in self.answers:
+            if key in command and (not isinstance(out, dict) or host in out):
+                text = out[host] if isinstance(out, dict) else out
+                return Result(host, 0, text, "")
+        return Result(host, 0, "", "")
+
+
+class NoPool:
+    submit_host = "submit"
+
+
+def test_tree_update_stats_read_every_collector_and_running_child():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("sport = :9620", {"cm1": "1\n", "cm2": "0\n"}),
+                       ("UpdatesTotal UpdatesLost", "#0\n10 1\n#1\n20 0\n#2\n7 0\n7 2\n")])
+    tree = e5.CollectorTree(e5.ScaleExperiment(topo, ssh, NoPool()))
+    stats = tree.update_stats()
+    assert stats == {"cm1": {"total": 10, "lost": 1, "ads": 1}, "cm2": {"total": 20, "lost": 0, "ads": 1},
+                     "cm1:9620": {"total": 14, "lost": 2, "ads": 2}}
+    assert any("-pool cm1:9620" in c for _h, c in ssh.ran)
+
+
+def test_reregistration_waits_for_addresses_and_connections():
+    topo = topology.load("small")
+    w = topo.hosts["worker1"].site_ip
+    cm2 = topo.hosts["cm2"].site_ip
+    addr = ADDR.replace("10.160.0.12", cm2)
+    ss = "".join(f"0 0 {cm2}:9618 {w}:4000{i}\n" for i in range(4))
+    ssh = ScriptedSSH([("-af Name MyAddress", f"slot1@startd1@worker1.small.testbed {addr}\n"),
+                       ("ss -Htn state established", ss)])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    assert exp.worker_connections("cm2") == 4
+    assert exp.wait_reregistered("cm2", 4, timeout=1, poll=0.01) < 1
+    with pytest.raises(e5.RemoteError, match="hold 4 of 5 connections"):
+        exp.wait_reregistered("cm2", 5, timeout=0.05, poll=0.01)
+
+
+def test_a_failover_probe_and_the_new_job_wait():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("#Q", "#Q\n2\n#QOK\n#S\nslot1@startd1@worker1 Claimed\n#SOK\n#M\n300\n"),
+                       ("MemAvailable", "300\n")])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    assert exp.wait_running("probe", 1, timeout=1, poll=0.01) < 1
+    with pytest.raises(e5.RemoteError, match="1 of 2 probe jobs running"):
+        exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
+
+
+def test_negotiator_ad_asks_the_negotiator_first_then_the_collector():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("-direct cm1.small.testbed", ""), ("condor_status -negotiator -l", NEGOTIATORS)])
+    ad = e5.ScaleExperiment(topo, ssh, NoPool()).negotiator_ad("cm1")
+    assert ad["LastNegotiationCycleDuration0"] == 12 and len(ssh.ran) == 2
+    ssh = ScriptedSSH([("-direct cm1.small.testbed", NEGOTIATORS)])
+    assert e5.ScaleExperiment(topo, ssh, NoPool()).negotiator_ad("cm1") and len(ssh.ran) == 1
+
+
+def test_profiles_the_suite_has_rows_for():
+    from testbed.experiments import runner
+    from testbed.model.errors import ConfigError
+    runner.check("e5", "ci", ["default", "collector-tuned"], {"startds_per_worker": "4"})
+    with pytest.raises(ConfigError, match="has rows for profiles default, collector-tuned only"):
+        runner.check("e5", "ci", ["wan-tuned"], {})
+    with pytest.raises(ConfigError, match="negotiation_rtts"):
+        runner.check("e5", "ci", ["default"], {"negotiation_rtts": "0,50"})
