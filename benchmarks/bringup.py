@@ -59,7 +59,7 @@ def main():
           f"record, guest-side from systemd-analyze and the journal")
     print(tables.render(["VM", "RAM MB", "started at", "lease after", "SSH ready after",
                          "guest kernel", "guest userspace", "guest sshd at", "guest lease at",
-                         "provisioned in", "qemu RSS MB", "idle CPU %"], rows))
+                         "provisioned at", "qemu RSS MB", "idle CPU %"], rows))
     ph = record["phases"]
     print(f"phases (s since `up` began): box {ph.get('box')}, all booted {ph.get('boot')}, "
           f"all provisioned {ph.get('provision')}, healthy {ph.get('healthy')}")

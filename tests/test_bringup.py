@@ -195,3 +195,37 @@ def test_provision_uses_bundles_already_rendered(tmp_path, monkeypatch):
     provision.provision(topo, profiles.load("default"), ssh=FakeSSH(),
                         bundles={h: bundle for h in topo.hosts})
     assert set(provision.last_run) == set(topo.hosts)
+
+
+def test_a_guest_is_handed_to_provisioning_once_when_vagrant_reaches_it(tmp_path):
+    reached = []
+    run = site.VagrantRun(tmp_path / "log", time.monotonic(), {}, on_booted=reached.append)
+    for line in ("==> cm1: Waiting for machine to boot. This may take a few minutes...",
+                 "==> cm1: Machine booted and ready!", "==> dtn: Starting domain.",
+                 "==> cm1: Machine booted and ready!", "==> dtn: Machine booted and ready!"):
+        run._step(line)
+    assert reached == ["cm1", "dtn"]
+
+
+def test_provisioner_runs_hosts_as_they_are_added_and_names_the_failed(tmp_path, monkeypatch):
+    from testbed.machines import provision
+    from testbed.remote.ssh import Result
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    topo = topology.load("small")
+    bundle = tmp_path / "b.tgz"
+    bundle.write_bytes(b"\x1f\x8b")
+    done = []
+
+    class FakeSSH:
+        def run(self, host, command, check=True, input_bytes=None, timeout=None):
+            done.append(host)
+            return Result(host, 1 if host == "dtn" else 0, f"testbed: {host} provisioned\n", "md0 busy")
+    work = provision.Provisioner(topo, profiles.load("default"), ssh=FakeSSH(),
+                                 bundles={h: bundle for h in topo.hosts})
+    with work:
+        work.add("cm1")
+        work.add("cm1")
+        with pytest.raises(TestbedError, match="provisioning failed on dtn"):
+            work.finish(topo.hosts)
+    assert sorted(done) == sorted(topo.hosts)  # each host once, cm1 too
+    assert set(provision.last_run) == set(topo.hosts)

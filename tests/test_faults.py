@@ -543,3 +543,13 @@ def test_ccb_registrations_asked_of_the_returned_collector(small):
     assert suite.ccb_registrations(collector="cm2") == {"cm1": 2, "cm2": 2}
     assert "-pool 10.160.0.12 " in ssh.commands[-1][1]
     assert suite.wait_registered("cm2", timeout=1) >= 0
+
+
+def test_an_authentication_refusal_at_the_collector_is_a_denial_and_allow_client_is_client_side():
+    from testbed.faults import security
+    text = ("SECMAN: required authentication with collector at <10.160.0.12:9618> failed\n"
+            "ERROR: AUTHENTICATE:1003:Failed to authenticate with any method\n"
+            "Error: Couldn't contact the condor_collector on 10.160.0.12.\n")
+    assert security.judge_client(1, text, "read") == "denied"
+    assert security.judge_client(1, "Error: Couldn't contact the condor_collector on cm1\n", "read") == "unreached"
+    assert security.open_permissions("ALLOW_CLIENT = *\nSCHEDD.ALLOW_WRITE = *\n") == [("SCHEDD.ALLOW_WRITE", "*")]

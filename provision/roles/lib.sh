@@ -17,8 +17,11 @@ put() {
 changed() { grep -q -- "$1" "$changed_file"; }
 
 # start_or_restart UNIT CHANGED(0/1): enable; restart when config changed.
+# Each unmask/enable reloads systemd, seconds of PID 1's emulated CPU under TCG, so
+# only when the unit is not enabled yet (a second run reloads nothing).
 start_or_restart() {
-  systemctl unmask "$1" >/dev/null 2>&1 || true
-  systemctl enable "$1" >/dev/null 2>&1 || true
+  local st; st=$(systemctl is-enabled "$1" 2>/dev/null || true)
+  if [ "$st" = masked ] || [ "$st" = masked-runtime ]; then systemctl unmask "$1" >/dev/null 2>&1 || true; fi
+  if [ "$st" != enabled ]; then systemctl enable "$1" >/dev/null 2>&1 || true; fi
   if [ "$2" = 1 ] || ! systemctl is-active -q "$1"; then systemctl restart "$1"; fi
 }

@@ -16,12 +16,19 @@ ALLOW_DUMP = ("for n in $(condor_config_val -dump 2>/dev/null | "
 WIDE_OPEN = {"*", "*/*", "*@*", "*@*/*", "*/*.*", "0.0.0.0/0", "*.*", "*.*.*.*"}
 
 
+# ALLOW_CLIENT is the other way round: which servers a client tool trusts (default `*`),
+# not who may use a daemon
+CLIENT_SIDE = {"ALLOW_CLIENT"}
+
+
 def open_permissions(text):
     """[(knob, value)] whose value lets anyone in (an entry like `*`, `*/*`, `*@*`, 0.0.0.0/0)."""
     bad = []
     for line in text.splitlines():
         name, sep, value = line.partition(" = ")
         if not sep or not re.fullmatch(r"([A-Za-z0-9_]+\.)*ALLOW_[A-Za-z0-9_]+", name.strip()):
+            continue
+        if name.strip().split(".")[-1].upper() in CLIENT_SIDE:
             continue
         entries = {e.strip() for e in re.split(r"[,\s]+", value) if e.strip()}
         if entries & WIDE_OPEN:
@@ -51,10 +58,13 @@ def judge_client(rc, text, what):
     got to ask: the check proves nothing)."""
     if rc == 0:
         return "allowed"
-    if NOT_FOUND.search(text):
-        return "unreached"
+    # an authentication refusal wins over the "Couldn't contact the collector" that follows
+    # it: the pool turned the client away for lack of credentials (at the collector, which
+    # it asks for the schedd's address, or at the schedd)
     if DENIED.search(text):
         return "denied"
+    if NOT_FOUND.search(text):
+        return "unreached"
     if what == "submit" and re.search(r"submitted to cluster", text):
         return "allowed"
     return "unreached"

@@ -1,8 +1,9 @@
 """Provision hosts over SSH, all at once: the one provisioning path for `up`,
 plain `vagrant up` (its trigger calls `testbed provision HOST`) and re-provisioning."""
 import shlex
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 
 from testbed import PROJECT_ROOT
 from testbed.model.state import TestbedState
@@ -14,39 +15,71 @@ def provision(topo, profile, hosts=None, ssh=None, accelerator=None, bundles=Non
     """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
     provision` does one host after another). Idempotent: unchanged config restarts nothing.
     `bundles` {host: tarball}: already rendered (by the plan `up` just wrote)."""
-    from testbed.machines import packages, plan, render
-    state = TestbedState(topo.name)
     names = hosts or list(topo.hosts)
     for name in names:
         check_host(topo, name)
-    if bundles is None:
-        bundles = render.write_all(state, topo, profile, accelerator or plan.recorded_accel(state))
-    apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
-    install = " && ".join(packages.install_commands(topo.box))  # el9 only; the Debian box has all
-    command = ((f"{install} && " if install else "")
-               + "f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > \"$f\" && "
-               f"bash -c {shlex.quote(apply_sh)} apply \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
-    ssh = ssh or first_contact_ssh(topo, state, names)
-    started = time.monotonic()
     print(f"provisioning {', '.join(names)} with profile {profile.name}", flush=True)
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        futures = {pool.submit(ssh.run, n, command, False, bundles[n].read_bytes()): n for n in names}
-        failed, seconds = [], {}
-        for future in as_completed(futures):
-            result = future.result()
-            lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
-            print(f"[{time.monotonic() - started:6.0f}s] {futures[future]}: "
-                  + ("; ".join(l[len("testbed: "):] for l in lines) if result.ok else
-                     f"FAILED (rc {result.rc}): {(result.stderr.strip() or result.stdout.strip())[-300:]}"),
-                  flush=True)
-            if not result.ok:
-                failed.append(futures[future])
-            seconds[futures[future]] = round(time.monotonic() - started, 1)
-    if failed:
-        raise TestbedError(f"provisioning failed on {', '.join(sorted(failed))}")
-    last_run.clear()
-    last_run.update(seconds)
-    return time.monotonic() - started
+    with Provisioner(topo, profile, accelerator=accelerator, bundles=bundles, ssh=ssh) as work:
+        for name in names:
+            work.add(name)
+        return work.finish()
+
+
+class Provisioner:
+    """Provisions hosts over SSH, each in its own thread, as they are `add`ed: `up` adds a
+    guest the moment Vagrant has reached it, so the first guests are provisioned while the
+    later ones still boot. `finish` waits for all, raises if any failed, and leaves each
+    host's seconds (since the Provisioner began) in `last_run`."""
+
+    def __init__(self, topo, profile, accelerator=None, bundles=None, ssh=None, started=None):
+        from testbed.machines import packages, plan, render
+        self.topo, self.profile, self.ssh = topo, profile, ssh
+        self.state = TestbedState(topo.name)
+        if bundles is None:
+            bundles = render.write_all(self.state, topo, profile, accelerator or plan.recorded_accel(self.state))
+        self.bundles = bundles
+        apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
+        install = " && ".join(packages.install_commands(topo.box))  # el9 only; the Debian box has all
+        self.command = ((f"{install} && " if install else "")
+                        + "f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > \"$f\" && "
+                        f"bash -c {shlex.quote(apply_sh)} apply \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
+        self.started = started if started is not None else time.monotonic()
+        self.pool = ThreadPoolExecutor(max_workers=len(topo.hosts))
+        self.futures = {}
+        self.lock = threading.Lock()
+        last_run.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        self.pool.shutdown(wait=True)
+
+    def add(self, name):
+        with self.lock:
+            if name not in self.futures:
+                self.futures[name] = self.pool.submit(self._one, name)
+
+    def _one(self, name):
+        ssh = self.ssh or first_contact_ssh(self.topo, self.state, [name])
+        result = ssh.run(name, self.command, False, self.bundles[name].read_bytes())
+        lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
+        seconds = round(time.monotonic() - self.started, 1)
+        print(f"[{seconds:6.0f}s] {name}: "
+              + ("; ".join(l[len("testbed: "):] for l in lines) if result.ok else
+                 f"FAILED (rc {result.rc}): {(result.stderr.strip() or result.stdout.strip())[-300:]}"),
+              flush=True)
+        last_run[name] = seconds
+        return result.ok
+
+    def finish(self, names=()):
+        """Add `names` not added yet, wait for every host; seconds since the start."""
+        for name in names:
+            self.add(name)
+        failed = [n for n, f in self.futures.items() if not f.result()]
+        if failed:
+            raise TestbedError(f"provisioning failed on {', '.join(sorted(failed))}")
+        return time.monotonic() - self.started
 
 
 last_run = {}  # {host: seconds until its provisioning finished}, of the last call

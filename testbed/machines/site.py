@@ -69,8 +69,9 @@ def wave_size(accelerator, cores=None):
 class VagrantRun:
     """One `vagrant` command: full log kept, progress printed, each VM's steps timed."""
 
-    def __init__(self, log_path, started, steps):
+    def __init__(self, log_path, started, steps, on_booted=None):
         self.log_path, self.started, self.steps = log_path, started, steps
+        self.on_booted = on_booted  # called with a host's name when Vagrant has reached it
         self.last_step, self.tail, self.errors = {}, [], []
 
     def __call__(self, argv, env):
@@ -97,7 +98,10 @@ class VagrantRun:
         self.last_step[host] = what
         for prefix, phase in PHASES:
             if what.startswith(prefix):
+                first = phase not in self.steps.get(host, {})
                 self.steps.setdefault(host, {}).setdefault(phase, now)
+                if phase == "booted" and first and self.on_booted:
+                    self.on_booted(host)
         if any(s in what for s in SHOWN_STEPS):
             print(f"[{now:6.0f}s] {host}: {what}", flush=True)
 
@@ -140,7 +144,10 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                   f"{run.last_step.get(host, 'no step')!r}; domain {domains.state(topo, host)}; "
                   f"waiting again (attempt {attempt} of {BOOT_ATTEMPTS})", flush=True)
             if run(_up_argv([host]), env) == 0:
-                run.steps.setdefault(host, {}).setdefault("booted", round(time.monotonic() - run.started, 1))
+                if "booted" not in run.steps.get(host, {}):
+                    run.steps.setdefault(host, {})["booted"] = round(time.monotonic() - run.started, 1)
+                    if run.on_booted:
+                        run.on_booted(host)
                 pending.remove(host)
     if pending:
         details = "; ".join(f"{h}: last step {run.last_step.get(h, 'none')!r}, domain "
@@ -182,13 +189,17 @@ def up(topo, profile, parallel=True, wait_timeout=900):
     size = wave_size(accelerator) if parallel else 1
     print(f"bringing up {topo.name}: {len(topo.hosts)} VMs, {topo.total_memory_mb} MB guest RAM, "
           f"{accelerator.upper()}, booting {size} at a time (log: {log})", flush=True)
-    run = VagrantRun(log, started, record["vms"])
+    # each guest is provisioned as soon as Vagrant has reached it, while later waves boot
+    work = provisioning.Provisioner(topo, profile, accelerator=accelerator, started=started,
+                                    bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
+    run = VagrantRun(log, started, record["vms"], on_booted=work.add)
     try:
-        boot(topo, run, vagrant_env(topo, profile.name), size)
-        record["phases"]["boot"] = round(time.monotonic() - started, 1)
-        print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; provisioning every host at once", flush=True)
-        provisioning.provision(topo, profile, accelerator=accelerator,
-                               bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
+        with work:
+            boot(topo, run, vagrant_env(topo, profile.name), size)
+            record["phases"]["boot"] = round(time.monotonic() - started, 1)
+            print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; waiting for their provisioning",
+                  flush=True)
+            work.finish(topo.hosts)
         for host, seconds in provisioning.last_run.items():
             record["vms"].setdefault(host, {})["provisioned_after"] = seconds
         record["phases"]["provision"] = round(time.monotonic() - started, 1)
