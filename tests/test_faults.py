@@ -553,3 +553,26 @@ def test_an_authentication_refusal_at_the_collector_is_a_denial_and_allow_client
     assert security.judge_client(1, text, "read") == "denied"
     assert security.judge_client(1, "Error: Couldn't contact the condor_collector on cm1\n", "read") == "unreached"
     assert security.open_permissions("ALLOW_CLIENT = *\nSCHEDD.ALLOW_WRITE = *\n") == [("SCHEDD.ALLOW_WRITE", "*")]
+
+
+def test_cut_off_jobs_are_released_only_when_every_disconnect_has_its_reconnect(small, monkeypatch):
+    monkeypatch.setattr(fc.time, "sleep", lambda s: None)
+    head = JOB_LOG.split("022 (012.001.000)")[0]  # job 0: disconnected, then reconnected
+    logs = [head.split("023 ")[0], head, head]    # first still waiting, then reconnected
+    ssh = FakeSSH([("job.log", lambda _c: logs.pop(0) if len(logs) > 1 else logs[0], 0)])
+    batch = fc.Batch(12, 1, "/home/tb/faults/cut-1", 60)
+    events = fc.CondorFaults(small, ssh, FakePool()).wait_reconnected(batch, settle=0)
+    assert events[0]["reconnected"] == 1 and len(logs) == 1
+
+
+def test_the_fault_job_runs_until_its_release_file_exists(tmp_path):
+    import subprocess
+    script = tmp_path / "faultjob.sh"
+    script.write_text(fc.JOB_SCRIPT)
+    release = tmp_path / "release"
+    slow = subprocess.Popen(["sh", str(script), "60", "3", str(release)], stdout=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        slow.wait(timeout=1)           # not released: still running
+    release.touch()
+    out, _ = slow.communicate(timeout=10)
+    assert out.startswith("fault-job 3 ")

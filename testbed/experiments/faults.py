@@ -239,10 +239,21 @@ class FaultSuite:
         if cutoff_s >= JOB_LEASE_S:
             raise ValueError(f"cutoff_s {cutoff_s} must be less than the job lease ({JOB_LEASE_S} s)")
         worker = self.topo.with_role("worker")[0].name
-        batch = self.condor.submit_batch("cut", jobs, cutoff_s + margin_s, self.worker_requirements(worker))
+        # the jobs run until released, so they are still running when their shadows reconnect
+        # (after a 47 s cut the shadows' back-off took 136 s; a job that ended meanwhile had its
+        # output upload refused after the reconnect, "Failed to receive GoAhead", and restarted)
+        # in /run: a job's /tmp may be its scratch directory (MOUNT_UNDER_SCRATCH)
+        release = f"/run/tb-fault-release-{time.time_ns()}"
+        batch = self.condor.submit_batch("cut", jobs, cutoff_s + margin_s + 900,
+                                         self.worker_requirements(worker), release=release)
         self.condor.wait_all_running(batch)
-        cut = self.net.cut_for(worker, cutoff_s, probe_from=self.pool.submit_host)
-        done = self.condor.finish(batch, timeout=cutoff_s + margin_s + 900)
+        try:
+            cut = self.net.cut_for(worker, cutoff_s, probe_from=self.pool.submit_host)
+            self.condor.wait_reconnected(batch, settle=margin_s // 3 or 10)
+        finally:
+            self.ssh.run(worker, f"touch {release}", check=False)
+        done = self.condor.finish(batch, timeout=margin_s + 900)
+        self.ssh.run(worker, f"rm -f {release}", check=False)
         return dict(done, worker=worker, cut=cut, cluster=batch.cluster)
 
     # 2 --------------------------------------------------------------------------------------

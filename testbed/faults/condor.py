@@ -23,7 +23,14 @@ START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowSta
 
 JOB_SCRIPT = """#!/bin/sh
 # Fault-suite job: sleep through the fault, then print a line the suite can recompute.
-sleep "$1"
+# With a release file (third argument) it runs until the suite creates that file on the
+# worker (at most $1 s): a job must still be running when its shadow reconnects, or
+# the fault tests a finished job's output transfer instead of a reconnect.
+end=$(( $(date +%s) + $1 ))
+while [ "$(date +%s)" -lt "$end" ]; do
+  if [ -n "$3" ] && [ -e "$3" ]; then break; fi
+  sleep 2
+done
 echo "fault-job $2 $(printf 'fault-job-%s\\n' "$2" | sha256sum | cut -d' ' -f1)"
 """
 
@@ -212,11 +219,13 @@ class CondorFaults:
             time.sleep(poll)
 
     # --- job batches ---------------------------------------------------------------------------
-    def submit_batch(self, tag, count, seconds, requirements="(IsDTN =!= True)"):
-        """`count` jobs that sleep `seconds` and print expected_output(proc); the lease is
-        JOB_LEASE_S, set explicitly (a fault shorter than it must not restart a job)."""
+    def submit_batch(self, tag, count, seconds, requirements="(IsDTN =!= True)", release=None):
+        """`count` jobs that sleep `seconds` (or until the file `release` exists on their
+        worker) and print expected_output(proc); the lease is JOB_LEASE_S, set explicitly
+        (a fault shorter than it must not restart a job)."""
         workdir = f"{FAULT_WORKDIR}/{tag}-{time.time_ns()}"
-        desc = submit_description("faultjob.sh", f"{int(seconds)} $(Process)", count=int(count),
+        args = f"{int(seconds)} $(Process)" + (f" {release}" if release else "")
+        desc = submit_description("faultjob.sh", args, count=int(count),
                                   requirements=requirements,
                                   extra={"job_lease_duration": JOB_LEASE_S})
         cluster = self.pool.submit(desc, workdir, files={"faultjob.sh": (JOB_SCRIPT, "0755")})
@@ -249,6 +258,26 @@ class CondorFaults:
             if time.monotonic() - start > timeout:
                 raise RemoteError(f"cluster {batch.cluster}: not all {batch.count} jobs running after "
                                   f"{timeout} s; {self.pool.describe_unfinished(batch.cluster)}")
+            time.sleep(poll)
+
+    def job_log(self, batch):
+        return self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
+                            check=False).stdout
+
+    def wait_reconnected(self, batch, settle=30, timeout=900, poll=5):
+        """After a fault: wait until every disconnect in the job log has its reconnect (and no
+        new disconnect came for `settle` s); the reconnect counts (see `reconnects`)."""
+        start, quiet_since, last = time.monotonic(), time.monotonic(), None
+        while True:
+            events = reconnects(self.job_log(batch))
+            pending = {p: e for p, e in events.items() if e["disconnected"] > e["reconnected"] + e["failed"]}
+            if events != last:
+                quiet_since, last = time.monotonic(), events
+            if not pending and time.monotonic() - quiet_since >= settle:
+                return events
+            if time.monotonic() - start > timeout:
+                raise RemoteError(f"cluster {batch.cluster}: jobs {sorted(pending)} not reconnected "
+                                  f"{timeout} s after the fault")
             time.sleep(poll)
 
     def finish(self, batch, timeout=900):
