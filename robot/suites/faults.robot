@@ -128,8 +128,7 @@ origin-down
     Record Metric    faults.origin_down_cached_read_seconds    ${r}[hit][seconds]    s
     Record Metric    faults.origin_down_fail_seconds    ${r}[miss][seconds]    s    error_from=${r}[miss][source]
     Record Metric    faults.origin_back_seconds    ${r}[back_seconds]    s
-    ${corrupted}=    Evaluate    sum(1 for x, n in (($r['warm'], $c), ($r['hit'], $c), ($r['back'], $u)) if x['ok'] and x['adler32'] != $r['records'][n])
-    Record Fault    origin-down    0    ${corrupted}
+    Record Fault    origin-down    0    ${r}[corrupted]
     Should Be True    $r['warm']['ok'] and $r['warm']['adler32'] == $r['records'][$c]    first read of ${c}: ${r}[warm]
     Should Be True    $r['hit']['ok']    cached ${c} not served with the origin down: ${r}[hit]
     Should Be Equal    ${r}[hit][adler32]    ${r}[records][${c}]    msg=cached ${c} served with the wrong checksum
@@ -146,6 +145,7 @@ ccb-server-down
     ...    running, a new job starts through the other CCB, and when it returns every startd
     ...    registers with it again.
     [Tags]    condor    ccb    long
+    Set Test Variable    ${TARGET}    ${NONE}
     Skip Unless Long Faults    ${PARAMS}    a CCB outage of minutes
     ${target}=    CCB Server To Kill
     Set Test Variable    ${TARGET}    ${target}
@@ -258,6 +258,7 @@ Record Fault
 Leave The Site Healthy
     [Documentation]    Teardown of every fault: its undo, then no stray jobs and a healthy site.
     [Arguments]    ${undo}    @{args}
+    IF    $TEST_STATUS == 'SKIP'    RETURN    # a skipped row injected nothing
     Run Keyword    ${undo}    @{args}
     Clear Job Queue
     Site Should Be Healthy    timeout=900

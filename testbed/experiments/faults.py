@@ -464,9 +464,13 @@ class FaultSuite:
                 break
             time.sleep(5)
         miss["source"] = error_source(miss, bound_s)
+        # a read that worked but brought other bytes than the origin's
+        corrupted = sum(1 for read, name in ((warm, cached), (hit, cached), (back, uncached))
+                        if read["ok"] and read["adler32"] != records[name])
         return {"cached": cached, "uncached": uncached, "records": {cached: records[cached],
                 uncached: records[uncached]}, "warm": warm, "incomplete": incomplete, "hit": hit,
-                "miss": miss, "back": back, "back_seconds": time.monotonic() - started}
+                "miss": miss, "back": back, "back_seconds": time.monotonic() - started,
+                "corrupted": corrupted}
 
     # 8 --------------------------------------------------------------------------------------
     def transfer_integrity(self, jobs, size_mb, timeout=3600):
