@@ -11,11 +11,11 @@ Documentation     The fault suite (issue #14): faults injected into a running si
 ...               cache on the RAID, reads through the caching proxy) or sha256 (job output).
 ...
 ...               Rows and scales (testbed/experiments/faults.py declares the parameters):
-...               `ci` runs the cheap faults on `small` in CI - security, schedd restarts,
-...               CM failover, a worker cut off for 45 s, two RAID members failed and rebuilt,
-...               the origin down. The slow rows (a CCB server down for minutes, a third RAID
-...               failure, the DTN rebooted, transfers under 80 ms RTT + 1% loss, interrupted
-...               runs) run at `quick` and `full` (or with --set long_faults=1) and are skipped
+...               `ci` runs the cheap faults on `small` in CI (about 9 minutes under TCG):
+...               security, schedd restarts, CM failover, the origin down. The slow rows (a
+...               worker cut off, two RAID members failed and rebuilt, a CCB server down for
+...               minutes, a third RAID failure, the DTN rebooted, transfers under 80 ms RTT +
+...               1% loss, interrupted runs) run at `quick` and `full` (or with --set long_faults=1) and are skipped
 ...               at `ci` with a message saying so. The figures the issue asks for (failover,
 ...               reconnect and resync times, faults injected vs jobs lost and files corrupted)
 ...               are printed from a run's metrics by `benchmarks/faults.py`.
@@ -83,7 +83,8 @@ worker-cut-off
     ...    less than the job lease (a tc drop rule on its site interface; a guest-side timer
     ...    removes it if the suite cannot): the cut holds (no ping from the submit host), then is
     ...    gone; the jobs reconnect without starting again and finish with the right output.
-    [Tags]    condor    network    ci
+    [Tags]    condor    network    long
+    Skip Unless Long Faults    ${PARAMS}    a cut, the shadows' reconnect back-off and the jobs' release take 5 minutes
     ${r}=    Cut A Worker Off While Jobs Run    ${PARAMS}[jobs]    ${PARAMS}[cutoff_s]    ${PARAMS}[job_margin_s]
     Record Metric    faults.cutoff_seconds    ${r}[cut][seconds]    s    worker=${r}[worker]
     Record Metric    faults.jobs_disconnected    ${r}[disconnected]    count
@@ -102,7 +103,8 @@ raid-two-members-fail
     ...    degraded; origin files read through the caching proxy (evicted first, so written to the
     ...    degraded array) have the origin's checksums, and so do their cached copies read back from
     ...    the array; both members added back, the rebuild completes (rate recorded).
-    [Tags]    storage    raid    ci
+    [Tags]    storage    raid    long
+    Skip Unless Long Faults    ${PARAMS}    two members rebuilt take 2 minutes
     ${r}=    Fail Two RAID Members And Rebuild    ${PARAMS}[raid_files]    ${PARAMS}[resync_timeout_s]
     Record Metric    faults.raid_resync_seconds    ${r}[resync][seconds]    s    members=2
     Record Metric    faults.raid_resync_rate    ${r}[resync][rate]    MB/s    members=2

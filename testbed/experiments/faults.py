@@ -47,8 +47,8 @@ EXPERIMENT = Experiment(
                                     "transfers under loss, interrupted runs); 0 skips them"),
     },
     scales={
-        # CI: about 6 minutes on the small site under TCG - security, schedd restarts, CM
-        # failover, a 45 s worker cut, two RAID members failed and rebuilt, the origin down
+        # CI: about 9 minutes on the small site under TCG - security, schedd restarts, CM
+        # failover, the origin down (measured: a worker cut 344 s, two RAID members 118 s)
         "ci": {"jobs": 2, "job_margin_s": 45, "cutoff_s": 45, "failover_limit_s": 60, "ccb_outage_s": 120,
                "raid_files": 2, "resync_timeout_s": 600, "origin_down_bound_s": 60, "transfer_jobs": 2,
                "transfer_mb": 5, "wan_rtt_ms": 80, "wan_loss_pct": 1, "long_faults": 0},
