@@ -486,3 +486,10 @@ def test_profiles_the_suite_has_rows_for():
         runner.check("e5", "ci", ["wan-tuned"], {})
     with pytest.raises(ConfigError, match="negotiation_rtts"):
         runner.check("e5", "ci", ["default"], {"negotiation_rtts": "0,50"})
+
+
+def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
+    from testbed.experiments import e5_scale as scale
+    assert not scale.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
+    assert scale.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
+    assert not scale.baseline_ready({})

@@ -236,7 +236,7 @@ class ScaleLibrary:
         returns their (JobStatus, NumJobStarts, NumShadowStarts) by job."""
         n, exp = self._background_count(), self.exp
         exp.ensure_running("background", n, float(self.params()["failover_timeout_s"]) + 300)
-        starts = scale.job_starts(exp.job_ads("background"))
+        starts = exp.running_baseline("background")
         logger.console(f"  {sum(1 for v in starts.values() if v[0] == 2)} background sleepers running")
         return starts
 

@@ -391,6 +391,12 @@ def address_uses_shared_port(sinful):
 START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "RemoteHost"]
 
 
+def baseline_ready(starts):
+    """True when every running job's NumJobStarts shows its start: the schedd bumps it a
+    little after JobStatus turns 2, and a baseline taken before would read 0 -> 1 as a restart."""
+    return bool(starts) and all(st[1] >= 1 for st in starts.values() if st[0] == 2)
+
+
 def job_starts(ads):
     """{'c.p': (JobStatus, NumJobStarts, NumShadowStarts)}."""
     return {f"{a.get('ClusterId')}.{a.get('ProcId')}": (a.get("JobStatus"), a.get("NumJobStarts", 0) or 0,
@@ -536,6 +542,15 @@ class ScaleExperiment:
         if have < count:
             self.submit_sleepers(count - have, role)
         return self.wait_running(role, count, timeout)
+
+    def running_baseline(self, role, timeout=120, poll=3):
+        """job_starts of `role`'s jobs once every running one has NumJobStarts >= 1."""
+        start = time.monotonic()
+        while True:
+            starts = job_starts(self.job_ads(role))
+            if baseline_ready(starts) or time.monotonic() - start > timeout:
+                return starts
+            time.sleep(poll)
 
     # --- sampling ----------------------------------------------------------------------------
     def daemon_stats(self):
