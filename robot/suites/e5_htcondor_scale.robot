@@ -29,7 +29,7 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               must neither stop nor restart (NumJobStarts, NumShadowStarts), new jobs must
 ...               still start, and every startd must register with the CCB again.
 ...
-...               Scaling to the testbed: steps 4, 8, 16 (ci, the 16 slots of `small`), 16 to
+...               Scaling to the testbed: steps 8, 16 (ci, the 16 slots of `small`), 16 to
 ...               512 (quick) or 16 to 8192 (full), clipped to the slots the collector sees;
 ...               more startds per worker with --set startds_per_worker=N (installed in the
 ...               Suite Setup, removed in the Suite Teardown). 50 (ci), 200 (quick) or 1000

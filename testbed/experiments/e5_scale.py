@@ -48,15 +48,15 @@ EXPERIMENT = Experiment(
                                       "(0 skips the two-tier collector rows)"),
     },
     scales={
-        # CI on `small` (16 sleeper slots) under TCG: a ramp 4, 8, 16, 50 requests at 0 and
+        # CI on `small` (16 sleeper slots) under TCG: a ramp 8, 16, 50 requests at 0 and
         # 100 ms, one CCB down for a minute under 4 running jobs. Not yet timed on VMs; the
         # estimate is 10-12 minutes (`--set ccb_outage_s=0` saves about 4). The stream count
         # restarts the workers' HTCondor twice (minutes under TCG): quick and full only
         # (--set streams_jobs=1 adds it at ci); so do the CM and collector kills.
-        "ci": {"ramp_start": 4, "ramp_max": 16, "startds_per_worker": 0, "step_timeout_s": 240,
+        "ci": {"ramp_start": 8, "ramp_max": 16, "startds_per_worker": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
                "negotiation_rtts": [0, 100], "negotiation_timeout_s": 420, "failover_jobs": 4,
-               "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 60, "failover_timeout_s": 420,
+               "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 30, "failover_timeout_s": 420,
                "tree_settle_s": 0},
         "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "step_timeout_s": 600,
                   "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 200,
