@@ -79,9 +79,9 @@ def anonymous_script(schedd, pool, action):
     env = (f"env -i PATH=/usr/bin:/bin HOME=\"$d\" _CONDOR_SEC_TOKEN_DIRECTORY=\"$d/tokens\" "
            f"_CONDOR_SEC_CLIENT_AUTHENTICATION_METHODS=FS,IDTOKENS")
     if action == "read":
-        tool = f"condor_q -name {shlex.quote(schedd)} -pool {shlex.quote(pool)} -all -af ClusterId"
+        tool = f"condor_q -debug -name {shlex.quote(schedd)} -pool {shlex.quote(pool)} -all -af ClusterId"
     elif action == "submit":
-        tool = f"condor_submit -remote {shlex.quote(schedd)} -pool {shlex.quote(pool)} job.sub"
+        tool = f"condor_submit -debug -remote {shlex.quote(schedd)} -pool {shlex.quote(pool)} job.sub"
     else:
         raise ValueError(action)
     return (common + f"runuser -u nobody -- {env} timeout 120 {tool} 2>&1; rc=$?; "
