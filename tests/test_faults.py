@@ -413,7 +413,7 @@ def test_judge_anonymous_client(rc, text, what, verdict):
 def test_anonymous_client_has_no_credentials_and_a_submitted_job_is_removed(small):
     script = fs.anonymous_script("submit.small.testbed", "10.160.0.11", "read")
     assert "runuser -u nobody -- env -i" in script and "_CONDOR_SEC_TOKEN_DIRECTORY" in script
-    assert "condor_q -name submit.small.testbed" in script
+    assert "condor_q -debug -name submit.small.testbed" in script
     ssh = FakeSSH([("condor_status -schedd", "submit.small.testbed submit.small.testbed\n", 0),
                    ("runuser", "1 job(s) submitted to cluster 42.\n#rc=0\n", 0)])
     r = fs.SecurityChecks(small, ssh).anonymous_client("worker1", "submit", "submit")
