@@ -28,6 +28,9 @@ class FakeVagrant:
     """`vagrant up` that reports every host of a call booted, except those that need more
     attempts: {host: attempts before it is ready}."""
 
+    on_booted = None
+    mark_booted = site.VagrantRun.mark_booted
+
     def __init__(self, slow, steps, started):
         self.slow, self.calls, self.steps, self.started = dict(slow), [], steps, started
         self.last_step, self.errors, self.tail, self.log_path = {}, [], [], "vagrant-up.log"

@@ -98,12 +98,21 @@ class VagrantRun:
         self.last_step[host] = what
         for prefix, phase in PHASES:
             if what.startswith(prefix):
-                first = phase not in self.steps.get(host, {})
-                self.steps.setdefault(host, {}).setdefault(phase, now)
-                if phase == "booted" and first and self.on_booted:
-                    self.on_booted(host)
+                if phase == "booted":
+                    self.mark_booted(host, now)
+                else:
+                    self.steps.setdefault(host, {}).setdefault(phase, now)
         if any(s in what for s in SHOWN_STEPS):
             print(f"[{now:6.0f}s] {host}: {what}", flush=True)
+
+    def mark_booted(self, host, now=None):
+        """Record that Vagrant has reached `host` (the first time only) and hand it on."""
+        steps = self.steps.setdefault(host, {})
+        if "booted" in steps:
+            return
+        steps["booted"] = now if now is not None else round(time.monotonic() - self.started, 1)
+        if self.on_booted:
+            self.on_booted(host)
 
 
 def _console_tail(topo, host, lines=2):
@@ -144,10 +153,7 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                   f"{run.last_step.get(host, 'no step')!r}; domain {domains.state(topo, host)}; "
                   f"waiting again (attempt {attempt} of {BOOT_ATTEMPTS})", flush=True)
             if run(_up_argv([host]), env) == 0:
-                if "booted" not in run.steps.get(host, {}):
-                    run.steps.setdefault(host, {})["booted"] = round(time.monotonic() - run.started, 1)
-                    if run.on_booted:
-                        run.on_booted(host)
+                run.mark_booted(host)
                 pending.remove(host)
     if pending:
         details = "; ".join(f"{h}: last step {run.last_step.get(h, 'none')!r}, domain "
