@@ -493,3 +493,28 @@ def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
     assert not scale.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
     assert scale.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
     assert not scale.baseline_ready({})
+
+
+NEGOTIATOR_LOG_TEXT = """\
+11/23/26 10:00:01.250 ---------- Started Negotiation Cycle ----------
+11/23/26 10:00:01.900 ---------- Finished Negotiation Cycle ----------
+11/23/26 10:00:21.950 ---------- Started Negotiation Cycle ----------
+11/23/26 10:00:22.400 ---------- Finished Negotiation Cycle ----------
+11/23/26 10:00:42.000 ---------- Started Negotiation Cycle ----------
+"""
+
+
+def test_negotiation_cycles_timed_to_the_millisecond_from_the_log():
+    cycles = e5.logged_cycles(NEGOTIATOR_LOG_TEXT)
+    assert [d for _, d in cycles] == [0.65, 0.45]        # the unfinished third cycle is left out
+    t = 1795428021.95                                       # 2026-11-23 10:00:21.95 UTC
+    assert cycles[1][0] == pytest.approx(t)
+    # the ad said 1 s (start 10:00:21, end 10:00:22): the log's cycle that started then
+    assert e5.precise_cycle_duration(cycles, 1795428021, 1) == 0.45
+    # a cycle the log does not hold, or one whose length disagrees with the ad's
+    assert e5.precise_cycle_duration(cycles, 1795428100, 0) is None
+    assert e5.precise_cycle_duration(cycles, 1795428021, 3) is None
+    # a CM whose clock is an hour east of UTC writes local times
+    shifted = e5.logged_cycles(NEGOTIATOR_LOG_TEXT, e5.utc_offset_seconds("+0100"))
+    assert shifted[1][0] == pytest.approx(t - 3600)
+    assert e5.utc_offset_seconds("-0530") == -19800 and e5.utc_offset_seconds("junk") == 0

@@ -195,7 +195,8 @@ class ScaleLibrary:
         """`negotiation_requests` idle jobs that no slot can match, each its own resource
         request (kept between rows: submitted once); the first negotiation cycle that starts
         after this call and sees them all. Returns the negotiator's own figures
-        {duration, considered, idle, rejections, matches, rtt_ms, requests}."""
+        {duration, considered, idle, rejections, matches, rtt_ms, requests}; the duration to
+        the millisecond from the CM's NegotiatorLog (the ad counts whole seconds)."""
         p, exp = self.params(), self.exp
         n = p["negotiation_requests"]
         timeout = float(timeout or p["negotiation_timeout_s"])
@@ -217,7 +218,15 @@ class ScaleLibrary:
                 raise AssertionError(f"no negotiation cycle saw {n} idle jobs within {timeout:.0f} s "
                                      f"(latest cycle: {last})")
             time.sleep(5)
-        logger.console(f"  negotiation at {float(rtt_ms):g} ms: {last['duration']} s for {last['idle']} idle jobs "
+        precise = exp.logged_cycle_duration(cm, last)
+        whole = last["duration"]
+        if precise is None:
+            logger.warn(f"the NegotiatorLog on {cm} has no sub-second times for this cycle: "
+                        f"its duration is the ad's whole seconds ({whole} s)")
+        else:
+            last = dict(last, duration=precise)
+        logger.console(f"  negotiation at {float(rtt_ms):g} ms: {last['duration']} s ({whole} s in the ad) "
+                       f"for {last['idle']} idle jobs "
                        f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
         rtt = float(rtt_ms)

@@ -21,7 +21,7 @@ import time
 from testbed.experiments.registry import Experiment, Param
 from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
                                      E5_ROLE_ATTR, E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT,
-                                     SUBMIT_HOME, JobStatus)
+                                     NEGOTIATOR_LOG, SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.health import ccb_contacts
 from testbed.services.condor import submit_description
@@ -306,6 +306,49 @@ def negotiation_cycle(ad, index=0):
             "idle": get("NumIdleJobs"), "matches": get("Matches"), "rejections": get("Rejections"),
             "phase4": get("Phase4Duration"), "schedulers": get("NumSchedulers"),
             "out_of_time": get("SubmittersOutOfTime", "")}
+
+
+# The negotiator's ad counts a cycle's duration in whole seconds (end - start, both time_t),
+# so a 0.4 s cycle reads 0 or 1 depending on where the second ticks. The CMs log with
+# D_SUB_SECOND: the cycle's start and finish lines give its duration to the millisecond.
+NEGOTIATOR_LOG_STAMP = re.compile(r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) .*-+ (Started|Finished) Negotiation Cycle -+")
+
+
+def logged_cycles(text, utc_offset_s=0):
+    """[(start epoch, duration s)] of every complete cycle in a NegotiatorLog written with
+    D_SUB_SECOND (timestamps in the CM's local time, `utc_offset_s` east of UTC)."""
+    import datetime as dt
+    out, started = [], None
+    for line in text.splitlines():
+        m = NEGOTIATOR_LOG_STAMP.match(line)
+        if not m:
+            continue
+        stamp = dt.datetime.strptime(m.group(1), "%m/%d/%y %H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
+        t = stamp.timestamp() - utc_offset_s
+        if m.group(2) == "Started":
+            started = t
+        elif started is not None:
+            out.append((started, round(t - started, 3)))
+            started = None
+    return out
+
+
+def precise_cycle_duration(cycles, start_epoch, whole_s, slack_s=1.5):
+    """The logged duration of the cycle the ad reports (start `start_epoch`, `whole_s`
+    whole seconds): the logged cycle that started within `slack_s` of it and agrees with
+    the whole seconds; None when the log holds no such cycle."""
+    near = [(abs(s - start_epoch), d) for s, d in cycles
+            if abs(s - start_epoch) <= slack_s and abs(d - float(whole_s)) < 1.0 + 1e-6]
+    return min(near)[1] if near else None
+
+
+def utc_offset_seconds(z):
+    """`date +%z` text (+0100, -0530) -> seconds east of UTC."""
+    z = z.strip()
+    if not re.fullmatch(r"[+-]\d{4}", z):
+        return 0
+    sign = -1 if z[0] == "-" else 1
+    return sign * (int(z[1:3]) * 3600 + int(z[3:5]) * 60)
 
 
 def latest_negotiator(ads):
@@ -597,6 +640,17 @@ class ScaleExperiment:
                 return ad
         out = self.ssh.run(self.submit, "condor_status -negotiator -l", check=False, timeout=60)
         return latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
+
+    def logged_cycle_duration(self, cm, cycle):
+        """The sub-second duration of `cycle` (from negotiation_cycle) from the CM's
+        NegotiatorLog, or None when the log does not have it."""
+        out = self.ssh.run(cm, f"date +%z; grep -a 'Negotiation Cycle --' {shlex.quote(NEGOTIATOR_LOG)} | tail -n 40",
+                           check=False, timeout=60)
+        if not out.ok or not out.stdout.strip():
+            return None
+        first, _, rest = out.stdout.partition("\n")
+        cycles = logged_cycles(rest, utc_offset_seconds(first))
+        return precise_cycle_duration(cycles, float(cycle["start"]), cycle["duration"])
 
     def host_clock(self, host):
         return float(self.ssh.run(host, "date +%s.%N").stdout.strip())
