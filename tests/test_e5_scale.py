@@ -518,3 +518,10 @@ def test_negotiation_cycles_timed_to_the_millisecond_from_the_log():
     shifted = e5.logged_cycles(NEGOTIATOR_LOG_TEXT, e5.utc_offset_seconds("+0100"))
     assert shifted[1][0] == pytest.approx(t - 3600)
     assert e5.utc_offset_seconds("-0530") == -19800 and e5.utc_offset_seconds("junk") == 0
+
+
+def test_a_negotiation_point_is_its_fastest_cycle_with_the_median_beside_it():
+    assert e5.fastest_and_median([0.6, 0.07, 2.7, 0.15, 0.3]) == (0.07, 0.3)
+    assert e5.fastest_and_median([0.4, 0.2]) == (0.2, 0.3)
+    with pytest.raises(ValueError):
+        e5.fastest_and_median([])

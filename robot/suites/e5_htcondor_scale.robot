@@ -19,7 +19,8 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               - negotiation over the WAN (4.5): idle jobs that no slot matches, each its
 ...               own resource request, with the schedd <-> CM link at 0 and 100 ms RTT; the
 ...               cycle time is the negotiator's own, to the millisecond from its log (its ad,
-...               LastNegotiationCycleDuration0, counts whole seconds);
+...               LastNegotiationCycleDuration0, counts whole seconds), the fastest of a few
+...               cycles per RTT (the emulator's stalls stretch single cycles several-fold);
 ...               - two-tier collectors (4.1): child collectors (on the CCB hosts that are not
 ...               CMs, else on the CMs, port 9620) receive the startds' updates and forward them
 ...               to the CMs' collectors, against one tier, under `default` and
@@ -123,10 +124,10 @@ negotiation-wan-over-lan
     ${trips}=    Evaluate    ($wan[-1] - $lan[-1]) / $n / 0.1
     Record Metric    e5.negotiation_round_trips_per_request    ${trips}    round trips    requests=${n}
     Log    HTCondor here: ${trips} round trips of 100 ms per resource request (paper: 11.2 unbatched, ~3.2 batched)    console=True
-    # Each cycle asks the schedd for its requests over the link, so the WAN cycle pays at
-    # least one more round trip; it may not be more than one round trip shorter (TCG noise).
-    Should Be True    $wan[-1] + 0.1 >= $lan[-1]
-    ...    cycle at 100 ms (${wan}[-1] s) more than a round trip shorter than on the LAN (${lan}[-1] s)
+    # Each cycle asks the schedd for its requests over the link: the fastest WAN cycle pays
+    # at least that round trip more than the fastest LAN cycle.
+    Should Be True    $wan[-1] >= $lan[-1]
+    ...    the fastest cycle at 100 ms (${wan}[-1] s) is shorter than on the LAN (${lan}[-1] s)
 
 collectors-flat-default
     [Documentation]    One collector tier: the startds update the CMs' collectors directly.
@@ -309,5 +310,6 @@ Negotiation Point
     ${c}=    Negotiation Cycle With Idle Requests    ${rtt}
     Record Metric    e5.negotiation_cycle    ${c}[duration]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     ...    considered=${c}[considered]    rejections=${c}[rejections]
+    Record Metric    e5.negotiation_cycle_median    ${c}[median]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     Should Be True    $c['idle'] >= $c['requests']    the cycle saw ${c}[idle] idle jobs of ${c}[requests]
     Should Be Equal As Integers    ${c}[matches]    0    msg=jobs that no slot can meet were matched
