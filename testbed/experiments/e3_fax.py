@@ -478,3 +478,33 @@ class FaxExperiment:
                      f"xrdcp -f -s {url} {disk}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
                      f"echo 1 > /proc/sys/vm/drop_caches", timeout=300)
         return disk, shm
+
+
+def render_summary(records):
+    """The benchmark's text: cell tables per cache size, ratios per RTT, spread, baselines."""
+    sites = sorted({r["params"][k] for r in records if r["name"] == "e3.events_per_s" for k in ("storage", "compute")})
+    caches = sorted({float(r["params"]["cache_mb"]) for r in records if r["name"] == "e3.events_per_s"})
+    out = []
+    for cache in caches:
+        out += [f"events/s, cache {cache:g} MB", cell_table(records, "e3.events_per_s", sites, cache),
+                f"CPU efficiency [%], cache {cache:g} MB",
+                cell_table([dict(r, value=r["value"] * 100) for r in records if r["name"] == "e3.cpu_eff"],
+                           "e3.cpu_eff", sites, cache)]
+        ratios = off_over_diag(records, cache)
+        out.append("off-diagonal / diagonal: " + (", ".join(f"{rtt:g} ms {v:.2f}" for rtt, v in ratios.items())
+                                                  or "no cells"))
+    conc = {}
+    for r in records:
+        if r["name"] == "e3.concurrency_events_per_s":
+            conc.setdefault(int(r["params"]["jobs"]), []).append(r["value"])
+    for n, v in sorted(conc.items()):
+        out.append(f"concurrency {n:>3} jobs: mean {statistics.mean(v):.0f} ev/s per job "
+                   f"(min {min(v):.0f}, max {max(v):.0f})")
+    s = spread([x for v in conc.values() for x in v])
+    out.append(f"concurrency spread max/min events/s per job: {s:.2f}" if s else "concurrency spread: no data")
+    for r in records:
+        if r["name"] == "e3.baseline_events_per_s":
+            out.append(f"baseline {r['params']['source']}: {r['value']:.0f} ev/s")
+    if not records:
+        out.append("no E3 metrics in this run")
+    return "\n".join(out)
