@@ -55,6 +55,16 @@ echo 'iperf3 iperf3/start_daemon boolean false' | in_root debconf-set-selections
 in_root apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >> "$work/apt.log" 2>&1 \
   || { tail -30 "$work/apt.log"; exit 1; }
 
+step "E3: uproot into the venv /opt/tb-e3 (over Debian's python3-xrootd and numpy)"
+# Wheels only, pinned in python-e3.txt; guests never install at run time.
+install -m 0644 "$here/python-e3.txt" "$root/tmp/python-e3.txt"
+in_root python3 -m venv --system-site-packages /opt/tb-e3
+in_root /opt/tb-e3/bin/pip install -q --no-cache-dir --disable-pip-version-check --only-binary=:all: \
+  -r /tmp/python-e3.txt > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
+in_root /opt/tb-e3/bin/python -c 'import uproot, XRootD.client, numpy' \
+  || { echo "box: the E3 venv cannot import uproot, XRootD.client and numpy" >&2; exit 1; }
+rm -f "$root/tmp/python-e3.txt"
+
 step "configuring the guest"
 # shellcheck source=provision/box/configure-guest.sh
 install -m 0755 "$here/configure-guest.sh" "$root/tmp/configure-guest.sh"

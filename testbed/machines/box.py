@@ -13,7 +13,7 @@ from testbed.model.errors import TestbedError
 RECIPE_DIR = PROJECT_ROOT / "provision" / "box"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 RECIPES = {
-    "debian13": ["build-debian.sh", "configure-guest.sh", "debian-packages.txt"],
+    "debian13": ["build-debian.sh", "configure-guest.sh", "debian-packages.txt", "python-e3.txt"],
 }
 
 

@@ -77,3 +77,24 @@ class JobStatus(IntEnum):
 def as_template_context():
     """Every constant above, for the config templates (`{{ c.XROOTD_CACHE_PORT }}`)."""
     return {k: v for k, v in globals().items() if k.isupper()}
+
+# E3 (FAX, seed 002): a federation on the DTN for the suite's run only - one XRootD data
+# server per emulated site (own port, own export under the RAID), each cmsd subscribed to
+# an E3 redirector; worker-side, one local user, address and routing table per compute
+# site so each (compute, storage) cell crosses its own netem class. All removed again
+# in the suite teardown.
+E3_REDIRECTOR_PORT = 1110
+E3_CMSD_PORT = 3131
+E3_SERVER_PORT_BASE = 1111          # site i (0, 1, 2, ...) serves on 1111 + i
+E3_NAMESPACE = "/e3"                # global names /e3/<site>/<file>.root
+E3_LOCALROOT = f"{RAID_MOUNT}/e3"   # physical /raid/e3/e3/<site>/...
+E3_INSTANCE_PREFIX = "e3"           # xrootd@e3redir, xrootd@e3-a, cmsd@e3-a, ...
+E3_PYTHON = "/opt/tb-e3/bin/python"  # the box's venv: uproot over python3-xrootd
+E3_TOOL = "/usr/local/lib/tb-e3/e3_root.py"
+E3_USER_PREFIX = "tb-e3"            # tb-e3a, tb-e3b, ... on the submit host and the worker
+E3_UID_BASE = 62000                 # site i: uid 62001 + i
+E3_TABLE_BASE = 300                 # site i: routing table 301 + i
+E3_HOST_OCTET_BASE = 200            # site i: worker alias on the site network .201 + i
+E3_CONDOR_CONF = "/etc/condor/config.d/72-e3-users.conf"
+E3_LOCAL_DIR = "/var/tmp/tb-e3"     # baselines: a file on the worker's disk and in /dev/shm
+E3_SHM_DIR = "/dev/shm/tb-e3"

@@ -1,0 +1,510 @@
+"""E3: reading ROOT files over the WAN through an XRootD federation (seed 002, FAX) - a
+storage-site x compute-site matrix of analysis jobs, a concurrency scan at one
+off-diagonal RTT, the connectivity test, and local-disk / memory baselines.
+
+Scaling to the testbed: every storage site is an XRootD data server on the DTN (own port,
+own read-only export /e3/<site> under the RAID) whose cmsd subscribes to an E3 redirector
+(also on the DTN), so a job opens /e3/<site>/<file> at the redirector and is redirected to
+the owning server, as FAX does. Every compute site is a local user on the worker (tb-e3a,
+...) with its own alias address: `ip rule uidrange` sends that user's packets through its
+own routing table whose route carries `src` = the site's address, and a prio qdisc on the
+worker's site interface steers (src = compute site, dst port = storage server) into a
+netem class that delays by the RTT of that cell. The jobs of compute site X are submitted
+by user tb-e3X, so HTCondor runs them as that user on the worker (same UID_DOMAIN).
+
+Everything here builds a command or a file, parses what a command printed, or computes a
+figure; `FaxExperiment` runs the commands on the site. The Robot library FaxLibrary is
+thin over it.
+"""
+import json
+import shlex
+import statistics
+import string
+import time
+
+from testbed import PROJECT_ROOT
+from testbed.experiments.registry import Experiment, Param
+from testbed.model import constants as c
+from testbed.model.errors import RemoteError
+
+EXPERIMENT = Experiment(
+    name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
+    seed="002_e7e8c88ce5ba9636", suite="robot/suites/e3_fax_wan_reads.robot",
+    params={
+        "sites": Param("int", "emulated sites (each storage + compute); 3 or 4"),
+        "rtts": Param("numbers", "off-diagonal RTTs (ms), given to the site pairs in order, cycling"),
+        "cache_mbs": Param("numbers", "read-ahead cache sizes (MB) of the matrix", rows=True),
+        "concurrency": Param("ints", "concurrent jobs of the concurrency scan", rows=True),
+        "concurrency_rtt": Param("float", "RTT (ms) of the cell the concurrency scan runs in"),
+        "files_per_site": Param("int", "ROOT files per storage site"),
+        "events": Param("int", "events per file"),
+        "branches": Param("int", "branches of the TTree"),
+        "read_branches": Param("int", "branches the analysis reads (the paper: 512 of 8543)"),
+        "basket_events": Param("int", "events per basket (the size of each uproot extend)"),
+        "connectivity_fraction": Param("float", "fraction of events the connectivity test reads"),
+        "job_timeout_s": Param("int", "seconds a cell's jobs may take"),
+    },
+    scales={
+        # CI on `small` under TCG, set-up included in ~6 minutes: 3x3 cells of one job, one
+        # cache size, tiny files (300 branches x 2000 events, ~1.8 MB), concurrency 1 and 4.
+        "ci": {"sites": 3, "rtts": [5, 20, 80], "cache_mbs": [10], "concurrency": [1, 4],
+               "concurrency_rtt": 5.0, "files_per_site": 2, "events": 2000, "branches": 300,
+               "read_branches": 40, "basket_events": 500, "connectivity_fraction": 0.1,
+               "job_timeout_s": 300},
+        "quick": {"sites": 3, "rtts": [5, 40, 80], "cache_mbs": [10, 30], "concurrency": [1, 2, 4, 8],
+                  "concurrency_rtt": 5.0, "files_per_site": 3, "events": 20000, "branches": 500,
+                  "read_branches": 64, "basket_events": 2000, "connectivity_fraction": 0.1,
+                  "job_timeout_s": 900},
+        "full": {"sites": 4, "rtts": [5, 20, 40, 80], "cache_mbs": [10, 30],
+                 "concurrency": [1, 2, 4, 8, 16], "concurrency_rtt": 5.0, "files_per_site": 4,
+                 "events": 50000, "branches": 800, "read_branches": 100, "basket_events": 5000,
+                 "connectivity_fraction": 0.1, "job_timeout_s": 1800},
+    },
+    profiles=("default",),
+    metrics=("e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.rtt_measured", "e3.off_over_diag",
+             "e3.concurrency_events_per_s", "e3.concurrency_spread", "e3.connectivity_mb_per_s",
+             "e3.baseline_events_per_s", "e3.baseline_mb_per_s", "e3.baseline_cpu_eff",
+             "e3.disk_over_memory", "e3.file_bytes"),
+    x_params=("rtt_ms", "jobs", "cache_mb"),
+    paper="results/paper/e3.yaml",
+)
+
+SITE_NAMES = string.ascii_lowercase
+MAX_PRIO_BANDS = 16  # the kernel's TCQ_PRIO_BANDS
+
+
+# --- sites and the RTT matrix ---------------------------------------------------------
+def site_names(n):
+    if not 2 <= n <= 4:
+        raise ValueError(f"E3 needs 2 to 4 sites (one prio band per off-diagonal cell), got {n}")
+    return list(SITE_NAMES[:n])
+
+
+def rtt_matrix(sites, rtts):
+    """{compute: {storage: rtt_ms}}: 0 on the diagonal; the site pairs (a,b), (a,c), (b,c),
+    ... get `rtts` in order (cycling), the same both ways."""
+    if not rtts or any(r <= 0 for r in rtts):
+        raise ValueError(f"off-diagonal RTTs must be > 0 ms, got {rtts}")
+    m = {x: {y: 0.0 for y in sites} for x in sites}
+    k = 0
+    for i, x in enumerate(sites):
+        for y in sites[i + 1:]:
+            m[x][y] = m[y][x] = float(rtts[k % len(rtts)])
+            k += 1
+    return m
+
+
+def cells(matrix):
+    """[(compute, storage, rtt)] row by row."""
+    return [(x, y, matrix[x][y]) for x in matrix for y in matrix[x]]
+
+
+def concurrency_cell(matrix, rtt):
+    """The first off-diagonal (compute, storage) cell with `rtt`."""
+    for x, y, r in cells(matrix):
+        if x != y and r == float(rtt):
+            return x, y
+    raise ValueError(f"no off-diagonal cell has {rtt:g} ms (matrix RTTs: "
+                     f"{sorted({r for _, _, r in cells(matrix) if r})})")
+
+
+def server_port(sites, site):
+    return c.E3_SERVER_PORT_BASE + sites.index(site)
+
+
+def site_user(site):
+    return f"{c.E3_USER_PREFIX}{site}"
+
+
+def site_uid(sites, site):
+    return c.E3_UID_BASE + 1 + sites.index(site)
+
+
+def site_table(sites, site):
+    return c.E3_TABLE_BASE + 1 + sites.index(site)
+
+
+def site_address(site_net, sites, site):
+    """The worker's alias address for compute site `site` on the site network."""
+    return str(site_net.network_address + c.E3_HOST_OCTET_BASE + 1 + sites.index(site))
+
+
+def global_name(site, filename):
+    return f"{c.E3_NAMESPACE}/{site}/{filename}"
+
+
+def file_names(n):
+    return [f"data{i:03d}.root" for i in range(n)]
+
+
+# --- worker: addresses, policy routing and per-cell netem ------------------------------
+def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
+    """argv lists (run in order, each idempotent) that give every compute site its own
+    source address and every (compute, storage) cell with RTT > 0 its own netem class.
+    The qdisc starts with a delete, so applying twice leaves one copy."""
+    prefix = site_net.prefixlen
+    cmds = []
+    for s in sites:
+        addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
+        cmds.append(["ip", "addr", "replace", f"{addr}/{prefix}", "dev", dev])
+        cmds.append(["ip", "route", "replace", str(site_net), "dev", dev, "src", addr, "table", str(table)])
+        cmds.append(["ip", "rule", "del", "uidrange", f"{uid}-{uid}", "lookup", str(table)])
+        cmds.append(["ip", "rule", "add", "priority", str(table), "uidrange", f"{uid}-{uid}",
+                     "lookup", str(table)])
+    active = [(x, y, r) for x, y, r in cells(matrix) if r > 0]
+    bands = 3 + len(active)
+    if bands > MAX_PRIO_BANDS:
+        raise ValueError(f"{len(active)} delayed cells need {bands} prio bands (at most {MAX_PRIO_BANDS})")
+    cmds.append(["tc", "qdisc", "del", "dev", dev, "root"])
+    cmds.append(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "prio", "bands", str(bands),
+                 "priomap"] + ["1"] * 16)
+    for i, (x, y, r) in enumerate(active):
+        band = 4 + i
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", f"1:{band}", "handle", f"{band}0:",
+                     "netem", "delay", f"{r:g}ms", "limit", "10000"])
+        cmds.append(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                     "u32", "match", "ip", "src", f"{site_address(site_net, sites, x)}/32",
+                     "match", "ip", "dst", f"{dtn_ip}/32",
+                     "match", "ip", "dport", str(server_port(sites, y)), "0xffff", "flowid", f"1:{band}"])
+    return cmds
+
+
+def worker_teardown_commands(sites, site_net, dev):
+    """Undo worker_setup_commands (each may fail harmlessly if already gone); the root qdisc
+    is deleted here and the topology's own WAN re-applied by the suite afterwards."""
+    cmds = [["tc", "qdisc", "del", "dev", dev, "root"]]
+    for s in sites:
+        addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
+        cmds.append(["ip", "rule", "del", "uidrange", f"{uid}-{uid}", "lookup", str(table)])
+        cmds.append(["ip", "route", "flush", "table", str(table)])
+        cmds.append(["ip", "addr", "del", f"{addr}/{site_net.prefixlen}", "dev", dev])
+    return cmds
+
+
+def script(commands, dev_ip, tolerant=("del", "flush")):
+    """A shell script running argv lists on the interface holding `dev_ip` (@DEV@); deletes
+    and flushes may fail (nothing to remove), anything else stops the script."""
+    lines = ["set -e", f"dev=$(ip -o -4 addr show | awk '$4 ~ /^{dev_ip.replace('.', '[.]')}\\// {{print $2; exit}}')",
+             f"[ -n \"$dev\" ] || {{ echo 'no interface has {dev_ip}' >&2; exit 3; }}"]
+    for argv in commands:
+        text = " ".join(shlex.quote(a) for a in argv).replace("@DEV@", '"$dev"')
+        if any(a in tolerant for a in argv[:4]):
+            text += " 2>/dev/null || true"
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+# --- users on the submit host and the worker ------------------------------------------
+def users_script(sites, add=True):
+    """Create (or remove) one system user per compute site with a fixed uid; idempotent."""
+    lines = []
+    for s in sites:
+        u, uid = site_user(s), site_uid(sites, s)
+        if add:
+            lines.append(f"id -u {u} >/dev/null 2>&1 || useradd --system --no-create-home "
+                         f"--uid {uid} --shell /usr/sbin/nologin {u}")
+            lines.append(f"[ \"$(id -u {u})\" = {uid} ] || {{ echo '{u} exists with another uid' >&2; exit 4; }}")
+        else:
+            lines.append(f"id -u {u} >/dev/null 2>&1 && userdel {u} || true")
+    return "\n".join(lines) + "\n"
+
+
+def condor_users_conf(sites):
+    """The submit host's schedd accepts the compute sites' users too (FS authentication)."""
+    users = ", ".join(f"{site_user(s)}@$(UID_DOMAIN)" for s in sites)
+    return f"# E3 (FAX) suite: its compute-site users may submit; removed by the suite teardown.\n" \
+           f"ALLOW_WRITE = $(ALLOW_WRITE), {users}\n"
+
+
+# --- the federation on the DTN ---------------------------------------------------------
+def federation_units(sites):
+    """systemd units, started in this order (manager first)."""
+    p = c.E3_INSTANCE_PREFIX
+    units = [f"cmsd@{p}redir", f"xrootd@{p}redir"]
+    for s in sites:
+        units += [f"cmsd@{p}-{s}", f"xrootd@{p}-{s}"]
+    return units
+
+
+def render_federation(host, sites):
+    """/etc/xrootd/e3.cfg for the DTN, from provision/templates/xrootd/e3.cfg.j2."""
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROJECT_ROOT / "provision" / "templates")),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    ctx = {"host": host, "c": c.as_template_context(),
+           "sites": [{"name": s, "port": server_port(sites, s)} for s in sites]}
+    return env.get_template("xrootd/e3.cfg.j2").render(ctx)
+
+
+def federation_script(sites, cfg_text):
+    """DTN: config, instance links, read-only export folders, units started."""
+    p = c.E3_INSTANCE_PREFIX
+    inst = [f"{p}redir"] + [f"{p}-{s}" for s in sites]
+    lines = ["set -e", f"cat > /etc/xrootd/e3.cfg <<'E3CFG'\n{cfg_text}E3CFG"]
+    lines += [f"ln -sfn e3.cfg /etc/xrootd/xrootd-{i}.cfg" for i in inst]
+    for s in sites:
+        d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
+        lines.append(f"install -d -o root -g root -m 0755 {d}")
+    lines += [f"systemctl restart {u}.service" for u in federation_units(sites)]
+    return "\n".join(lines) + "\n"
+
+
+def federation_teardown_script(sites):
+    p = c.E3_INSTANCE_PREFIX
+    inst = [f"{p}redir"] + [f"{p}-{s}" for s in sites]
+    units = " ".join(f"{u}.service" for u in reversed(federation_units(sites)))
+    return "\n".join([f"systemctl stop {units} || true",
+                      "rm -f /etc/xrootd/e3.cfg " + " ".join(f"/etc/xrootd/xrootd-{i}.cfg" for i in inst),
+                      f"rm -rf {c.E3_LOCALROOT}"]) + "\n"
+
+
+def data_script(sites, p):
+    """DTN: the files of every storage site, written by uproot (root-owned, 0644), one JSON
+    line per file (site added)."""
+    lines = ["set -e"]
+    for i, s in enumerate(sites):
+        d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
+        lines.append(f"{c.E3_PYTHON} {c.E3_TOOL} write {d} --files {p['files_per_site']} --events {p['events']} "
+                     f"--branches {p['branches']} --basket-events {p['basket_events']} --seed {2 + i} "
+                     f"| sed 's/^{{/{{\"site\": \"{s}\", /'")
+        lines.append(f"chmod 0644 {d}/*.root")
+    return "\n".join(lines) + "\n"
+
+
+# --- jobs --------------------------------------------------------------------------------
+def reader_arguments(url, p, cache_mb, fraction=1.0, label=""):
+    return (f"{c.E3_TOOL} read {url} --branches {p['read_branches']} --fraction {fraction:g} "
+            f"--cache-mb {float(cache_mb):g} --label {label or 'job'}")
+
+
+def job_description(urls, p, cache_mb, worker_machine, fraction=1.0, label=""):
+    """One job per URL: the box's E3 python on the worker, nothing transferred in."""
+    lines = [f"executable = {c.E3_PYTHON}", "transfer_executable = False", "universe = vanilla",
+             "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT", "log = job.log",
+             "output = out.$(Process)", "error = err.$(Process)", "request_memory = 32", "request_disk = 1024",
+             f'requirements = (Machine == "{worker_machine}")', "+E3Role = \"e3\""]
+    for url in urls:
+        lines += [f"arguments = \"{reader_arguments(url, p, cache_mb, fraction, label)}\"", "queue 1"]
+    return "\n".join(lines) + "\n"
+
+
+def parse_report(text):
+    """The reader's JSON object from a job's stdout (the last line that parses), or None."""
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return None
+
+
+def parse_data_lines(text):
+    """{(site, file): {bytes, sha256, events, branches}} from data_script's output."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            out[(d["site"], d["file"])] = d
+    return out
+
+
+def check_reports(reports, expected_events, expected_digests=None):
+    """Problems with the jobs' reports: a missing report, a wrong event count, a checksum
+    of the data read that differs from the reference reading of the same file."""
+    problems = []
+    for key, r in reports.items():
+        if r is None:
+            problems.append(f"{key}: no report")
+            continue
+        if r["events"] != expected_events:
+            problems.append(f"{key}: {r['events']} events, expected {expected_events}")
+        want = (expected_digests or {}).get(r["url"].rsplit("/", 1)[-1])
+        if want and r["digest"] != want:
+            problems.append(f"{key}: digest {r['digest']} != {want} (wrong data)")
+    return problems
+
+
+# --- figures -------------------------------------------------------------------------------
+def cell_table(records, metric, sites, cache_mb, fmt="{:.0f}"):
+    """Text table storage (rows) x compute (columns) of the mean of `metric` at cache_mb."""
+    vals = {}
+    for r in records:
+        pr = r.get("params", {})
+        if r["name"] == metric and float(pr.get("cache_mb", -1)) == float(cache_mb):
+            vals.setdefault((pr["storage"], pr["compute"]), []).append(r["value"])
+    head = "storage\\compute " + " ".join(f"{s:>7}" for s in sites)
+    rows = [head]
+    for y in sites:
+        cellv = [statistics.mean(vals[(y, x)]) if (y, x) in vals else None for x in sites]
+        rows.append(f"{y:>15} " + " ".join(f"{fmt.format(v):>7}" if v is not None else f"{'-':>7}" for v in cellv))
+    return "\n".join(rows)
+
+
+def off_over_diag(records, cache_mb):
+    """{rtt: mean off-diagonal events/s / mean diagonal events/s} at cache_mb."""
+    diag, off = [], {}
+    for r in records:
+        pr = r.get("params", {})
+        if r["name"] != "e3.events_per_s" or float(pr.get("cache_mb", -1)) != float(cache_mb):
+            continue
+        if pr["storage"] == pr["compute"]:
+            diag.append(r["value"])
+        else:
+            off.setdefault(float(pr["rtt_ms"]), []).append(r["value"])
+    if not diag or statistics.mean(diag) <= 0:
+        return {}
+    d = statistics.mean(diag)
+    return {rtt: statistics.mean(v) / d for rtt, v in sorted(off.items())}
+
+
+def spread(values):
+    """max / min events/s per job (1.0 = perfectly flat)."""
+    values = [v for v in values if v is not None]
+    if not values or min(values) <= 0:
+        return None
+    return max(values) / min(values)
+
+
+def diagonal_not_slower(diag_eps, far_eps, noise=0.25):
+    """True when the diagonal is not slower than the farthest cell beyond `noise` (a fraction)."""
+    return diag_eps >= far_eps * (1 - noise)
+
+
+def tcp_rtt_script(probes, count=5):
+    """Python (guest) that times TCP connects from each source address to (dtn, port) and
+    prints one JSON line {src, port, ms} with the median."""
+    return ("python3 - <<'PY'\nimport json, socket, statistics, time\n"
+            f"probes = {json.dumps(probes)}\n"
+            "for src, dst, port in probes:\n"
+            "    t = []\n"
+            f"    for _ in range({count}):\n"
+            "        s = socket.socket(); s.bind((src, 0)); s.settimeout(5)\n"
+            "        t0 = time.perf_counter(); s.connect((dst, port)); t.append((time.perf_counter() - t0) * 1000); s.close()\n"
+            "        time.sleep(0.05)\n"
+            "    print(json.dumps({'src': src, 'port': port, 'ms': statistics.median(t)}))\nPY\n")
+
+
+class FaxExperiment:
+    """Runs E3's commands on the site: federation and data on the DTN, users and policy
+    routing on the worker, jobs through the submit host's schedd."""
+
+    def __init__(self, topo, ssh, params):
+        self.topo, self.ssh, self.p = topo, ssh, params
+        self.sites = site_names(params["sites"])
+        self.matrix = rtt_matrix(self.sites, params["rtts"])
+        self.dtn = topo.role_host("dtn")
+        self.worker = topo.with_role("worker")[0]
+        self.submit = topo.role_host("submit")
+
+    @property
+    def worker_machine(self):
+        return f"{self.worker.name}.{self.topo.trust_domain}"
+
+    def redirector_url(self, site, filename):
+        return f"root://{self.dtn.name}:{c.E3_REDIRECTOR_PORT}/{global_name(site, filename)}"
+
+    def push_tool(self):
+        tool = (PROJECT_ROOT / "provision" / "guest" / "e3_root.py").read_bytes()
+        cmd = f"install -d /usr/local/lib/tb-e3 && cat > {c.E3_TOOL} && chmod 0755 {c.E3_TOOL}"
+        for h in {self.dtn.name, self.worker.name}:
+            self.ssh.run(h, cmd, input_bytes=tool)
+
+    def start_federation(self):
+        self.ssh.run(self.dtn.name, federation_script(self.sites, render_federation(self.dtn, self.sites)),
+                     timeout=180)
+
+    def write_data(self):
+        out = self.ssh.run(self.dtn.name, data_script(self.sites, self.p), timeout=900).stdout
+        return parse_data_lines(out)
+
+    def prepare_worker(self):
+        cmds = worker_setup_commands(self.sites, self.matrix, self.topo.site_net, self.dtn.site_ip, "@DEV@")
+        self.ssh.run(self.worker.name, users_script(self.sites) + script(cmds, self.worker.site_ip), timeout=120)
+        conf = condor_users_conf(self.sites)
+        self.ssh.run(self.submit.name, users_script(self.sites) +
+                     f"cat > {c.E3_CONDOR_CONF} <<'E3CONF'\n{conf}E3CONF\ncondor_reconfig >/dev/null\n"
+                     f"install -d -m 0755 {c.E3_LOCAL_DIR}", timeout=120)
+
+    def restore(self):
+        """Everything the suite added, removed (each step tolerant); the caller re-applies the WAN."""
+        cmds = worker_teardown_commands(self.sites, self.topo.site_net, "@DEV@")
+        res = self.ssh.run_many({
+            self.worker.name: script(cmds, self.worker.site_ip) + users_script(self.sites, add=False) +
+            f"rm -rf {c.E3_LOCAL_DIR} {c.E3_SHM_DIR} /usr/local/lib/tb-e3",
+            self.submit.name: f"rm -f {c.E3_CONDOR_CONF}; condor_reconfig >/dev/null 2>&1 || true\n"
+                              f"rm -rf {c.E3_LOCAL_DIR}\n" + users_script(self.sites, add=False),
+            self.dtn.name: federation_teardown_script(self.sites) + "rm -rf /usr/local/lib/tb-e3",
+        }, timeout=180)
+        return {h: r.ok for h, r in res.items()}
+
+    def measure_cell_rtts(self):
+        """{(compute, storage): median TCP connect ms} from each site's source address."""
+        net = self.topo.site_net
+        probes = [[site_address(net, self.sites, x), self.dtn.site_ip, server_port(self.sites, y)]
+                  for x, y, _ in cells(self.matrix)]
+        out = self.ssh.run(self.worker.name, tcp_rtt_script(probes), timeout=300).stdout
+        by = {(d["src"], d["port"]): d["ms"] for d in map(json.loads, filter(None, out.splitlines()))}
+        return {(x, y): by.get((site_address(net, self.sites, x), server_port(self.sites, y)))
+                for x, y, _ in cells(self.matrix)}
+
+    def run_jobs(self, compute, urls, cache_mb, fraction=1.0, label="cell", poll=5):
+        """Submit one job per URL as compute site `compute`'s user, wait, return [report]."""
+        user = site_user(compute)
+        d = f"{c.E3_LOCAL_DIR}/{label}-{compute}-{int(time.time() * 1000)}"
+        desc = job_description(urls, self.p, cache_mb, self.worker_machine, fraction, label)
+        self.ssh.run(self.submit.name, f"install -d -o {user} {d} && cd {d} && "
+                     f"sudo -u {user} tee job.sub >/dev/null && sudo -u {user} condor_submit job.sub >/dev/null",
+                     input_bytes=desc.encode(), timeout=120)
+        out = self.ssh.run(self.submit.name, f"cd {d} && timeout {int(self.p['job_timeout_s'])} "
+                           f"condor_wait job.log >/dev/null; rc=$?; for f in out.*; do echo \"#$f\"; cat $f; done; "
+                           f"exit $rc", check=False, timeout=self.p["job_timeout_s"] + 60)
+        if not out.ok:
+            self.ssh.run(self.submit.name, f"cd {d} && sudo -u {user} condor_rm -constraint 'E3Role =?= \"e3\"' "
+                         ">/dev/null 2>&1 || true", check=False)
+            raise RemoteError(f"E3 jobs of site {compute} not done in {self.p['job_timeout_s']} s ({label})")
+        chunks = out.stdout.split("\n#out.")
+        reports = [parse_report(ch) for ch in chunks if ch.strip()]
+        return reports
+
+    def stage_local(self, site, filename):
+        """Baselines: a copy of one file on the worker's disk and one in /dev/shm (tmpfs),
+        readable by the compute site's user; the page cache is dropped for the disk copy."""
+        url = self.redirector_url(site, filename)
+        disk, shm = f"{c.E3_LOCAL_DIR}/{filename}", f"{c.E3_SHM_DIR}/{filename}"
+        self.ssh.run(self.worker.name, f"set -e; install -d -m 0755 {c.E3_LOCAL_DIR} {c.E3_SHM_DIR}; "
+                     f"xrdcp -f -s {url} {disk}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
+                     f"echo 1 > /proc/sys/vm/drop_caches", timeout=300)
+        return disk, shm
+
+
+def render_summary(records):
+    """The benchmark's text: cell tables per cache size, ratios per RTT, spread, baselines."""
+    sites = sorted({r["params"][k] for r in records if r["name"] == "e3.events_per_s" for k in ("storage", "compute")})
+    caches = sorted({float(r["params"]["cache_mb"]) for r in records if r["name"] == "e3.events_per_s"})
+    out = []
+    for cache in caches:
+        out += [f"events/s, cache {cache:g} MB", cell_table(records, "e3.events_per_s", sites, cache),
+                f"CPU efficiency [%], cache {cache:g} MB",
+                cell_table([dict(r, value=r["value"] * 100) for r in records if r["name"] == "e3.cpu_eff"],
+                           "e3.cpu_eff", sites, cache)]
+        ratios = off_over_diag(records, cache)
+        out.append("off-diagonal / diagonal: " + (", ".join(f"{rtt:g} ms {v:.2f}" for rtt, v in ratios.items())
+                                                  or "no cells"))
+    conc = {}
+    for r in records:
+        if r["name"] == "e3.concurrency_events_per_s":
+            conc.setdefault(int(r["params"]["jobs"]), []).append(r["value"])
+    for n, v in sorted(conc.items()):
+        out.append(f"concurrency {n:>3} jobs: mean {statistics.mean(v):.0f} ev/s per job "
+                   f"(min {min(v):.0f}, max {max(v):.0f})")
+    s = spread([x for v in conc.values() for x in v])
+    out.append(f"concurrency spread max/min events/s per job: {s:.2f}" if s else "concurrency spread: no data")
+    for r in records:
+        if r["name"] == "e3.baseline_events_per_s":
+            out.append(f"baseline {r['params']['source']}: {r['value']:.0f} ev/s")
+    if not records:
+        out.append("no E3 metrics in this run")
+    return "\n".join(out)

@@ -1,0 +1,133 @@
+"""E3 (FAX): the RTT matrix, the worker's routing and netem commands, reports and figures."""
+import ipaddress
+import json
+
+import pytest
+
+from testbed.experiments import e3_fax as fax
+from testbed.experiments import registry
+from testbed.model import constants as c
+
+NET = ipaddress.ip_network("10.160.0.0/24")
+SITES = ["a", "b", "c"]
+
+
+def test_matrix_is_symmetric_with_zero_diagonal():
+    m = fax.rtt_matrix(SITES, [5, 20, 80])
+    assert [m[s][s] for s in SITES] == [0, 0, 0]
+    assert m["a"]["b"] == m["b"]["a"] == 5 and m["a"]["c"] == 20 and m["b"]["c"] == 80
+    assert fax.concurrency_cell(m, 5) == ("a", "b")
+    with pytest.raises(ValueError):
+        fax.concurrency_cell(m, 40)
+    with pytest.raises(ValueError):
+        fax.rtt_matrix(SITES, [0])
+
+
+def test_worker_commands_give_each_cell_its_own_netem_class():
+    m = fax.rtt_matrix(SITES, [5, 20, 80])
+    cmds = fax.worker_setup_commands(SITES, m, NET, "10.160.0.20", "eth1")
+    text = [" ".join(x) for x in cmds]
+    assert "ip addr replace 10.160.0.201/24 dev eth1" in text
+    assert "ip route replace 10.160.0.0/24 dev eth1 src 10.160.0.202 table 302" in text
+    assert "ip rule add priority 303 uidrange 62003-62003 lookup 303" in text
+    netems = [t for t in text if " netem " in t]
+    assert len(netems) == 6 and sum("delay 80ms" in t for t in netems) == 2
+    filters = [t for t in text if "filter add" in t]
+    assert any("src 10.160.0.201/32" in t and "dport 1113 0xffff" in t for t in filters)
+    assert text.index("tc qdisc del dev eth1 root") < text.index(next(t for t in text if "prio bands 9" in t))
+    # deletions are tolerated, so applying twice is safe
+    s = fax.script(cmds, "10.160.0.30")
+    assert "ip rule del uidrange 62001-62001 lookup 301 2>/dev/null || true" in s
+
+
+def test_teardown_undoes_every_setup_step():
+    down = [" ".join(x) for x in fax.worker_teardown_commands(SITES, NET, "eth1")]
+    for s in SITES:
+        uid, table = fax.site_uid(SITES, s), fax.site_table(SITES, s)
+        assert f"ip rule del uidrange {uid}-{uid} lookup {table}" in down
+        assert f"ip route flush table {table}" in down
+    assert down[0] == "tc qdisc del dev eth1 root"
+
+
+def test_too_many_cells_for_prio_are_refused():
+    with pytest.raises(ValueError):
+        fax.site_names(5)
+
+
+def test_federation_config_is_rendered_from_the_template():
+    class H:
+        name = "dtn"
+    cfg = fax.render_federation(H(), SITES)
+    assert f"xrd.port    {c.E3_REDIRECTOR_PORT}" in cfg
+    assert "if named e3redir" in cfg and "else if named e3-c" in cfg
+    assert "all.export  /e3/b r/o" in cfg and "all.manager dtn:3131" in cfg
+    assert fax.federation_units(["a"]) == ["cmsd@e3redir", "xrootd@e3redir", "cmsd@e3-a", "xrootd@e3-a"]
+    assert "install -d -o root -g root -m 0755" in fax.federation_script(SITES, cfg)
+
+
+def test_users_and_condor_conf():
+    s = fax.users_script(SITES)
+    assert "--uid 62001" in s and "tb-e3c" in s
+    assert "userdel tb-e3a" in fax.users_script(SITES, add=False)
+    assert "tb-e3b@$(UID_DOMAIN)" in fax.condor_users_conf(SITES)
+
+
+def test_job_description_reads_through_the_redirector():
+    p = registry.get("e3").parameters("ci")
+    d = fax.job_description(["root://dtn:1110//e3/b/data000.root"], p, 10, "worker1.small.testbed")
+    assert "transfer_executable = False" in d and c.E3_PYTHON in d
+    assert "--branches 40 --fraction 1 --cache-mb 10" in d and d.count("queue 1") == 1
+
+
+def _report(**kw):
+    r = {"url": "root://dtn:1110//e3/a/data000.root", "events": 2000, "digest": "x", "events_per_s": 100.0}
+    r.update(kw)
+    return r
+
+
+def test_parse_and_check_reports():
+    text = "warning\n" + json.dumps(_report()) + "\n"
+    assert fax.parse_report(text)["events"] == 2000
+    assert fax.parse_report("nothing") is None
+    assert fax.check_reports({0: _report()}, 2000, {"data000.root": "x"}) == []
+    bad = fax.check_reports({0: _report(events=10), 1: None, 2: _report(digest="y")}, 2000, {"data000.root": "x"})
+    assert len(bad) == 3
+
+
+def _rec(name, value, **params):
+    return {"name": name, "value": value, "params": params}
+
+
+def test_figures_ratios_spread_and_tables():
+    recs = [_rec("e3.events_per_s", 100, storage=x, compute=x, rtt_ms=0, cache_mb=10) for x in SITES]
+    recs += [_rec("e3.events_per_s", 50, storage="a", compute="b", rtt_ms=5, cache_mb=10),
+             _rec("e3.events_per_s", 20, storage="a", compute="c", rtt_ms=80, cache_mb=10)]
+    assert fax.off_over_diag(recs, 10) == {5.0: 0.5, 80.0: 0.2}
+    assert fax.off_over_diag(recs, 30) == {}
+    assert fax.spread([301, 378]) == pytest.approx(378 / 301)
+    assert fax.spread([]) is None
+    table = fax.cell_table(recs, "e3.events_per_s", SITES, 10)
+    assert table.splitlines()[1].split() == ["a", "100", "50", "20"]
+    assert fax.diagonal_not_slower(100, 110) and not fax.diagonal_not_slower(50, 100)
+    assert "off-diagonal / diagonal: 5 ms 0.50, 80 ms 0.20" in fax.render_summary(recs)
+
+
+def test_data_lines():
+    out = '{"site": "a", "file": "data000.root", "bytes": 5, "sha256": "ab", "events": 1, "branches": 2}\n'
+    assert fax.parse_data_lines(out)[("a", "data000.root")]["sha256"] == "ab"
+    assert "sed 's/^{/{\"site\": \"b\", /'" in fax.data_script(["a", "b"], registry.get("e3").parameters("ci"))
+
+
+def test_reader_tool_reads_what_it_wrote(tmp_path):
+    """The guest tool itself, when uproot is importable here (skipped otherwise)."""
+    pytest.importorskip("uproot")
+    import subprocess
+    import sys
+    tool = fax.PROJECT_ROOT / "provision" / "guest" / "e3_root.py"
+    w = subprocess.run([sys.executable, str(tool), "write", str(tmp_path), "--files", "1", "--events", "300",
+                        "--branches", "50", "--basket-events", "100"], capture_output=True, text=True, check=True)
+    assert len(json.loads(w.stdout)["sha256"]) == 64
+    r = subprocess.run([sys.executable, str(tool), "read", str(tmp_path / "data000.root"), "--branches", "10",
+                        "--fraction", "0.1"], capture_output=True, text=True, check=True)
+    rep = fax.parse_report(r.stdout)
+    assert rep["events"] == 30 and rep["branches"] == 10 and 0 < rep["cpu_eff"] <= 1.5
