@@ -377,5 +377,9 @@ if __name__ == "__main__":
         generate(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
     else:
         with open(sys.argv[1] if len(sys.argv) > 1 else "node.json") as fh:
-            report = node(json.load(fh))
+            config = json.load(fh)
+        if len(sys.argv) > 2:  # one submit description for every node: $(Process) picks the node
+            index = int(sys.argv[2])
+            config.update(node=index, port=config["port"] + index, seed=config["seed"] + 1000 * index)
+        report = node(config)
         sys.exit(1 if report["errors"] else 0)
