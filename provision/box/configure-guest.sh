@@ -83,6 +83,13 @@ for unit in modprobe@drm.service modprobe@efi_pstore.service modprobe@fuse.servi
 done
 mkdir -p /etc/systemd/journald.conf.d
 printf '[Journal]\nStorage=volatile\nRuntimeMaxUse=32M\n' > /etc/systemd/journald.conf.d/testbed.conf
+# E4: MariaDB runs only as the jobs' private instances; the NFS server is started by the
+# E4 suite for its run (disabled, not masked, with rpcbind it may want)
+systemctl disable mariadb.service >/dev/null 2>&1 || true
+systemctl mask mariadb.service >/dev/null 2>&1 || true
+for unit in nfs-server.service rpcbind.service rpcbind.socket; do
+  systemctl disable "$unit" >/dev/null 2>&1 || true
+done
 # condor and xrootd are unmasked by provisioning once configured
 systemctl unmask condor.service xrootd@.service cmsd@.service >/dev/null 2>&1 || true
 systemctl disable condor.service >/dev/null 2>&1 || true

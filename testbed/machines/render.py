@@ -186,3 +186,12 @@ def tar_bytes(files):
             info.size, info.mode = len(data), 0o644
             tar.addfile(_normalise(info), io.BytesIO(data))
     return buf.getvalue()
+
+
+def render_run_file(name, **ctx):
+    """A configuration file a suite installs for one run only (e.g. provision/templates/e4/),
+    rendered by the same Jinja environment (StrictUndefined) as the provisioned files."""
+    try:
+        return environment().get_template(name).render(ctx)
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(str(TEMPLATE_DIR / name), "", f"undefined variable: {exc.message}") from None

@@ -52,6 +52,15 @@ E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 E5_CHILD_COLLECTOR_PORT = 9620
 E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
 E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
+# E4 (HPC production): the run's whole-node slot layout on the workers, the shared
+# software area (NFS, read-only, site network only) exported by the submit host and
+# mounted on the nodes, the job attribute tagging the suite's jobs, the DB base port.
+E4_NODES_CONF = "/etc/condor/config.d/70-e4-nodes.conf"
+E4_EXPORTS = "/etc/exports.d/testbed-e4.exports"
+E4_SHARED_DIR = "/srv/e4-shared"
+E4_MOUNT = "/mnt/e4-shared"
+E4_ROLE_ATTR = "E4Role"
+E4_DB_PORT = 33061
 # HTCondor's process names as ps shows them (comm, 15 characters) -> daemon.
 CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector",
                        "condor_negotiat": "negotiator", "condor_shadow": "shadow",

@@ -1,0 +1,57 @@
+"""Benchmark figures of E4 (issue #13), printed from a run's metrics: total efficiency
+co-located vs dedicated DB and their ratio, the idle-tail fraction with and without
+back-fill, and the throughput estimator's error. The suite records them; this prints them.
+
+    .venv/bin/python benchmarks/e4_hpc.py [RUN ...]     (default: latest-e4)
+    ./tb -t small run e4 --scale ci && .venv/bin/python benchmarks/e4_hpc.py
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from testbed.model.errors import TestbedError  # noqa: E402
+from testbed.results import runs  # noqa: E402
+
+ROWS = [("total efficiency, DB on every node", "e4.total_efficiency", {"layout": "colocated", "backfill": 0}),
+        ("total efficiency, dedicated DB node", "e4.total_efficiency", {"layout": "dedicated", "backfill": 0}),
+        ("ratio dedicated / co-located (paper 0.90)", "e4.total_dedicated_over_colocated", {}),
+        ("E1 co-located", "e4.job_start_efficiency", {"layout": "colocated", "backfill": 0}),
+        ("E2 co-located", "e4.event_efficiency", {"layout": "colocated", "backfill": 0}),
+        ("start-up T co-located (s)", "e4.startup_seconds", {"layout": "colocated", "part": "total", "backfill": 0}),
+        ("start-up T dedicated (s)", "e4.startup_seconds", {"layout": "dedicated", "part": "total", "backfill": 0}),
+        ("idle tail (slots) without back-fill", "e4.idle_tail_slots", {"layout": "colocated", "backfill": 0}),
+        ("idle tail (slots) with back-fill", "e4.idle_tail_slots", {"layout": "colocated", "backfill": 1}),
+        ("recovered by back-fill", "e4.backfill_recovered", {}),
+        ("estimator error (predicted - measured) / measured", "e4.estimator_error", {})]
+
+
+def pick(records, name, params):
+    vals = [r["value"] for r in records if r["name"] == name
+            and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
+    return vals[-1] if vals else None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("runs", nargs="*", default=["latest-e4"], help="results folders (default latest-e4)")
+    args = p.parse_args()
+    try:
+        chosen = [runs.resolve(r) for r in args.runs]
+    except TestbedError as exc:
+        print(f"e4 benchmark: {exc}", file=sys.stderr)
+        return 2
+    records = [rec for run in chosen for rec in run.metrics()]
+    m = chosen[-1].manifest()
+    print(f"E4 figures from {', '.join(r.label for r in chosen)} ({m.get('scale')} scale, status {m.get('status')})")
+    missing = 0
+    for label, name, params in ROWS:
+        v = pick(records, name, params)
+        missing += v is None
+        print(f"  {label:<52} {'-' if v is None else f'{v:.4f}'}")
+    return 1 if missing == len(ROWS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""E4 keywords (seed 003): the shared software area, whole-node slots, one layout's
+production run, the idle tail, the throughput estimator. Thin over
+`testbed.experiments.e4_hpc`; keywords return what they measured and record their
+nested figures (per node, per task) into the run opened by TestbedLibrary."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from robot.api import logger  # noqa: E402
+from robot.api.deco import keyword, library  # noqa: E402
+from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
+
+from testbed.experiments import e4_hpc as e4  # noqa: E402
+
+
+@library(scope="SUITE", auto_keywords=False)
+class HpcLibrary:
+    """No state between tests: every row runs its own jobs; summaries read recorded values."""
+
+    def __init__(self, scale_name="quick"):
+        self.scale = scale_name
+
+    @property
+    def tb(self):
+        return BuiltIn().get_library_instance("TestbedLibrary")
+
+    @property
+    def exp(self):
+        return e4.HpcExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
+
+    def params(self):
+        return self.tb.experiment_parameters("e4")
+
+    @keyword
+    def share_the_software_area(self):
+        """Generate the dump and software area on the submit host, export it read-only to the
+        site network over NFS, mount it on the nodes. Returns the seconds it took."""
+        seconds = self.exp.share_area(self.params())
+        logger.console(f"  shared area exported and mounted in {seconds:.0f} s")
+        return seconds
+
+    @keyword
+    def unshare_the_software_area(self):
+        self.exp.unshare_area()
+
+    @keyword
+    def use_whole_node_slots(self):
+        """One partitionable slot of cpus_per_node cpus per worker startd (workers restart)."""
+        seconds = self.exp.use_nodes(self.params()["cpus_per_node"])
+        logger.console(f"  whole-node slots in the collector after {seconds:.0f} s")
+        return seconds
+
+    @keyword
+    def restore_the_worker_slots(self):
+        self.exp.restore_slots()
+
+    @keyword
+    def run_production(self, layout, backfill=False, nodes=None):
+        """One layout's jobs to their end; records the paper's table and the tail for it.
+        Returns the layout's figures plus lookups, answered, events, errors, expected tasks."""
+        p, tb = self.params(), self.tb
+        backfill = str(backfill).lower() in ("1", "true", "yes")
+        reports, db = self.exp.run_layout(p, layout, backfill, int(nodes) if nodes else None)
+        f = e4.layout_figures(reports, db)
+        tag = dict(layout=layout, backfill=int(backfill))
+        for part, seconds in f["parts"].items():
+            tb.record_metric("e4.startup_seconds", seconds, "s", part=part, **tag)
+        tb.record_metric("e4.startup_seconds", f["T"], "s", part="total", **tag)
+        tb.record_metric("e4.job_start_efficiency", f["E1"], "fraction", **tag)
+        tb.record_metric("e4.event_efficiency", f["E2"], "fraction", **tag)
+        tb.record_metric("e4.total_efficiency", f["total"], "fraction", **tag)
+        tb.record_metric("e4.nodes_allocated", f["nodes_allocated"], "nodes", **tag)
+        tb.record_metric("e4.nodes_running_tasks", f["nodes_running"], "nodes", **tag)
+        slots, cores = [], []
+        for rep, n in zip(reports, f["nodes"]):
+            tb.record_metric("e4.node_seconds", n["total"], "s", node=rep["node"], **tag)
+            for rank, frac in enumerate(e4.finish_fractions(rep), 1):
+                tb.record_metric("e4.task_finish_fraction", frac, "fraction", rank=rank, node=rep["node"], **tag)
+            slots.append(e4.idle_tail_slots(rep))
+            cores.append(e4.idle_tail_cores(rep, n["available"] / max(1e-9, n["total"] - n["T"])))
+        tb.record_metric("e4.idle_tail_slots", sum(slots) / len(slots) if slots else 0, "fraction", **tag)
+        tb.record_metric("e4.idle_tail_cores", sum(cores) / len(cores) if cores else 0, "fraction", **tag)
+        bf = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "backfill")
+        tb.record_metric("e4.backfill_tasks", bf, "tasks", **tag)
+        lookups, answered = sum(n["lookups"] for n in f["nodes"]), sum(n["answered"] for n in f["nodes"])
+        tb.record_metric("e4.lookups", lookups, "queries", **tag)
+        tb.record_metric("e4.lookups_answered", answered, "queries", **tag)
+        events = [ev for r in reports for t in r.get("tasks", []) if t["kind"] == "task" for ev in t["event_cpu"]]
+        logger.console(f"  {layout}{' + back-fill' if backfill else ''}: T {f['T']:.0f} s, E1 {f['E1']:.4f}, "
+                       f"E2 {f['E2']:.4f}, total {f['total']:.4f} ({f['nodes_running']}/{f['nodes_allocated']} "
+                       f"nodes), idle tail {slots} slots, {bf} back-fill tasks")
+        original = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "task")
+        return dict(f, lookups=lookups, answered=answered, errors=[e for r in reports + db for e in r["errors"]],
+                    reports=len(reports), tasks=original, tasks_expected=len(reports) * p["tasks_per_node"],
+                    event_cpu=events, nodes=len(f["nodes"]))
+
+    @keyword
+    def calibrate_the_estimator(self):
+        """The calibration run: one co-located node of calib_tasks tasks; a Gaussian fit of
+        its per-event CPU times, recorded with its start-up. Returns {mu, sigma, T, events}."""
+        p = dict(self.params())
+        p["tasks_per_node"] = p["calib_tasks"]
+        reports, _ = self.exp.run_layout(dict(p, backfill_events=0), "colocated", False, 1)
+        events = [ev for r in reports for t in r.get("tasks", []) for ev in t["event_cpu"]]
+        mu, sigma = e4.gaussian_fit(events)
+        T = reports[0]["T"]
+        self.tb.record_metric("e4.event_cpu_mean", mu, "s", run="calibration")
+        self.tb.record_metric("e4.event_cpu_sigma", sigma, "s", run="calibration")
+        self.tb.record_metric("e4.startup_seconds", T, "s", part="total", layout="calibration", backfill=0)
+        logger.console(f"  calibration: per-event CPU {mu * 1000:.1f} +- {sigma * 1000:.1f} ms over {len(events)} events")
+        return {"mu": mu, "sigma": sigma, "T": T, "events": len(events)}
+
+    @keyword
+    def predict_the_colocated_node_length(self):
+        """From the recorded calibration and the co-located run's node lengths: the predicted
+        length, recorded with its relative error. Returns {predicted, measured, error}."""
+        p, tb = self.params(), self.tb
+        mu = tb.recorded_values("e4.event_cpu_mean", run="calibration")
+        T = tb.recorded_values("e4.startup_seconds", part="total", layout="calibration")
+        measured = tb.recorded_values("e4.node_seconds", layout="colocated", backfill=0)
+        if not mu or not measured:
+            BuiltIn().skip("needs the calibration and co-located rows in this run")
+        worker = self.tb.topo.with_role("worker")[0]
+        concurrent = -(-p["nodes"] // max(1, len(self.tb.topo.with_role("worker"))))
+        cores = worker.cpus / max(1, min(concurrent, worker.startds))
+        predicted = e4.predict_node_seconds(mu[-1], p["events_mean"], p["events_sigma"], p["tasks_per_node"],
+                                            cores, T[-1])
+        m = sum(measured) / len(measured)
+        err = e4.estimator_error(predicted, m)
+        tb.record_metric("e4.predicted_seconds", predicted, "s", layout="colocated")
+        tb.record_metric("e4.estimator_error", err, "fraction", layout="colocated")
+        logger.console(f"  estimator: predicted {predicted:.0f} s, measured {m:.0f} s, error {err:+.1%}")
+        return {"predicted": predicted, "measured": m, "error": err}
