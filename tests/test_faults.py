@@ -575,3 +575,20 @@ def test_the_fault_job_runs_until_its_release_file_exists(tmp_path):
     release.touch()
     out, _ = slow.communicate(timeout=10)
     assert out.startswith("fault-job 3 ")
+
+
+STARTER_LOG = """\
+11/23/26 10:55:09 (pid:1056) Communicating with shadow <10.160.0.10:9618?sock=shadow_1093>
+11/23/26 10:55:35 (pid:1056) Lost connection to shadow, last activity was 13 secs ago, waiting 2387 secs for reconnect
+11/23/26 10:55:09 (pid:1060) Communicating with shadow <10.160.0.10:9618?sock=shadow_1094>
+11/23/26 10:55:36 (pid:1060) Lost connection to shadow, last activity was 14 secs ago, waiting 2386 secs for reconnect
+11/23/26 10:57:52 (pid:1060) Recovered connection to shadow after 137 seconds
+11/23/26 09:00:00 (pid:900) Lost connection to shadow, last activity was 1 secs ago, waiting 2399 secs for reconnect
+"""
+
+
+def test_a_starter_still_waiting_for_its_shadow_is_found_in_its_own_log():
+    # 1056 lost its shadow and never got it back; 1060 recovered; 900 no longer runs
+    assert fc.disconnected_starters(STARTER_LOG, [1056, 1060]) == [1056]
+    assert fc.disconnected_starters(STARTER_LOG, [1060]) == []
+    assert fc.disconnected_starters("", [1056]) == []

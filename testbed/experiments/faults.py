@@ -239,9 +239,11 @@ class FaultSuite:
         if cutoff_s >= JOB_LEASE_S:
             raise ValueError(f"cutoff_s {cutoff_s} must be less than the job lease ({JOB_LEASE_S} s)")
         worker = self.topo.with_role("worker")[0].name
-        # the jobs run until released, so they are still running when their shadows reconnect
-        # (after a 47 s cut the shadows' back-off took 136 s; a job that ended meanwhile had its
-        # output upload refused after the reconnect, "Failed to receive GoAhead", and restarted)
+        # the jobs run until released, so they are still running when their shadows reconnect:
+        # a job that ended while its starter waited for the shadow had its output upload refused
+        # after the reconnect ("Failed to receive GoAhead", 5 times 6 s apart) and restarted.
+        # The shadows noticed a 47 s cut only 150 s after it began, so the release waits for the
+        # starters' own logs too, not only for the job log's disconnect/reconnect pairs.
         # in /run: a job's /tmp may be its scratch directory (MOUNT_UNDER_SCRATCH)
         release = f"/run/tb-fault-release-{time.time_ns()}"
         batch = self.condor.submit_batch("cut", jobs, cutoff_s + margin_s + 900,
@@ -249,7 +251,7 @@ class FaultSuite:
         self.condor.wait_all_running(batch)
         try:
             cut = self.net.cut_for(worker, cutoff_s, probe_from=self.pool.submit_host)
-            self.condor.wait_reconnected(batch, settle=margin_s // 3 or 10)
+            self.condor.wait_reconnected(batch, settle=margin_s // 3 or 10, worker=worker)
         finally:
             self.ssh.run(worker, f"touch {release}", check=False)
         done = self.condor.finish(batch, timeout=margin_s + 900)

@@ -10,7 +10,7 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
-from testbed.model.constants import CONDOR_UNIT, FAULT_WORKDIR, JOB_LEASE_S, JobStatus
+from testbed.model.constants import CONDOR_LOG_DIR, CONDOR_UNIT, FAULT_WORKDIR, JOB_LEASE_S, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.services.condor import submit_description
 
@@ -143,6 +143,24 @@ def reconnects(log_text):
     return out
 
 
+# A starter's own view of its shadow (StarterLog lines "(pid:N) ..."): a starter whose last
+# word on it is "Lost connection" waits for a reconnect the shadow may not try for minutes
+# (seen: 137 s after a 47 s cut, the shadow noticing only then that updates had stopped).
+STARTER_LINE = re.compile(r"\(pid:(\d+)\) (Lost connection to shadow|Recovered connection to shadow|"
+                          r"Communicating with shadow)")
+
+
+def disconnected_starters(log_text, running_pids):
+    """The running starters (by pid) whose latest StarterLog line about their shadow says
+    the connection is lost."""
+    state = {}
+    for line in log_text.splitlines():
+        m = STARTER_LINE.search(line)
+        if m:
+            state[int(m.group(1))] = m.group(2).startswith("Lost")
+    return sorted(pid for pid in running_pids if state.get(pid))
+
+
 class CondorFaults:
     """Faults of the HTCondor pool and the fault suite's job batches."""
 
@@ -264,21 +282,35 @@ class CondorFaults:
         return self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
                             check=False).stdout
 
-    def wait_reconnected(self, batch, settle=30, timeout=900, poll=5):
-        """After a fault: wait until every disconnect in the job log has its reconnect (and no
-        new disconnect came for `settle` s); the reconnect counts (see `reconnects`)."""
+    def wait_reconnected(self, batch, settle=30, timeout=900, poll=5, worker=None):
+        """After a fault: wait until every disconnect in the job log has its reconnect, no
+        starter on `worker` (if given) is still waiting for its shadow, and nothing changed
+        for `settle` s; the reconnect counts (see `reconnects`). The starter's side matters:
+        a shadow notices a silent starter only minutes later, so an empty job log does not
+        mean the pair is connected."""
         start, quiet_since, last = time.monotonic(), time.monotonic(), None
         while True:
             events = reconnects(self.job_log(batch))
             pending = {p: e for p, e in events.items() if e["disconnected"] > e["reconnected"] + e["failed"]}
-            if events != last:
-                quiet_since, last = time.monotonic(), events
-            if not pending and time.monotonic() - quiet_since >= settle:
+            lost = self.disconnected_starters(worker) if worker else []
+            if (events, lost) != last:
+                quiet_since, last = time.monotonic(), (events, lost)
+            if not pending and not lost and time.monotonic() - quiet_since >= settle:
                 return events
             if time.monotonic() - start > timeout:
                 raise RemoteError(f"cluster {batch.cluster}: jobs {sorted(pending)} not reconnected "
-                                  f"{timeout} s after the fault")
+                                  f"{timeout} s after the fault; starters on {worker} still waiting for "
+                                  f"their shadow: {lost}")
             time.sleep(poll)
+
+    def disconnected_starters(self, worker):
+        """Pids of the running starters on `worker` that have lost their shadow."""
+        out = self.ssh.run(worker, "pgrep -x condor_starter; echo --; "
+                                   f"cat {CONDOR_LOG_DIR}/StarterLog* 2>/dev/null | grep -a 'shadow'",
+                           check=False, timeout=60).stdout
+        pids, _sep, logs = out.partition("--\n")
+        running = [int(p) for p in pids.split() if p.isdigit()]
+        return disconnected_starters(logs, running)
 
     def finish(self, batch, timeout=900):
         """Wait for the batch to complete; returns {problems (vs the `before` snapshot), lost,

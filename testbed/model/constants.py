@@ -12,7 +12,8 @@ XROOTD_DIRECT_PORT = 1097       # DTN pass-through proxy: nothing cached
 XROOTD_ORIGIN_PORT = 1094       # the remote origin site's data server
 CMSD_MANAGER_PORT = 3121
 HTCONDOR_PORT = 9618            # shared port / collector
-NEGOTIATOR_LOG = "/var/log/condor/NegotiatorLog"   # written with D_SUB_SECOND on the CMs
+CONDOR_LOG_DIR = "/var/log/condor"
+NEGOTIATOR_LOG = f"{CONDOR_LOG_DIR}/NegotiatorLog"   # written with D_SUB_SECOND on the CMs
 
 # The DTN's software RAID and the caches on it
 MD_DEVICE = "/dev/md0"
