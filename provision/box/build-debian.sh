@@ -56,14 +56,22 @@ in_root apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >> "$work/ap
   || { tail -30 "$work/apt.log"; exit 1; }
 
 step "E3: uproot into the venv /opt/tb-e3 (over Debian's python3-xrootd and numpy)"
-# Wheels only, pinned in python-e3.txt; guests never install at run time.
+# Wheels only, pinned in python-e3.txt, fetched by the host's pip (which has the host's
+# certificates and proxy) for trixie's CPython 3.13, installed offline in the chroot;
+# guests never install at run time.
+wheels=$root/tmp/e3-wheels
+"${TB_HOST_PYTHON:-python3}" -m pip download -q --no-deps --only-binary=:all: --python-version 3.13 \
+  --implementation cp --abi cp313 --abi abi3 --abi none --platform manylinux_2_28_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any \
+  -d "$wheels" -r "$here/python-e3.txt" > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
 install -m 0644 "$here/python-e3.txt" "$root/tmp/python-e3.txt"
 in_root python3 -m venv --system-site-packages /opt/tb-e3
-in_root /opt/tb-e3/bin/pip install -q --no-cache-dir --disable-pip-version-check --only-binary=:all: \
-  -r /tmp/python-e3.txt > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
+in_root env -u PIP_FIND_LINKS /opt/tb-e3/bin/pip install -q --no-cache-dir --disable-pip-version-check \
+  --no-index --find-links /tmp/e3-wheels -r /tmp/python-e3.txt >> "$work/pip.log" 2>&1 \
+  || { tail -30 "$work/pip.log"; exit 1; }
 in_root /opt/tb-e3/bin/python -c 'import uproot, XRootD.client, numpy' \
   || { echo "box: the E3 venv cannot import uproot, XRootD.client and numpy" >&2; exit 1; }
-rm -f "$root/tmp/python-e3.txt"
+rm -rf "$root/tmp/python-e3.txt" "$wheels"
 
 step "configuring the guest"
 # shellcheck source=provision/box/configure-guest.sh

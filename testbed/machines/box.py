@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -76,7 +77,9 @@ class Box:
             log(f"building box {self.name} (recipe hash {self.hash}); this takes a few minutes")
             cmd = ["bash", str(RECIPE_DIR / "build-debian.sh"), str(tmp), mirror or DEFAULT_MIRROR,
                    str(cache_root() / "apt-cache")]
-            if subprocess.run(cmd).returncode != 0:
+            # the recipe's pip downloads run with this interpreter (the project's venv has pip)
+            env = dict(os.environ, TB_HOST_PYTHON=sys.executable)
+            if subprocess.run(cmd, env=env).returncode != 0:
                 raise TestbedError(f"box build failed (recipe {RECIPE_DIR}); see the output above")
             (tmp / "recipe.json").write_text(json.dumps({"hash": self.hash, "kind": self.kind,
                                                          "built": time.strftime("%Y-%m-%dT%H:%M:%SZ",
