@@ -29,7 +29,8 @@ def test_worker_commands_give_each_cell_its_own_netem_class():
     text = [" ".join(x) for x in cmds]
     assert "ip addr replace 10.160.0.201/24 dev eth1" in text
     assert "ip route replace 10.160.0.0/24 dev eth1 src 10.160.0.202 table 302" in text
-    assert "ip rule add priority 303 uidrange 62003-62003 lookup 303" in text
+    # only traffic to the DTN takes the site's address (the job's file transfers keep the worker's)
+    assert "ip rule add priority 303 uidrange 62003-62003 to 10.160.0.20/32 lookup 303" in text
     netems = [t for t in text if " netem " in t]
     assert len(netems) == 6 and sum("delay 80ms" in t for t in netems) == 2
     filters = [t for t in text if "filter add" in t]
@@ -37,14 +38,14 @@ def test_worker_commands_give_each_cell_its_own_netem_class():
     assert text.index("tc qdisc del dev eth1 root") < text.index(next(t for t in text if "prio bands 9" in t))
     # deletions are tolerated, so applying twice is safe
     s = fax.script(cmds, "10.160.0.30")
-    assert "ip rule del uidrange 62001-62001 lookup 301 2>/dev/null || true" in s
+    assert "ip rule del priority 301 2>/dev/null || true" in s
 
 
 def test_teardown_undoes_every_setup_step():
     down = [" ".join(x) for x in fax.worker_teardown_commands(SITES, NET, "eth1")]
     for s in SITES:
         uid, table = fax.site_uid(SITES, s), fax.site_table(SITES, s)
-        assert f"ip rule del uidrange {uid}-{uid} lookup {table}" in down
+        assert f"ip rule del priority {table}" in down
         assert f"ip route flush table {table}" in down
     assert down[0] == "tc qdisc del dev eth1 root"
 

@@ -148,9 +148,12 @@ def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
         addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
         cmds.append(["ip", "addr", "replace", f"{addr}/{prefix}", "dev", dev])
         cmds.append(["ip", "route", "replace", str(site_net), "dev", dev, "src", addr, "table", str(table)])
-        cmds.append(["ip", "rule", "del", "uidrange", f"{uid}-{uid}", "lookup", str(table)])
+        # only the site's traffic to the DTN's XRootD leaves from its address: the starter
+        # also moves the job's files as that user, and the shadow on the submit host admits
+        # only the worker's own address (a file transfer from the alias was refused)
+        cmds.append(["ip", "rule", "del", "priority", str(table)])
         cmds.append(["ip", "rule", "add", "priority", str(table), "uidrange", f"{uid}-{uid}",
-                     "lookup", str(table)])
+                     "to", f"{dtn_ip}/32", "lookup", str(table)])
     active = [(x, y, r) for x, y, r in cells(matrix) if r > 0]
     bands = 3 + len(active)
     if bands > MAX_PRIO_BANDS:
@@ -175,7 +178,7 @@ def worker_teardown_commands(sites, site_net, dev):
     cmds = [["tc", "qdisc", "del", "dev", dev, "root"]]
     for s in sites:
         addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
-        cmds.append(["ip", "rule", "del", "uidrange", f"{uid}-{uid}", "lookup", str(table)])
+        cmds.append(["ip", "rule", "del", "priority", str(table)])
         cmds.append(["ip", "route", "flush", "table", str(table)])
         cmds.append(["ip", "addr", "del", f"{addr}/{site_net.prefixlen}", "dev", dev])
     return cmds
