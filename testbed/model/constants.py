@@ -106,5 +106,6 @@ E3_UID_BASE = 62000                 # site i: uid 62001 + i
 E3_TABLE_BASE = 300                 # site i: routing table 301 + i
 E3_HOST_OCTET_BASE = 200            # site i: worker alias on the site network .201 + i
 E3_CONDOR_CONF = "/etc/condor/config.d/72-e3-users.conf"
-E3_LOCAL_DIR = "/var/tmp/tb-e3"     # baselines: a file on the worker's disk and in /dev/shm
+E3_LOCAL_DIR = "/var/lib/tb-e3"     # baselines: a file on the worker's disk (not /tmp or /var/tmp:
+                                    # HTCondor mounts a job's own scratch there) and in /dev/shm
 E3_SHM_DIR = "/dev/shm/tb-e3"
