@@ -91,6 +91,15 @@ def predicted_end(running, rate):
 
 
 # --- on the guest ---------------------------------------------------------------------------
+def _tool(name):
+    """A MariaDB program by full path: a job's PATH has no /usr/sbin (mariadbd lives there)."""
+    for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]:
+        path = os.path.join(d, name)
+        if d and os.access(path, os.X_OK):
+            return path
+    return name
+
+
 def _run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
 
@@ -111,11 +120,11 @@ class MariaDB:
 
     def install(self):
         os.makedirs(self.datadir, exist_ok=True)
-        _run(["mariadb-install-db", f"--defaults-file={self.cnf}", f"--datadir={self.datadir}",
+        _run([_tool("mariadb-install-db"), f"--defaults-file={self.cnf}", f"--datadir={self.datadir}",
               "--auth-root-authentication-method=normal", "--skip-test-db"])
 
     def start(self, timeout=300):
-        self.proc = subprocess.Popen(["mariadbd"] + self.flags(), stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([_tool("mariadbd")] + self.flags(), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -134,7 +143,7 @@ class MariaDB:
             return ""
 
     def sql(self, statement=None, stdin=None, check=True, database=""):
-        cmd = ["mariadb", "--no-defaults", "-uroot", f"--socket={self.socket}", "--batch"]
+        cmd = [_tool("mariadb"), "--no-defaults", "-uroot", f"--socket={self.socket}", "--batch"]
         cmd += [database] if database else []
         cmd += ["-e", statement] if statement else []
         out = subprocess.run(cmd, stdin=stdin, capture_output=True, text=True)
