@@ -444,7 +444,7 @@ class FaxExperiment:
         cmds = worker_teardown_commands(self.sites, self.topo.site_net, "@DEV@")
         res = self.ssh.run_many({
             self.worker.name: script(cmds, self.worker.site_ip) + users_script(self.sites, add=False) +
-            f"rm -rf {c.E3_LOCAL_DIR} {c.E3_SHM_DIR} /usr/local/lib/tb-e3",
+            f"umount {c.E3_SHM_DIR} 2>/dev/null || true; rm -rf {c.E3_LOCAL_DIR} {c.E3_SHM_DIR} /usr/local/lib/tb-e3",
             self.submit.name: f"rm -f {c.E3_CONDOR_CONF}; condor_reconfig >/dev/null 2>&1 || true\n"
                               f"rm -rf {c.E3_LOCAL_DIR}\n" + users_script(self.sites, add=False),
             self.dtn.name: federation_teardown_script(self.sites) + "rm -rf /usr/local/lib/tb-e3",
@@ -470,7 +470,8 @@ class FaxExperiment:
                      f"sudo -u {user} tee job.sub >/dev/null && sudo -u {user} condor_submit job.sub >/dev/null",
                      input_bytes=desc.encode(), timeout=120)
         out = self.ssh.run(self.submit.name, f"cd {d} && timeout {int(self.p['job_timeout_s'])} "
-                           f"condor_wait job.log >/dev/null; rc=$?; for f in out.*; do echo \"#$f\"; cat $f; done; "
+                           f"condor_wait job.log >/dev/null; rc=$?; for f in out.*; do echo \"#$f\"; cat $f; "
+                           f"[ -s err.${{f#out.}} ] && tail -n 3 err.${{f#out.}} | sed 's/^/#err /'; done; "
                            f"exit $rc", check=False, timeout=self.p["job_timeout_s"] + 60)
         if not out.ok:
             self.ssh.run(self.submit.name, f"cd {d} && sudo -u {user} condor_rm -constraint 'E3Role =?= \"e3\"' "
@@ -478,14 +479,20 @@ class FaxExperiment:
             raise RemoteError(f"E3 jobs of site {compute} not done in {self.p['job_timeout_s']} s ({label})")
         chunks = out.stdout.split("\n#out.")
         reports = [parse_report(ch) for ch in chunks if ch.strip()]
+        errors = [line[5:] for line in out.stdout.splitlines() if line.startswith("#err ")]
+        if any(r is None for r in reports) and errors:
+            raise RemoteError(f"E3 job of site {compute} ({label}) reported nothing; its stderr ends: "
+                              + " | ".join(errors[-3:]))
         return reports
 
     def stage_local(self, site, filename):
-        """Baselines: a copy of one file on the worker's disk and one in /dev/shm (tmpfs),
+        """Baselines: a copy of one file on the worker's disk and one in a tmpfs (not /dev/shm:
+        HTCondor gives each job a private one),
         readable by the compute site's user; the page cache is dropped for the disk copy."""
         url = self.redirector_url(site, filename)
         disk, shm = f"{c.E3_LOCAL_DIR}/{filename}", f"{c.E3_SHM_DIR}/{filename}"
         self.ssh.run(self.worker.name, f"set -e; install -d -m 0755 {c.E3_LOCAL_DIR} {c.E3_SHM_DIR}; "
+                     f"mountpoint -q {c.E3_SHM_DIR} || mount -t tmpfs -o size=64m,mode=0755 tmpfs {c.E3_SHM_DIR}; "
                      f"xrdcp -f -s {url} {disk}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
                      f"echo 1 > /proc/sys/vm/drop_caches", timeout=300)
         return disk, shm

@@ -108,4 +108,4 @@ E3_HOST_OCTET_BASE = 200            # site i: worker alias on the site network .
 E3_CONDOR_CONF = "/etc/condor/config.d/72-e3-users.conf"
 E3_LOCAL_DIR = "/var/lib/tb-e3"     # baselines: a file on the worker's disk (not /tmp or /var/tmp:
                                     # HTCondor mounts a job's own scratch there) and in /dev/shm
-E3_SHM_DIR = "/dev/shm/tb-e3"
+E3_SHM_DIR = "/var/lib/tb-e3-memory"  # a tmpfs the suite mounts: a job gets its own private /dev/shm
