@@ -13,6 +13,7 @@ Everything here either builds a command, parses what a command printed, or
 decides (steps, limits, stream model, restarted jobs); `ScaleExperiment` runs
 the commands on the site. The Robot library ScaleLibrary is thin over it.
 """
+import datetime as dt
 import json
 import re
 import shlex
@@ -319,7 +320,6 @@ NEGOTIATOR_LOG_STAMP = re.compile(r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) .*-+ (
 def logged_cycles(text, utc_offset_s=0):
     """[(start epoch, duration s)] of every complete cycle in a NegotiatorLog written with
     D_SUB_SECOND (timestamps in the CM's local time, `utc_offset_s` east of UTC)."""
-    import datetime as dt
     out, started = [], None
     for line in text.splitlines():
         m = NEGOTIATOR_LOG_STAMP.match(line)
