@@ -10,13 +10,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import SkipExecution, logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import faults  # noqa: E402
 from testbed.faults import security  # noqa: E402
 from testbed.model import profiles  # noqa: E402
 from testbed.network import netem, wan  # noqa: E402
 from testbed.services import tuning  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 def _truth(value):
@@ -24,20 +24,15 @@ def _truth(value):
 
 
 @library(scope="SUITE", auto_keywords=False)
-class FaultLibrary:
+class FaultLibrary(ExperimentLibrary):
     """Keywords that inject a fault, undo it and return what they measured; no state between
     tests (each test leaves the site healthy, the teardowns make sure)."""
 
-    def __init__(self, scale="quick"):
-        self.scale = scale
-
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
+    experiment, experiment_class = "faults", faults.FaultSuite
 
     @property
     def suite(self):
-        return faults.FaultSuite(self.tb.topo, self.tb.ssh, self.tb.pool)
+        return self.exp
 
     # --- rows ---------------------------------------------------------------------------------
     @keyword

@@ -9,22 +9,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e3_fax as fax  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
-class FaxLibrary:
+class FaxLibrary(ExperimentLibrary):
     """No state between tests: the federation, the files and the routing live on the site."""
 
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
+    experiment = "e3"
+
+    def __init__(self):  # imported without arguments, as before
+        super().__init__()
 
     @property
     def exp(self):
-        return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.tb.experiment_parameters("e3"))
+        return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.params())
 
     def _files(self):
         return fax.file_names(self.exp.p["files_per_site"])

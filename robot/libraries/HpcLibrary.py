@@ -12,25 +12,17 @@ from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e4_hpc as e4  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
-class HpcLibrary:
+class HpcLibrary(ExperimentLibrary):
     """No state between tests: every row runs its own jobs; summaries read recorded values."""
 
-    def __init__(self, scale_name="quick"):
-        self.scale = scale_name
+    experiment, experiment_class = "e4", e4.HpcExperiment
 
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
-
-    @property
-    def exp(self):
-        return e4.HpcExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
-
-    def params(self):
-        return self.tb.experiment_parameters("e4")
+    def __init__(self, scale_name="quick"):  # the argument keeps its name
+        super().__init__(scale_name)
 
     @keyword
     def share_the_software_area(self):

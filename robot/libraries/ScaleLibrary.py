@@ -12,31 +12,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e5_scale as scale  # noqa: E402
 from testbed.model import profiles  # noqa: E402
 from testbed.remote import health  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
-class ScaleLibrary:
+class ScaleLibrary(ExperimentLibrary):
     """Keywords that measure and return what they measured; the pool itself holds the
     state shared between tests (jobs tagged E5Role), nothing is kept here."""
 
-    def __init__(self, scale_name="quick"):
-        self.scale = scale_name
+    experiment, experiment_class = "e5", scale.ScaleExperiment
 
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
-
-    @property
-    def exp(self):
-        return scale.ScaleExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
-
-    def params(self):
-        return self.tb.experiment_parameters("e5")
+    def __init__(self, scale_name="quick"):  # the argument keeps its name
+        super().__init__(scale_name)
 
     def run_topology(self):
         """The topology as this run has it: `startds_per_worker` startds on every worker."""

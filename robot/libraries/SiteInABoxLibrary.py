@@ -9,32 +9,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e2_site as siteinabox  # noqa: E402
 from testbed.model import constants  # noqa: E402
 from testbed.network.sampler import Sampler  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
-class SiteInABoxLibrary:
+class SiteInABoxLibrary(ExperimentLibrary):
     """Keywords that measure and return what they measured; no state between tests
     (summaries read the run's recorded metrics)."""
 
-    def __init__(self, scale="quick"):
-        self.scale = scale
-        self.seed = 1
+    experiment = "e2"
 
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
+    def __init__(self, scale="quick"):
+        super().__init__(scale)
+        self.seed = 1
 
     @property
     def box(self):
         return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool)
-
-    def params(self):
-        return self.tb.experiment_parameters("e2")
 
     def _stripe(self):
         prof = self.tb.profile_in_force

@@ -8,31 +8,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.experiments import e1_transfer as transfer  # noqa: E402
 from testbed.network.sampler import Sampler, active_mean, in_window  # noqa: E402
+from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
 @library(scope="SUITE", auto_keywords=False)
-class TransferLibrary:
+class TransferLibrary(ExperimentLibrary):
     """Keywords that measure and return what they measured; the suite records and asserts.
     No state is kept between tests: the suite set-up passes the raw TCP and saturation
     rates on as suite variables, the summary reads the run's recorded metrics."""
 
-    def __init__(self, scale="quick"):
-        self.scale = scale
-
-    @property
-    def tb(self):
-        return BuiltIn().get_library_instance("TestbedLibrary")
-
-    @property
-    def exp(self):
-        return transfer.TransferExperiment(self.tb.topo, self.tb.ssh, self.tb.pool)
-
-    def params(self):
-        return self.tb.experiment_parameters("e1")
+    experiment, experiment_class = "e1", transfer.TransferExperiment
 
     @keyword
     def measure_raw_tcp_throughput(self, seconds=10):
