@@ -3,6 +3,7 @@ import pytest
 from testbed.network import netem
 from testbed.model import topology
 from testbed.model.errors import ConfigError
+from testbed.model.links import rtt_label
 
 
 def test_queue_limit_covers_bandwidth_delay_product():
@@ -56,3 +57,10 @@ def test_unknown_group_in_plan():
     topo = topology.load("small")
     with pytest.raises(ConfigError):
         netem.host_plans(topo, [netem.Link("submit", "mars", rtt_ms=1)])
+
+
+def test_an_rtt_label_is_whole_when_the_rtt_is():
+    assert rtt_label(20.0) == 20 and isinstance(rtt_label(20.0), int)
+    assert rtt_label("0") == 0 and isinstance(rtt_label("0"), int)
+    assert rtt_label(80) == 80 and isinstance(rtt_label(80), int)
+    assert rtt_label("12.5") == 12.5 and rtt_label(0.25) == 0.25

@@ -11,6 +11,7 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 
 from testbed.experiments import e3_fax as fax  # noqa: E402
+from testbed.model.links import rtt_label  # noqa: E402
 from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
@@ -54,7 +55,7 @@ class FaxLibrary(ExperimentLibrary):
         """[{compute, storage, configured, measured}] by TCP connect from each site's address."""
         exp = self.exp
         got = exp.measure_cell_rtts()
-        return [{"compute": x, "storage": y, "configured": fax.ms(exp.matrix[x][y]), "measured": got[(x, y)]}
+        return [{"compute": x, "storage": y, "configured": rtt_label(exp.matrix[x][y]), "measured": got[(x, y)]}
                 for x, y, _ in fax.cells(exp.matrix)]
 
     @keyword
@@ -65,7 +66,7 @@ class FaxLibrary(ExperimentLibrary):
         reports = exp.run_jobs(compute, [url], cache_mb, label="cell")
         self._check(reports, exp.p["events"])
         r = reports[0]
-        return {"compute": compute, "storage": storage, "rtt_ms": fax.ms(exp.matrix[compute][storage]),
+        return {"compute": compute, "storage": storage, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
                 "cache_mb": float(cache_mb), "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"],
                 "mb_per_s": r["mb_per_s"], "uid": r["uid"]}
 
@@ -79,7 +80,7 @@ class FaxLibrary(ExperimentLibrary):
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
         reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}")
         self._check(reports, exp.p["events"])
-        return {"compute": x, "storage": y, "rtt_ms": fax.ms(exp.matrix[x][y]), "per_job": [r["events_per_s"] for r in reports],
+        return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "per_job": [r["events_per_s"] for r in reports],
                 "mb_per_s": [r["mb_per_s"] for r in reports]}
 
     @keyword

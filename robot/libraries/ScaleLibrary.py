@@ -15,6 +15,7 @@ from robot.api.deco import keyword, library  # noqa: E402
 
 from testbed.experiments import e5_scale as scale  # noqa: E402
 from testbed.model import profiles  # noqa: E402
+from testbed.model.links import rtt_label  # noqa: E402
 from testbed.remote import health  # noqa: E402
 from _experiment_library import ExperimentLibrary  # noqa: E402
 
@@ -211,9 +212,8 @@ class ScaleLibrary(ExperimentLibrary):
                        f"{len(durations)} cycles {durations} for {last['idle']} idle jobs "
                        f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
-        rtt = float(rtt_ms)
         return dict(last, duration=fastest, median=median, durations=durations,
-                    rtt_ms=int(rtt) if rtt.is_integer() else rtt, requests=n)  # 0, not 0.0: as the paper file
+                    rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
 
     def _next_cycle(self, cm, n, after, timeout):
         """The first negotiation cycle that starts after `after` (the CM's clock) and sees

@@ -26,6 +26,7 @@ from testbed import PROJECT_ROOT
 from testbed.experiments.registry import Experiment, Param
 from testbed.model import constants as c
 from testbed.model.errors import RemoteError
+from testbed.model.links import rtt_label
 
 EXPERIMENT = Experiment(
     name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
@@ -93,12 +94,6 @@ def rtt_matrix(sites, rtts):
             m[x][y] = m[y][x] = float(rtts[k % len(rtts)])
             k += 1
     return m
-
-
-def ms(rtt):
-    """An RTT as the metrics label it: 20, not 20.0 (the paper file's keys are whole)."""
-    rtt = float(rtt)
-    return int(rtt) if rtt.is_integer() else rtt
 
 
 def cells(matrix):
@@ -367,7 +362,7 @@ def off_over_diag(records, cache_mb):
     if not diag or statistics.mean(diag) <= 0:
         return {}
     d = statistics.mean(diag)
-    return {ms(rtt): statistics.mean(v) / d for rtt, v in sorted(off.items())}
+    return {rtt_label(rtt): statistics.mean(v) / d for rtt, v in sorted(off.items())}
 
 
 def spread(values):

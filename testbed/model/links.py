@@ -1,5 +1,5 @@
 """A WAN link between two host groups as topologies, profiles and the CLI declare it:
-RTT, jitter, loss and rate, validated."""
+RTT, jitter, loss and rate, validated; an RTT as the metrics label it."""
 import re
 from dataclasses import dataclass
 
@@ -15,6 +15,12 @@ class Link:
     jitter_ms: float = 0.0
     loss_pct: float = 0.0
     rate_mbit: float = 0.0
+
+
+def rtt_label(rtt):
+    """An RTT as the metrics label it: 20, not 20.0 (the paper files' keys are whole)."""
+    rtt = float(rtt)
+    return int(rtt) if rtt.is_integer() else rtt
 
 
 def parse_links(items, source, field="wan"):
