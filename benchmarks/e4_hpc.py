@@ -5,13 +5,11 @@ back-fill, and the throughput estimator's error. The suite records them; this pr
     .venv/bin/python benchmarks/e4_hpc.py [RUN ...]     (default: latest-e4)
     ./tb -t small run e4 --scale ci && .venv/bin/python benchmarks/e4_hpc.py
 """
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testbed.model.errors import TestbedError  # noqa: E402
 from testbed.results import runs  # noqa: E402
 
 ROWS = [("total efficiency, DB on every node", "e4.total_efficiency", {"layout": "colocated", "backfill": 0}),
@@ -34,17 +32,9 @@ def pick(records, name, params):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("runs", nargs="*", default=["latest-e4"], help="results folders (default latest-e4)")
-    args = p.parse_args()
-    try:
-        chosen = [runs.resolve(r) for r in args.runs]
-    except TestbedError as exc:
-        print(f"e4 benchmark: {exc}", file=sys.stderr)
+    records = runs.load_for_benchmark("e4", "E4")
+    if records is None:
         return 2
-    records = [rec for run in chosen for rec in run.metrics()]
-    m = chosen[-1].manifest()
-    print(f"E4 figures from {', '.join(r.label for r in chosen)} ({m.get('scale')} scale, status {m.get('status')})")
     missing = 0
     for label, name, params in ROWS:
         v = pick(records, name, params)

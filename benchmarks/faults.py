@@ -5,30 +5,19 @@ and files corrupted (target: 0 and 0). The suite records them; this prints them.
     .venv/bin/python benchmarks/faults.py [RUN ...]     (default: latest-faults)
     ./tb run faults --scale quick && .venv/bin/python benchmarks/faults.py
 """
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testbed.experiments import faults  # noqa: E402
-from testbed.model.errors import TestbedError  # noqa: E402
 from testbed.results import runs  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("runs", nargs="*", default=["latest-faults"], help="results folders (default latest-faults)")
-    args = p.parse_args()
-    try:
-        chosen = [runs.resolve(r) for r in args.runs]
-    except TestbedError as exc:
-        print(f"faults benchmark: {exc}", file=sys.stderr)
+    records = runs.load_for_benchmark("faults", "fault suite")
+    if records is None:
         return 2
-    records = [rec for run in chosen for rec in run.metrics()]
-    m = chosen[-1].manifest()
-    print(f"fault suite figures from {', '.join(r.label for r in chosen)} "
-          f"({m.get('scale')} scale, status {m.get('status')})")
     rows, totals = faults.summarise(records)
     print(faults.render_summary(rows, totals))
     return 0 if totals["jobs_lost"] == 0 and totals["files_corrupted"] == 0 else 1

@@ -78,3 +78,26 @@ def test_resolve_by_name_path_and_latest(tmp_path):
         results.resolve(str(tmp_path / "nothing"), root=tmp_path)
     with pytest.raises(ConfigError, match="no runs found"):
         results.resolve("latest-e5", root=tmp_path)
+
+
+def test_a_benchmark_reads_every_run_it_is_given_and_names_them(tmp_path, capsys):
+    a, b = make_run(tmp_path, suite="e4"), make_run(tmp_path, suite="e4")
+    a.record("e4.x", 1.0)
+    b.record("e4.x", 2.0)
+    b.update(scale="ci", status="complete")
+    records = results.load_for_benchmark("e4", "E4", [str(a.path), str(b.path)])
+    assert [r["value"] for r in records] == [1.0, 2.0]
+    assert capsys.readouterr().out == f"E4 figures from {a.label}, {b.label} (ci scale, status complete)\n"
+
+
+def test_a_benchmark_given_no_run_reads_the_suites_latest(tmp_path, monkeypatch, capsys):
+    run = make_run(tmp_path, suite="faults")
+    monkeypatch.setattr(results, "RESULTS_ROOT", tmp_path)
+    assert results.load_for_benchmark("faults", "fault suite", []) == []
+    assert capsys.readouterr().out.startswith(f"fault suite figures from {run.label} (quick scale, status running)")
+
+
+def test_a_benchmark_given_a_folder_that_is_no_run_says_so(tmp_path, capsys):
+    assert results.load_for_benchmark("e3", "E3", [str(tmp_path / "nothing")]) is None
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith("e3 benchmark: ") and "manifest.json" in out.err

@@ -9,17 +9,19 @@ The manifest is replaced atomically (write + rename); each metric is one
 appended line flushed to disk at once, so an interrupted run keeps every point
 it finished and says `interrupted` (or still `running` if it was killed).
 """
+import argparse
 import json
 import math
 import os
 import platform
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.model.errors import ConfigError
+from testbed.model.errors import ConfigError, TestbedError
 
 RESULTS_ROOT = PROJECT_ROOT / "results"
 STATUSES = ("running", "complete", "interrupted", "failed")
@@ -187,3 +189,23 @@ def resolve(ref, root=None):
     if not (path / "manifest.json").exists():
         raise ConfigError(path, "manifest.json", "not a results folder (no manifest.json)")
     return Run(path)
+
+
+def load_for_benchmark(suite, title, argv=None):
+    """The prelude of the benchmarks that print a run's figures (benchmarks/e3_fax.py, e4_hpc.py,
+    faults.py): parse `[RUN ...]` (results folders, default latest-<suite>) from `argv` (default
+    the command line) and resolve them; print `<title> figures from <runs> (<scale> scale,
+    status <status>)` from the last run's manifest. Returns every run's metric records, in
+    order, or None when a run does not resolve (the error is on stderr; the script exits 2)."""
+    p = argparse.ArgumentParser()
+    p.add_argument("runs", nargs="*", default=[f"latest-{suite}"], help=f"results folders (default latest-{suite})")
+    args = p.parse_args(argv)
+    try:
+        chosen = [resolve(r) for r in args.runs]
+    except TestbedError as exc:
+        print(f"{suite} benchmark: {exc}", file=sys.stderr)
+        return None
+    records = [rec for run in chosen for rec in run.metrics()]
+    m = chosen[-1].manifest()
+    print(f"{title} figures from {', '.join(r.label for r in chosen)} ({m.get('scale')} scale, status {m.get('status')})")
+    return records
