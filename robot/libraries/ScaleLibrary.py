@@ -17,6 +17,7 @@ from testbed.experiments import e5_scale as scale  # noqa: E402
 from testbed.model import profiles  # noqa: E402
 from testbed.model.links import rtt_label  # noqa: E402
 from testbed.remote import health  # noqa: E402
+from testbed.remote.poll import poll_until  # noqa: E402
 from _experiment_library import ExperimentLibrary  # noqa: E402
 
 
@@ -361,11 +362,9 @@ class ScaleLibrary(ExperimentLibrary):
 
     # --- two-tier collectors -------------------------------------------------------------
     def _wait_single_negotiator(self, timeout):
-        pool, started = self.tb.pool, time.monotonic()
-        while not (len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1):
-            if time.monotonic() - started > timeout:
-                raise AssertionError(f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs")
-            time.sleep(5)
+        pool = self.tb.pool
+        poll_until(lambda: len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1, timeout, 5,
+                   f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs", error=AssertionError)
 
     @keyword
     def use_collector_shape(self, shape):

@@ -25,6 +25,7 @@ from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CON
                                      NEGOTIATOR_LOG, SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.health import ccb_contacts
+from testbed.remote.poll import poll_until
 from testbed.services.condor import submit_description
 
 EXPERIMENT = Experiment(
@@ -751,12 +752,8 @@ class ScaleExperiment:
                             check=False).stdout.strip() == "yes"
 
     def wait_collector_stopped(self, host, timeout=60, poll=2):
-        started = time.monotonic()
-        while self.collector_running(host):
-            if time.monotonic() - started > timeout:
-                raise RemoteError(f"the collector on {host} still runs {timeout} s after condor_off")
-            time.sleep(poll)
-        return time.monotonic() - started
+        return poll_until(lambda: not self.collector_running(host), timeout, poll,
+                          f"the collector on {host} still runs {timeout} s after condor_off")
 
     def worker_connections(self, host):
         """Established connections from the workers to `host`'s port 9618 (CCB + collector)."""

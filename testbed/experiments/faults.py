@@ -24,6 +24,7 @@ from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatc
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote import health
+from testbed.remote.poll import poll_until
 from testbed.results import runs as results
 from testbed.services.condor import submit_description
 
@@ -261,16 +262,14 @@ class FaultSuite:
     # 2 --------------------------------------------------------------------------------------
     def wait_back(self, batch, timeout=600, poll=5):
         """Seconds until every job of the batch is running or done again (after a schedd restart)."""
-        start = time.monotonic()
         ok = (JobStatus.RUNNING, JobStatus.COMPLETED, JobStatus.TRANSFERRING_OUTPUT)
-        while True:
+
+        def back():
             snap = self.condor.snapshot(batch, "back")
-            if len(snap) == batch.count and all(ad.get("JobStatus") in ok for ad in snap.values()):
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"cluster {batch.cluster}: jobs not running again {timeout} s after the "
+            return len(snap) == batch.count and all(ad.get("JobStatus") in ok for ad in snap.values())
+        return poll_until(back, timeout, poll,
+                          lambda: f"cluster {batch.cluster}: jobs not running again {timeout} s after the "
                                   f"schedd returned; {self.pool.describe_unfinished(batch.cluster)}")
-            time.sleep(poll)
 
     def schedd_restarts(self, jobs, margin_s):
         batch = self.condor.submit_batch("schedd", jobs, 60 + margin_s)  # through both restarts
@@ -499,14 +498,7 @@ class FaultSuite:
 
     # 7 --------------------------------------------------------------------------------------
     def wait_for(self, check, timeout, poll=5, what="condition"):
-        start = time.monotonic()
-        while True:
-            got = check()
-            if got:
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{what} not reached {timeout} s after the reboot")
-            time.sleep(poll)
+        return poll_until(check, timeout, poll, f"{what} not reached {timeout} s after the reboot")
 
     def dtn_reboot(self, n_files):
         st = self.storage

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from testbed.model.constants import CONDOR_LOG_DIR, CONDOR_UNIT, FAULT_WORKDIR, JOB_LEASE_S, JobStatus
 from testbed.model.errors import RemoteError
+from testbed.remote.poll import poll_until
 from testbed.services.condor import submit_description
 
 # HTCondor daemon -> process name as `pgrep -x` sees it (comm, 15 characters)
@@ -201,12 +202,8 @@ class CondorFaults:
 
     def wait_running(self, host, daemon, timeout=120, poll=2):
         """Seconds until a daemon's process runs on a host again."""
-        start = time.monotonic()
-        while not self.running(host, daemon):
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{host}: {comm(daemon)} not running {timeout} s later")
-            time.sleep(poll)
-        return time.monotonic() - start
+        return poll_until(lambda: self.running(host, daemon), timeout, poll,
+                          f"{host}: {comm(daemon)} not running {timeout} s later")
 
     def pid(self, host, daemon):
         """The oldest process id of a daemon on a host, or None when it does not run."""

@@ -1,0 +1,110 @@
+"""poll_until, and the waits built on it, on a fake clock."""
+import time
+import types
+
+import pytest
+
+from testbed.model.errors import RemoteError
+from testbed.remote import poll
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A fake monotonic clock (time.monotonic and time.sleep): sleep advances it and is logged."""
+    state = types.SimpleNamespace(now=100.0, sleeps=[])
+
+    def sleep(s):
+        state.sleeps.append(s)
+        state.now += s
+    monkeypatch.setattr(time, "monotonic", lambda: state.now)
+    monkeypatch.setattr(time, "sleep", sleep)
+    return state
+
+
+def checks(*answers, clock=None, cost=0.0):
+    """A check returning `answers` in turn (the last one for ever), each call taking `cost` s."""
+    seq, calls = list(answers), []
+
+    def check(*_args):
+        calls.append(1)
+        if clock is not None:
+            clock.now += cost
+        return seq.pop(0) if len(seq) > 1 else seq[0]
+    check.calls = calls
+    return check
+
+
+def test_returns_the_seconds_until_the_check_holds(clock):
+    check = checks(False, 0, [], "yes", clock=clock, cost=1.0)
+    assert poll.poll_until(check, 60, 5, "never") == pytest.approx(4 * 1.0 + 3 * 5)
+    assert len(check.calls) == 4 and clock.sleeps == [5, 5, 5]
+
+
+def test_a_check_that_holds_at_once_neither_sleeps_nor_times_out(clock):
+    assert poll.poll_until(lambda: True, 0, 5, "never") == 0 and clock.sleeps == []
+
+
+def test_raises_only_after_a_failed_check_past_the_timeout(clock):
+    check = checks(False)
+    with pytest.raises(RemoteError, match="^not yet$"):
+        poll.poll_until(check, 12, 5, "not yet")
+    # checks at 0, 5, 10 (not past 12: sleep), 15 (past: raise)
+    assert len(check.calls) == 4 and clock.sleeps == [5, 5, 5]
+
+
+def test_exactly_at_the_timeout_it_checks_once_more(clock):
+    check = checks(False, False, True)
+    assert poll.poll_until(check, 5, 5, "late") == 10 and len(check.calls) == 3  # at 0, 5 (not past 5), 10
+
+
+def test_the_message_may_be_built_when_it_is_needed_and_the_error_chosen(clock):
+    built = []
+
+    def message():
+        built.append(clock.now)
+        return "built late"
+    with pytest.raises(AssertionError, match="built late"):
+        poll.poll_until(lambda: None, 3, 2, message, error=AssertionError)
+    assert built == [104.0]
+
+
+def test_waits_built_on_it_keep_their_messages(clock):
+    from testbed.experiments import e5_scale, faults as fx
+    from testbed.faults import condor as fc
+
+    running = fc.CondorFaults.__new__(fc.CondorFaults)
+    running.running = lambda host, daemon: False
+    with pytest.raises(RemoteError, match="^worker1: condor_schedd not running 4 s later$"):
+        running.wait_running("worker1", "schedd", timeout=4, poll=2)
+
+    exp = e5_scale.ScaleExperiment.__new__(e5_scale.ScaleExperiment)
+    exp.collector_running = checks(True, True, False, clock=clock)
+    assert exp.wait_collector_stopped("cm1", timeout=60, poll=2) == 4
+    exp.collector_running = lambda host: True
+    with pytest.raises(RemoteError, match="^the collector on cm1 still runs 3 s after condor_off$"):
+        exp.wait_collector_stopped("cm1", timeout=3, poll=2)
+
+    suite = fx.FaultSuite.__new__(fx.FaultSuite)
+    assert suite.wait_for(checks(None, {"fs": "xfs"}), 30, poll=5) == 5
+    with pytest.raises(RemoteError, match="^md0 not reached 9 s after the reboot$"):
+        suite.wait_for(lambda: False, 9, poll=5, what="md0")
+
+    suite.condor = types.SimpleNamespace(snapshot=checks({0: {"JobStatus": 1}}, {0: {"JobStatus": 2}}))
+    suite.pool = types.SimpleNamespace(describe_unfinished=lambda cluster: f"{cluster}: 1 idle")
+    batch = types.SimpleNamespace(count=1, cluster=7)
+    assert suite.wait_back(batch, timeout=60, poll=5) == 5
+    suite.condor = types.SimpleNamespace(snapshot=lambda batch, label: {0: {"JobStatus": 5}})
+    with pytest.raises(RemoteError, match="^cluster 7: jobs not running again 8 s after the schedd returned; 7: 1 idle$"):
+        suite.wait_back(batch, timeout=8, poll=5)
+
+
+def test_the_scale_library_waits_for_a_single_had_leader(clock, monkeypatch):
+    from tests.test_experiment_libraries import load
+    lib = load("ScaleLibrary")
+    leaders = checks(["cm1", "cm2"], ["cm1"], clock=clock)
+    pool = types.SimpleNamespace(had_leaders=leaders, negotiator_running=lambda: ["cm1"])
+    monkeypatch.setattr(lib, "tb", property(lambda self: types.SimpleNamespace(pool=pool)))
+    assert lib()._wait_single_negotiator(60.0) is None and clock.sleeps == [5]
+    pool.had_leaders = lambda: []
+    with pytest.raises(AssertionError, match="^no single HAD leader 10 s after reconfiguring the CMs$"):
+        lib()._wait_single_negotiator(10.0)
