@@ -106,9 +106,12 @@ class TestbedLibrary:
         if self.run.metrics():
             figures = compare.load_paper()
             path, pngs = compare.render_html([self.run], self.run.path / "figures.html", figures,
-                                             title=f"{self.run.label}", axes=registry.plot_axes())
+                                             title=f"{self.run.label}", axes=registry.plot_axes(),
+                                             figure_makers=registry.figure_makers(),
+                                             table_makers=registry.table_makers())
             if not _var("RESULTS_DIR", ""):  # `testbed run` prints the comparison itself
-                logger.console("\n" + compare.render_text([self.run], figures))
+                logger.console("\n" + compare.render_text([self.run], figures,
+                                                           table_makers=registry.table_makers()))
             logger.console(f"  figures: {path} ({len(pngs)} plots)")
 
     @keyword

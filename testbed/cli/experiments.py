@@ -26,9 +26,11 @@ def _print_comparison(runs, against_paper=False, html=None):
     from testbed.experiments import registry
     from testbed.results import compare
     figures = compare.load_paper() if against_paper else None
-    print(compare.render_text(runs, figures))
+    print(compare.render_text(runs, figures, table_makers=registry.table_makers()))
     if html:
-        path, pngs = compare.render_html(runs, html, figures, axes=registry.plot_axes())
+        path, pngs = compare.render_html(runs, html, figures, axes=registry.plot_axes(),
+                                         figure_makers=registry.figure_makers(),
+                                         table_makers=registry.table_makers())
         print(f"report: {path} ({len(pngs)} plots)")
 
 
@@ -83,8 +85,11 @@ def cmd_test(args):
         if len(experiments) >= 2:
             report = experiments[-1].path / "compare-ci.html"
             path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper(),
-                                             axes=registry.plot_axes())
-            print(compare.render_text(experiments[-2:], compare.load_paper()))
+                                             axes=registry.plot_axes(),
+                                             figure_makers=registry.figure_makers(),
+                                             table_makers=registry.table_makers())
+            print(compare.render_text(experiments[-2:], compare.load_paper(),
+                                      table_makers=registry.table_makers()))
             if not path.exists() or not pngs:
                 failures.append("compare (no report)")
             print(f"compare report: {path} ({len(pngs)} plots)")

@@ -23,6 +23,7 @@ import string
 import time
 
 from testbed import PROJECT_ROOT
+from testbed.experiments import e3_figures
 from testbed.experiments.registry import Experiment, Param
 from testbed.model import constants as c
 from testbed.model.errors import RemoteError
@@ -69,6 +70,8 @@ EXPERIMENT = Experiment(
              "e3.disk_over_memory", "e3.file_bytes"),
     x_params=("rtt_ms", "jobs", "cache_mb"),
     paper="results/paper/e3.yaml",
+    figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
+    tables=e3_figures.text,        # ... and as text tables
 )
 
 SITE_NAMES = string.ascii_lowercase

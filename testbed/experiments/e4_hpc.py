@@ -28,6 +28,7 @@ import statistics
 import time
 from pathlib import Path
 
+from testbed.experiments import e4_figures
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines.render import render_run_file
 from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_CONF, E4_ROLE_ATTR,
@@ -76,8 +77,9 @@ EXPERIMENT = Experiment(
              "e4.lookups_answered", "e4.task_finish_fraction", "e4.idle_tail_slots", "e4.idle_tail_cores",
              "e4.backfill_tasks", "e4.backfill_recovered", "e4.total_dedicated_over_colocated",
              "e4.event_cpu_mean", "e4.event_cpu_sigma", "e4.predicted_seconds", "e4.estimator_error"),
-    x_params=("t", "rank"),
+    x_params=("t",),               # the task finish fractions by rank: e4_figures' idle-tail plot
     paper="results/paper/e4.yaml",
+    figures=e4_figures.figures,
 )
 
 

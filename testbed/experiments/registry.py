@@ -4,11 +4,13 @@ An Experiment declares, once, everything the CLI, the runner, the Robot
 libraries and `compare` need to know about it: its suite file, its typed
 parameters and their values at each scale (`ci`, `quick`, `full`), the
 profiles it compares by default, the metrics it records, the parameters its
-plots use as x axes and its file of the paper's figures. Nothing else lists
+plots use as x axes, its file of the paper's figures and, optionally, its own figures
+and text tables beyond the line plots (E3's heatmaps, E4's idle tail). Nothing else lists
 suites: `experiments()` imports every module here that defines EXPERIMENT.
 """
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from testbed import PROJECT_ROOT
@@ -92,6 +94,10 @@ class Experiment:
     x_params: tuple = ("t",)       # record parameters that are plot x axes, in order of preference
     paper: str | None = None       # results/paper/NAME.yaml, the paper's figures
     headline: bool = False         # the one `testbed demo` runs
+    # Its own figures and tables, called by `compare` with `columns` = {column label
+    # (run/profile, as in the comparison table): [that column's metric records]}:
+    figures: Callable | None = None  # figures(columns, outdir) -> [PNG paths written]
+    tables: Callable | None = None   # tables(columns) -> text for the terminal ("" if none)
 
     def __post_init__(self):
         if set(self.scales) != set(SCALES):
@@ -182,6 +188,16 @@ def headline():
 def plot_axes():
     """{suite name: x_params} for compare."""
     return {name: e.x_params for name, e in experiments().items()}
+
+
+def figure_makers():
+    """{suite name: figures(columns, outdir)} of the experiments that draw their own."""
+    return {name: e.figures for name, e in experiments().items() if e.figures}
+
+
+def table_makers():
+    """{suite name: tables(columns)} of the experiments that print their own tables."""
+    return {name: e.tables for name, e in experiments().items() if e.tables}
 
 
 def paper_files():

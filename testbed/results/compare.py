@@ -9,9 +9,17 @@ over the first.
 Which record parameters are plot x axes is the experiments' knowledge
 (Experiment.x_params in testbed/experiments): callers pass it as `axes`,
 {suite name: (parameter, ...)}; without it only time series (`t`) are plotted.
+
+Figures and tables that are not metric-vs-x lines (E3's storage x compute heatmaps,
+E4's idle tail) are drawn by the experiments themselves (Experiment.figures / .tables):
+`plots`, `render_html` and `render_text` call them for the suites of the runs, with each
+suite's records split into the table's columns (`suite_columns`). Like the axes, callers
+pass them from the registry (`figure_makers`, `table_makers`: {suite: callable});
+without them there are only the table and the line plots.
 """
 import html
 import math
+import sys
 from collections import OrderedDict, defaultdict
 from pathlib import Path
 
@@ -134,6 +142,51 @@ def column_labels(columns):
     return labels, legend
 
 
+def suite_columns(runs):
+    """{suite: {column label: [records]}}: each suite's records by (run, profile) column,
+    labelled as in the comparison table (`A:default` when several runs)."""
+    by_col, suite_of = OrderedDict(), {}
+    for run in runs:
+        manifest = run.manifest()
+        default_profile = (manifest.get("profiles") or ["default"])[0]
+        for rec in run.metrics():
+            col = series_key(run.label, default_profile, rec)
+            by_col.setdefault(col, []).append(rec)
+            suite_of[col] = manifest.get("suite")
+    labels = dict(zip(by_col, column_labels(list(by_col))[0]))
+    out = OrderedDict()
+    for col, records in by_col.items():
+        out.setdefault(suite_of[col], OrderedDict())[labels[col]] = records
+    return out
+
+
+def _call_makers(runs, makers, kind, *args):
+    """Each suite's maker on its columns; a maker that fails is reported, not fatal (the
+    rest of the report is still written)."""
+    out = []
+    if not makers:
+        return out
+    for suite, columns in suite_columns(runs).items():
+        maker = makers.get(suite)
+        if maker is None:
+            continue
+        try:
+            out.append(maker(columns, *args))
+        except Exception as exc:  # noqa: BLE001 - one experiment's figure must not cost the report
+            print(f"compare: {suite} {kind} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return out
+
+
+def experiment_tables(runs, table_makers=None):
+    """The experiments' own text tables (E3's matrix), joined."""
+    return "\n\n".join(t for t in _call_makers(runs, table_makers, "tables") if t)
+
+
+def experiment_figures(runs, outdir, figure_makers=None):
+    """The experiments' own figures (E3's heatmaps, E4's idle tail) in `outdir`."""
+    return [Path(p) for paths in _call_makers(runs, figure_makers, "figures", Path(outdir)) for p in paths]
+
+
 def table(runs, figures=None):
     """(headers, rows, legend) for the terminal and the report."""
     columns, rows, _ = collect(runs, axes=DEFAULT_AXES)
@@ -164,16 +217,19 @@ def table(runs, figures=None):
     return headers, out, legend
 
 
-def render_text(runs, figures=None):
+def render_text(runs, figures=None, table_makers=None):
     headers, rows, legend = table(runs, figures)
     if not rows:
         return "no metrics recorded in " + ", ".join(r.label for r in runs)
     status = [f"{r.label}: {r.manifest().get('status')}" for r in runs]
-    return "\n".join(legend + [tables.render(headers, rows), "status: " + "; ".join(status)])
+    extra = experiment_tables(runs, table_makers)
+    return "\n".join(legend + [tables.render(headers, rows)] + (["", extra, ""] if extra else [])
+                     + ["status: " + "; ".join(status)])
 
 
-def plots(runs, outdir, axes=None):
-    """One PNG per (metric, x parameter): a line per (run/profile, other params)."""
+def plots(runs, outdir, axes=None, figure_makers=None):
+    """One PNG per (metric, x parameter): a line per (run/profile, other params); then the
+    experiments' own figures (`figure_makers`, {suite: maker}, from the registry)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -203,12 +259,13 @@ def plots(runs, outdir, axes=None):
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
-    return written
+    return written + experiment_figures(runs, outdir, figure_makers)
 
 
-def render_html(runs, path, figures=None, title="testbed comparison", axes=None):
+def render_html(runs, path, figures=None, title="testbed comparison", axes=None, figure_makers=None,
+                table_makers=None):
     path = Path(path)
-    pngs = plots(runs, path.parent / (path.stem + "-plots"), axes)
+    pngs = plots(runs, path.parent / (path.stem + "-plots"), axes, figure_makers)
     headers, rows, legend = table(runs, figures)
     esc = html.escape
     parts = [f"<!doctype html><meta charset=utf-8><title>{esc(title)}</title>",
@@ -227,7 +284,11 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None)
     parts.append("<h2>Metrics</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>")
     for row in rows:
         parts.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>")
-    parts.append("</table><h2>Plots</h2>")
+    parts.append("</table>")
+    extra = experiment_tables(runs, table_makers)
+    if extra:
+        parts.append(f"<h2>Tables</h2><pre>{esc(extra)}</pre>")
+    parts.append("<h2>Plots</h2>")
     for png in pngs:
         parts.append(f"<img src='{esc(png.parent.name)}/{esc(png.name)}' alt='{esc(png.stem)}'>")
     tmp = path.with_name(f".{path.name}.tmp")

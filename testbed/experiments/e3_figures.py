@@ -1,0 +1,162 @@
+"""E3's own figures and tables: the storage-site x computing-site matrix of the analysis
+jobs (the paper's per-cell tables; the diagonal is local reading), one heatmap per metric
+per read-ahead cache size per run/profile, each cell with its value and its RTT, and the
+same matrices as text tables.
+
+The matrix cells are what robot/suites/e3_fax_wan_reads.robot records per cell:
+e3.events_per_s, e3.cpu_eff, e3.mb_per_s with params storage, compute, rtt_ms, cache_mb;
+e3.rtt_measured (storage, compute, rtt_ms) gives the measured RTT of a cell when present.
+
+`compare` calls `figures(columns, outdir)` and `text(columns)` (the registry entry in
+e3_fax names them) with `columns`: {column label (run/profile): [metric records]}.
+"""
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+
+# (metric, what it is, unit shown, colour bar label)
+MATRIX_METRICS = (
+    ("e3.events_per_s", "events/s per job", "events/s", "events/s per job"),
+    ("e3.cpu_eff", "CPU efficiency", "CPU time / wall time", "CPU efficiency (CPU time / wall time)"),
+    ("e3.mb_per_s", "read rate per job", "MB/s", "read rate per job (MB/s)"),
+)
+MEASURED = "e3.rtt_measured"
+CELL_PARAMS = ("storage", "compute", "cache_mb")
+
+
+def _cache_key(value):
+    value = float(value)
+    return int(value) if value.is_integer() else value
+
+
+def matrices(records):
+    """{cache_mb: matrix} from one column's records, caches in increasing order. A matrix
+    is {"sites": [site, ...] (rows = storage, columns = compute, the same order so the
+    diagonal is local), "values": {metric: {(storage, compute): mean}}, "rtt":
+    {(storage, compute): set RTT ms}, "measured": {(storage, compute): mean measured RTT ms}}.
+    Records without storage, compute and cache_mb are not matrix cells."""
+    names = {m[0] for m in MATRIX_METRICS}
+    sums = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    rtts = defaultdict(dict)
+    measured = defaultdict(list)
+    for rec in records:
+        p = rec.get("params", {})
+        if rec["name"] == MEASURED and "storage" in p and "compute" in p:
+            measured[(str(p["storage"]), str(p["compute"]))].append(float(rec["value"]))
+        if rec["name"] not in names or any(k not in p for k in CELL_PARAMS):
+            continue
+        cache, cell = _cache_key(p["cache_mb"]), (str(p["storage"]), str(p["compute"]))
+        sums[cache][rec["name"]][cell].append(float(rec["value"]))
+        if "rtt_ms" in p:
+            rtts[cache][cell] = float(p["rtt_ms"])
+    out = OrderedDict()
+    for cache in sorted(sums):
+        cells = {cell for values in sums[cache].values() for cell in values}
+        sites = sorted({s for cell in cells for s in cell})
+        out[cache] = {
+            "sites": sites,
+            "values": {metric: {cell: sum(v) / len(v) for cell, v in by_cell.items()}
+                       for metric, by_cell in sums[cache].items()},
+            "rtt": dict(rtts[cache]),
+            "measured": {cell: sum(v) / len(v) for cell, v in measured.items()
+                         if cell[0] in sites and cell[1] in sites},
+        }
+    return out
+
+
+def _ms(v):
+    return f"{v:.0f}" if float(v).is_integer() or abs(v) >= 10 else f"{v:.1f}"
+
+
+def rtt_label(matrix, storage, compute):
+    """A cell's second line: `local` on the diagonal, else `20 ms`; `(meas. 22.7)` added
+    when the RTT was measured."""
+    cell = (storage, compute)
+    rtt = matrix["rtt"].get(cell)
+    label = "local" if storage == compute else (f"{_ms(rtt)} ms" if rtt is not None else "? ms")
+    if cell in matrix["measured"]:
+        label += f"\n(meas. {_ms(matrix['measured'][cell])} ms)"
+    return label
+
+
+def grid(matrix, metric):
+    """(rows of values (None where missing), rows of cell texts (value, RTT line)),
+    storage x compute."""
+    from testbed.results.figures import number
+    sites, values = matrix["sites"], matrix["values"].get(metric, {})
+    data = [[values.get((s, c)) for c in sites] for s in sites]
+    texts = [[(number(values.get((s, c))), rtt_label(matrix, s, c)) for c in sites] for s in sites]
+    return data, texts
+
+
+def text(columns):
+    """The matrices as text tables: per column and cache size, one table per metric
+    (rows storage site, columns computing site, `*` marks local reading) and one of RTTs."""
+    from testbed.model import tables
+    from testbed.results.figures import number
+    out = []
+    for label, records in columns.items():
+        for cache, m in matrices(records).items():
+            sites = m["sites"]
+            out.append(f"\nE3 matrix {label}, read-ahead cache {cache} MB "
+                       f"(rows: storage site, columns: computing site, * = local)")
+            headers = ["storage \\ compute"] + sites
+            align = ["<"] + [">"] * len(sites)
+            for metric, what, unit, _ in MATRIX_METRICS:
+                if metric not in m["values"]:
+                    continue
+                vals = m["values"][metric]
+                rows = [[s] + [("*" if s == c else "") + number(vals.get((s, c))) for c in sites] for s in sites]
+                out += [f"{what} ({unit}), {metric}:", tables.render(headers, rows, align), ""]
+            has_measured = bool(m["measured"])
+            rows = [[s] + [("*" if s == c else "") + (_ms(m["rtt"][(s, c)]) if (s, c) in m["rtt"] else "-")
+                           + (f" ({_ms(m['measured'][(s, c)])})" if (s, c) in m["measured"] else "")
+                           for c in sites] for s in sites]
+            out += ["RTT (ms)" + (", measured in brackets" if has_measured else "") + ":",
+                    tables.render(headers, rows, align), ""]
+    return "\n".join(out).strip()
+
+
+def colour_scales(all_matrices):
+    """{metric: {"vmin", "vmax"}}: one colour scale per metric over every column and cache
+    size, so the same colour is the same value in every heatmap of a report; CPU efficiency
+    from 0 to 1 (or its largest value)."""
+    scales = {}
+    for metric, *_ in MATRIX_METRICS:
+        vals = [v for m in all_matrices for v in m["values"].get(metric, {}).values()]
+        if not vals:
+            continue
+        scales[metric] = {"vmin": 0.0, "vmax": max([1.0] + vals)} if metric == "e3.cpu_eff" else \
+            {"vmin": min(vals), "vmax": max(vals)}
+    return scales
+
+
+def figures(columns, outdir):
+    """One heatmap PNG per (column, cache size, metric) in `outdir`; returns their paths."""
+    from testbed.results import figures as fig_lib
+    plt = fig_lib.pyplot()
+    outdir = Path(outdir)
+    written = []
+    several = len(columns) > 1
+    shaped = [(label, matrices(records)) for label, records in columns.items()]
+    scales = colour_scales([m for _, by_cache in shaped for m in by_cache.values()])
+    for label, by_cache in shaped:
+        for cache, m in by_cache.items():
+            sites = m["sites"]
+            for metric, what, unit, bar in MATRIX_METRICS:
+                if metric not in m["values"]:
+                    continue
+                data, texts = grid(m, metric)
+                side = 1.6 + 1.45 * len(sites)
+                fig, ax = plt.subplots(figsize=(side + 1.8, side + 0.6))
+                fig_lib.annotated_heatmap(ax, data, sites, sites, texts, colorbar=bar,
+                                          outline=[(i, i) for i in range(len(sites))],
+                                          **scales[metric])
+                ax.set_xlabel("computing site (where the job runs)")
+                ax.set_ylabel("storage site (where the file is)")
+                ax.set_title(f"E3 {what}, read-ahead cache {cache} MB - run/profile {label}\n"
+                             f"framed: local reading; under each value: the cell's RTT", fontsize=10)
+                fig.tight_layout()
+                name = f"e3-matrix-{metric.split('.', 1)[1]}-cache{cache}MB" + \
+                       (f"-{fig_lib.slug(label)}" if several else "") + ".png"
+                written.append(fig_lib.save(fig, outdir / name))
+    return written
