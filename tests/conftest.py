@@ -2,3 +2,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_pool_probe(monkeypatch):
+    """Plans written by tests do not probe libvirt's pool for O_DIRECT (a file in the host's
+    image directory); tests of the probe call it on a temporary directory."""
+    monkeypatch.setenv("TESTBED_DISK_CACHE", "none")

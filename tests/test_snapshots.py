@@ -14,6 +14,7 @@ from testbed.remote.ssh import Result
 class FakeVirsh:
     def __init__(self, topo, fail=None):
         self.calls, self.snaps, self.fail = [], {domains.domain_name(topo, h): set() for h in topo.hosts}, fail
+        self.tune = {}  # the DTN's data disks: target -> (bytes/s, IOPS)
 
     def __call__(self, *args, timeout=None):
         self.calls.append(args)
@@ -32,6 +33,14 @@ class FakeVirsh:
             self.snaps[args[1]].discard(args[2])
         elif args[0] == "domblklist":
             out = ""
+        elif args[0] == "dumpxml":
+            from tests.test_disks import domain_xml
+            out = domain_xml(cache="none")
+        elif args[0] == "blkdeviotune" and len(args) == 3:
+            b, n = self.tune.get(args[2], (0, 0))
+            out = f"total_bytes_sec: {b}\ntotal_iops_sec : {n}\n"
+        elif args[0] == "blkdeviotune":
+            self.tune[args[2]] = (int(args[4]), int(args[6]))
         return types.SimpleNamespace(stdout=out, stderr=err, returncode=rc)
 
 
@@ -82,6 +91,11 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
     assert len(reverts) == len(topo.hosts) and all(c[2] == "tb-pristine" and "--running" in c for c in reverts)
     assert set(commands) == set(topo.hosts) and all("date -u -s @" in c for c in commands.values())
     assert out["name"] == "pristine" and len(out["clock_skew_s"]) == 2 and out["clock_skew_s"][0] > 1000
+    # a snapshot carries the member limits it was taken with: the topology's are set again after the revert
+    dtn = topo.role_host("dtn").disks
+    assert set(virsh.tune.values()) == {(int(dtn.mb_per_s * 1e6), dtn.iops)} and len(virsh.tune) == dtn.count
+    first_tune = next(i for i, c in enumerate(virsh.calls) if c[0] == "blkdeviotune")
+    assert first_tune > max(i for i, c in enumerate(virsh.calls) if c[0] == "snapshot-revert")
 
 
 def test_restore_of_an_unknown_snapshot_names_the_known_ones(site):

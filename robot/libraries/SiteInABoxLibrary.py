@@ -11,6 +11,8 @@ from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
 
 from testbed.experiments import e2_site as siteinabox  # noqa: E402
+from testbed.machines import disks  # noqa: E402
+from testbed.results import compare  # noqa: E402
 from testbed.model import constants  # noqa: E402
 from testbed.network.sampler import Sampler  # noqa: E402
 from _experiment_library import ExperimentLibrary  # noqa: E402
@@ -35,6 +37,79 @@ class SiteInABoxLibrary(ExperimentLibrary):
         prof = self.tb.profile_in_force
         return int(prof.for_host(["dtn"], "md").get("stripe_cache_size", 256)) if prof else 256
 
+    # --- the RAID members as spindles (issue #15) ------------------------------------
+    def _limits(self):
+        """The run's member limits: --set member_mb_per_s / member_iops, else the topology's."""
+        p = self.params()
+        return disks.Limits.of(self.tb.topo.role_host("dtn").disks, p.get("member_mb_per_s"), p.get("member_iops"))
+
+    def _disk_params(self, limits):
+        return {"spindles": limits.label, "member_mb_per_s": limits.mb_per_s, "member_iops": limits.iops}
+
+    @keyword
+    def apply_the_member_disk_limits(self):
+        """Give every RAID member the run's limits (libvirt iotune, read back) and write the
+        manifest's `disks` section. Returns {spindles, member_mb_per_s, member_iops, cache}."""
+        limits = self._limits()
+        record = disks.apply(self.tb.topo, limits, echo=logger.console)
+        if self.tb.run is not None:
+            self.tb.run.update(disks=record)
+        return dict(self._disk_params(limits), cache=record["cache"])
+
+    @keyword
+    def restore_the_topology_disk_limits(self):
+        """Suite teardown: the topology's limits again (a --set may have changed them)."""
+        disks.apply(self.tb.topo, None, echo=logger.console)
+
+    @keyword
+    def check_one_member_with_fio(self, index=0):
+        """Read-only fio on one RAID member (sequential 1 MiB, random 4 KiB, O_DIRECT), beside
+        the limits configured. Returns seq_mb_per_s, rand_iops, device, the limits, and the
+        ratios measured over configured (None when a limit is off)."""
+        limits = self._limits()
+        got = self.box.member_fio(index, self.params()["fio_seconds"])
+        seq_ratio = got["seq_mb_per_s"] / limits.mb_per_s if limits.mb_per_s else None
+        iops_ratio = got["rand_iops"] / limits.iops if limits.iops else None
+        logger.console(f"  member {got['device']}: {got['seq_mb_per_s']:.1f} MB/s sequential "
+                       f"(limit {limits.mb_per_s:g}), {got['rand_iops']:.0f} random 4 KiB IOPS "
+                       f"(limit {limits.iops})")
+        for what, ratio in (("sequential MB/s", seq_ratio), ("random IOPS", iops_ratio)):
+            if ratio is not None and ratio < 0.8:
+                logger.warn(f"member {what} reached only {ratio:.2f} of its limit: the guest (TCG) "
+                            f"is slower than the emulated disk, which then limits nothing")
+        return dict(got, **self._disk_params(limits), seq_ratio=seq_ratio, iops_ratio=iops_ratio,
+                    seq_within=siteinabox.within_limit(got["seq_mb_per_s"], limits.mb_per_s),
+                    iops_within=siteinabox.within_limit(got["rand_iops"], limits.iops))
+
+    @keyword
+    def write_to_raid6_with_the_limits_lifted(self):
+        """The same writers with every member's limits lifted (the host's disk as it is),
+        then the run's limits back. Skips when the run's members are unlimited already."""
+        from robot.api import SkipExecution
+        limits = self._limits()
+        if limits.off:
+            raise SkipExecution("the run's RAID members have no limits: the rows above are the unlimited ones")
+        if not int(self.params()["unlimited_rows"]):
+            raise SkipExecution("unlimited_rows is 0 in this run")
+        disks.apply(self.tb.topo, disks.Limits(0, 0), echo=logger.console)
+        try:
+            return self.write_to_raid6_in_parallel(limits=disks.Limits(0, 0))
+        finally:
+            disks.apply(self.tb.topo, limits, echo=logger.console)
+
+    @keyword
+    def stripe_cache_speedup(self, spindles):
+        """e2.raid_write_rate at stripe cache 32768 over 256 as this run recorded them with
+        `spindles` (emulated|off), logged beside the paper's figure; None if a rate is missing."""
+        slow = self.tb.recorded_values("e2.raid_write_rate", stripe_cache_size=256, spindles=spindles)
+        fast = self.tb.recorded_values("e2.raid_write_rate", stripe_cache_size=32768, spindles=spindles)
+        ratio = siteinabox.speedup(fast, slow)
+        fig = compare.paper_match(compare.load_paper(), "e2.raid_write_speedup", {})
+        if ratio is not None:
+            logger.console(f"  stripe cache 256 -> 32768, spindles {spindles}: {slow[-1]:.1f} -> {fast[-1]:.1f} MB/s "
+                           f"= {ratio:.2f}x (paper: {fig['value'] if fig else '?'}x)")
+        return ratio
+
     @keyword
     def read_origin_files_through_the_dtn(self, clients, cached=False, label=None):
         """`clients` parallel xrdcp clients on the workers, each reading random origin files
@@ -58,7 +133,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
                        f"{s['per_client']:.1f} MB/s per client ({s['bytes'] / 1e6:.0f} MB, {s['failed']} failed)")
         return dict(s, reads=len(reads), port=port, names=names, net_series=net_series, md_series=md_series,
                     phase=f"{label}-{clients}", clients=clients, profile=self.tb.profile_name,
-                    stripe_cache_size=self._stripe())
+                    stripe_cache_size=self._stripe(), spindles=self._limits().label)
 
     @keyword
     def set_origin_behind_the_wan(self, rtt_ms):
@@ -68,10 +143,12 @@ class SiteInABoxLibrary(ExperimentLibrary):
         return {"base": base, "measured": self.tb.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms)}
 
     @keyword
-    def write_to_raid6_in_parallel(self):
+    def write_to_raid6_in_parallel(self, limits=None):
         """The paper's 10 parallel dd writers (conv=fdatasync) on the RAID6, with the md
         stripe cache of the profile in force; RAID write rate sampled every second.
-        Returns rate (MB/s), seconds, writers, write_mb, series, stripe_cache_size, profile."""
+        Returns rate (MB/s), seconds, writers, write_mb, series, stripe_cache_size, profile,
+        and the members' limits (spindles, member_mb_per_s, member_iops)."""
+        limits = limits or self._limits()
         p = self.params()
         box = self.box
         md = Sampler(self.tb.ssh, box.dtn, "md", "e2-md-write").start()
@@ -80,10 +157,11 @@ class SiteInABoxLibrary(ExperimentLibrary):
         finally:
             series = md.stop()
         stripe = self._stripe()
-        logger.console(f"  RAID6 {p['writers']} writers x {p['write_mb']} MB, stripe_cache_size {stripe}: "
-                       f"{rate:.1f} MB/s ({wall:.1f} s)")
+        logger.console(f"  RAID6 {p['writers']} writers x {p['write_mb']} MB, stripe_cache_size {stripe}, "
+                       f"spindles {limits.label}: {rate:.1f} MB/s ({wall:.1f} s)")
         return {"rate": rate, "seconds": wall, "writers": p["writers"], "write_mb": p["write_mb"],
-                "series": series, "stripe_cache_size": stripe, "profile": self.tb.profile_name}
+                "series": series, "stripe_cache_size": stripe, "profile": self.tb.profile_name,
+                **self._disk_params(limits)}
 
     @keyword
     def clear_the_cache(self):

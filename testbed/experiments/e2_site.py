@@ -5,6 +5,12 @@ Scaling to the testbed: the paper's 100 remote files are the origin's files
 (the topology sets how many and how big); clients run on the worker VMs and
 read through the DTN to /dev/null; the RAID6 write test keeps the paper's 10
 parallel writers with a size per writer set by the scale.
+
+The RAID members are disks of their own (issue #15, testbed/machines/disks.py): each has
+the topology's MB/s and IOPS limits (or the run's `--set member_mb_per_s=... member_iops=...`;
+0 lifts a limit), checked with read-only fio on one member; the RAID writes run with
+those limits and, in the same run, with the limits lifted, so the stripe cache's speed-up
+is measured with and without emulated spindles.
 """
 import random
 import re
@@ -24,26 +30,41 @@ EXPERIMENT = Experiment(
         "writers": Param("int", "parallel dd writers on the RAID6"),
         "write_mb": Param("int", "MB each writer writes"),
         "origin_rtt_ms": Param("float", "RTT DTN <-> origin, ms"),
+        "member_mb_per_s": Param("float", "each RAID member's MB/s limit for the run (0: none; "
+                                          "unset: the topology's disks.mb_per_s)", optional=True),
+        "member_iops": Param("int", "each RAID member's IOPS limit for the run (0: none; "
+                                    "unset: the topology's disks.iops)", optional=True),
+        "unlimited_rows": Param("int", "1: also run the RAID writes with the member limits lifted "
+                                       "(the speed-up without emulated spindles); 0: not"),
+        "fio_seconds": Param("int", "seconds of each read-only fio check of one member"),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,
         # the paper's 10 writers with 8 MB each
-        "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 8, "origin_rtt_ms": 20},
+        # the member limits are the topology's unless --set; fio runs a few seconds per check
+        "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 8, "origin_rtt_ms": 20,
+               "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3},
         "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,
-                  "origin_rtt_ms": 20},
+                  "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
+                  "fio_seconds": 5},
         "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
-                 "origin_rtt_ms": 20},
+                 "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
+                 "fio_seconds": 10},
     },
     profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
     metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
              "e2.first_read_per_client_rate", "e2.repeat_read_rate", "e2.repeat_read_per_client_rate",
              "e2.raid_read_rate_during", "e2.raid_write_rate_during", "e2.raid_write_rate",
              "e2.raid_write_rate_over_time", "e2.dtn_local_read_rate", "e2.hit_over_local_read",
-             "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.submit_to_start"),
+             "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.submit_to_start",
+             "e2.member_seq_mb_per_s", "e2.member_rand_iops", "e2.member_seq_over_limit",
+             "e2.member_iops_over_limit"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
 )
 CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
+# fio's two checks of one member: sequential 1 MiB reads (MB/s) and random 4 KiB reads (IOPS)
+FIO_CHECKS = {"seq": ("read", "1M", 4), "rand": ("randread", "4k", 16)}
 
 
 def assign_reads(files, clients, reads_per_client, seed):
@@ -102,6 +123,76 @@ def parse_dd(text):
     for m in re.finditer(r"^(\d+) bytes .* copied, ([0-9.]+) s", text, re.MULTILINE):
         out.append((int(m.group(1)), float(m.group(2))))
     return out
+
+
+def fio_command(device, check, seconds):
+    """fio reading one RAID member directly (O_DIRECT, past the guest's page cache). Only
+    reads: `--readonly` makes fio refuse any write, so this is safe while md has the member."""
+    rw, bs, depth = FIO_CHECKS[check]
+    return (f"fio --readonly --name=member-{check} --filename={shlex.quote(device)} --rw={rw} --bs={bs} "
+            f"--iodepth={depth} --ioengine=libaio --direct=1 --time_based --runtime={int(seconds)} "
+            f"--output-format=json")
+
+
+def parse_fio(text):
+    """{'mb_per_s', 'iops'} of the read side of fio's JSON (warnings before it are skipped)."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("fio printed no JSON")
+    job = json.loads(text[start:])["jobs"][0]["read"]
+    return {"mb_per_s": float(job["bw_bytes"]) / 1e6, "iops": float(job["iops"])}
+
+
+def within_limit(measured, limit, slack=0.2):
+    """A limit holds when the measurement is not above it by more than `slack` (QEMU's
+    throttle lets a burst of a tenth of a second through); 0 is no limit."""
+    return not limit or measured <= limit * (1 + slack)
+
+
+def speedup(fast, slow):
+    """The last fast rate over the last slow one, or None when either is missing or zero."""
+    return fast[-1] / slow[-1] if fast and slow and slow[-1] else None
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else None
+
+
+def disk_model_summary(records, manifests=(), paper_speedup=None):
+    """Text: per-member fio vs configured, and the RAID write rates at stripe cache 256 and
+    32768 with and without emulated spindles with their speed-up beside the paper's (the
+    benchmark benchmarks/disk_model.py prints this from one or more E2 runs)."""
+    lines = []
+    for m in manifests:
+        d = m.get("disks") or {}
+        if d:
+            lim = d.get("limits") or {}
+            lines.append(f"run {m.get('label', '?')}: {d.get('count')} members RAID{d.get('raid_level')}, chunk "
+                         f"{d.get('chunk_kb')} KiB, limits {lim.get('mb_per_s')} MB/s {lim.get('iops')} IOPS each "
+                         f"(in force: {d.get('in_force')}), host cache {d.get('cache')}")
+    lines.append("")
+    lines.append(f"{'member (fio, read-only)':<26} {'configured':>10} {'measured':>10} {'ratio':>6}")
+    for name, key, unit in (("e2.member_seq_mb_per_s", "configured_mb_per_s", "MB/s"),
+                            ("e2.member_rand_iops", "configured_iops", "IOPS")):
+        for r in (r for r in records if r["name"] == name):
+            limit = r["params"].get(key) or 0
+            ratio = f"{r['value'] / limit:.2f}" if limit else "-"
+            label = "sequential 1 MiB" if "seq" in name else "random 4 KiB"
+            lines.append(f"{label + ' ' + unit:<26} {limit or 'none':>10} {r['value']:>10.1f} {ratio:>6}")
+    lines.append("")
+    lines.append(f"{'RAID6 writes':<26} {'cache 256':>10} {'32768':>10} {'speed-up':>9}  paper")
+    for spindles in ("emulated", "off"):
+        rates = {size: [r["value"] for r in records if r["name"] == "e2.raid_write_rate"
+                        and r["params"].get("spindles", "off" if spindles == "off" else None) == spindles
+                        and int(r["params"].get("stripe_cache_size", 0)) == size] for size in (256, 32768)}
+        if not rates[256] and not rates[32768]:
+            continue
+        slow, fast = _mean(rates[256]), _mean(rates[32768])
+        ratio = f"{fast / slow:.2f}x" if slow and fast else "-"
+        paper = f"{paper_speedup}x" if paper_speedup else "-"
+        lines.append(f"{'spindles ' + spindles:<26} {slow or 0:>10.1f} {fast or 0:>10.1f} {ratio:>9}  {paper}"
+                     f"   (MB/s, mean of {len(rates[256])} and {len(rates[32768])} points)")
+    return "\n".join(lines)
 
 
 def _acc_bytes(acc):
@@ -190,6 +281,23 @@ class SiteInABox:
             raise RemoteError(f"{self.dtn.name}: RAID write test: {len(done)} of {writers} writers reported")
         wall = float(m.group(2)) - float(m.group(1))
         return writers * mb_each * 1048576 / 1e6 / wall, wall
+
+    def member_fio(self, index, seconds):
+        """Read-only fio on RAID member `index` (by serial): {'seq_mb_per_s', 'rand_iops', 'device'}."""
+        from testbed.model.constants import DATA_DISK_BY_ID
+        device = f"{DATA_DISK_BY_ID}{int(index)}"
+        out = {"device": device}
+        for check in ("seq", "rand"):
+            res = self.ssh.run(self.dtn.name, fio_command(device, check, seconds), timeout=120 + 4 * seconds,
+                               check=False)
+            try:
+                got = parse_fio(res.stdout)
+            except (ValueError, KeyError, IndexError) as exc:
+                raise RemoteError(f"{self.dtn.name}: fio {check} on {device}: {exc}; "
+                                  f"{(res.stderr or res.stdout).strip()[-300:]}") from None
+            out["seq_mb_per_s" if check == "seq" else "rand_iops"] = \
+                got["mb_per_s"] if check == "seq" else got["iops"]
+        return out
 
     def local_read_rate(self, names):
         """The DTN reading cached files from its own RAID (page cache dropped), MB/s."""

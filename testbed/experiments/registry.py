@@ -42,6 +42,7 @@ class Param:
     kind: str
     help: str = ""
     rows: bool = False
+    optional: bool = False   # a scale may leave it None: "not set, the site's own" (e.g. the topology's)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -73,6 +74,8 @@ class Param:
 
     def check(self, value):
         """True if a scale's declared value has this parameter's type."""
+        if value is None:
+            return self.optional
         try:
             return self.parse("check", value) == value
         except ConfigError:

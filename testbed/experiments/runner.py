@@ -12,7 +12,7 @@ import sys
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel
+from testbed.machines import accel, disks
 from testbed.model import profiles
 from testbed.results import runs as results
 from testbed.experiments import registry
@@ -55,7 +55,7 @@ def open_run(topo, suite, profile_list, scale, sets):
     return results.Run.create(
         suite, [p.name for p in profile_list], topology=load_yaml(topo.source) | {"file": str(topo.source)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
-        scale=scale, parameters=sets)
+        scale=scale, parameters=sets, disks=disks.describe(topo))
 
 
 def check(suite, scale, profile_names, sets):

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from testbed.machines import accel, packages, render
+from testbed.machines import accel, disks as disk_model, packages, render
 from testbed.machines.box import Box
 from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
@@ -34,9 +34,20 @@ def bootstrap_key():
     return env or (found[-1] if found else os.path.expanduser("~/.vagrant.d/insecure_private_key"))
 
 
-def build(topo, profile, state=None, accelerator=None):
+def data_disks(host, cache):
+    """The Vagrantfile's entries for a host's data disks: size and host cache mode. The
+    limits are not here: vagrant-libvirt 0.11 has no iotune option, so `up` sets them
+    with `virsh blkdeviotune` once the domain runs (testbed/machines/disks.py)."""
+    if not host.disks:
+        return []
+    return [{"size_gb": host.disks.size_gb, "cache": cache["mode"]} for _ in range(host.disks.count)]
+
+
+def build(topo, profile, state=None, accelerator=None, cache=None):
     state = (state or TestbedState(topo.name)).ensure_secrets()
     accelerator = accelerator or accel.detect()
+    dtn = topo.role_host("dtn")
+    cache = cache or (disk_model.choose_cache_mode() if dtn and dtn.disks else {"mode": "default", "why": "no data disks"})
     bundles = render.write_all(state, topo, profile, accelerator)
     box = Box("debian13")
     local_boot = topo.box == "debian13"
@@ -46,7 +57,7 @@ def build(topo, profile, state=None, accelerator=None):
         hosts.append({
             "name": h.name, "roles": h.roles, "memory_mb": h.memory_mb, "cpus": h.cpus,
             "site_ip": h.site_ip, "bundle": str(bundles[h.name]),
-            "disks": ([{"size_gb": h.disks.size_gb}] * h.disks.count) if h.disks else [],
+            "disks": data_disks(h, cache),
             "console_log": str(console_log(topo, h.name)),
         })
     return {
@@ -64,6 +75,9 @@ def build(topo, profile, state=None, accelerator=None):
         },
         "profile": profile.name,
         "guest_cpu": guest_cpu(accelerator),
+        "data_disks": {"cache": cache["mode"], "cache_why": cache["why"],
+                       "mb_per_s": dtn.disks.mb_per_s if dtn and dtn.disks else 0,
+                       "iops": dtn.disks.iops if dtn and dtn.disks else 0},
         "hosts": hosts,
     }
 

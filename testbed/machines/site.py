@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import domains, plan, provision as provisioning
+from testbed.machines import disks, domains, plan, provision as provisioning
 from testbed.machines.box import Box
 from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
@@ -203,6 +203,10 @@ def up(topo, profile, parallel=True, wait_timeout=900):
         with work:
             boot(topo, run, vagrant_env(topo, profile.name), size)
             record["phases"]["boot"] = round(time.monotonic() - started, 1)
+            # the RAID members' MB/s and IOPS (the DTN's provisioning may already be under
+            # way: the limits only slow it down, as real disks would)
+            record["disks"] = disks.apply(topo, echo=lambda m: print(
+                f"[{time.monotonic() - started:6.0f}s] {m}", flush=True))
             print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; waiting for their provisioning",
                   flush=True)
             work.finish(topo.hosts)

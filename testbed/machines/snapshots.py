@@ -179,6 +179,9 @@ def restore(topo, name, ssh=None, wait_timeout=600, echo=print):
     echo(f"restoring {len(topo.hosts)} VMs to snapshot {name}")
     _each(topo, lambda h: _virsh("snapshot-revert", domains.domain_name(topo, h), PREFIX + name, "--running"))
     reverted = time.monotonic() - started
+    # a snapshot carries the RAID members' limits it was taken with: put the topology's back
+    from testbed.machines import disks
+    disks.apply(topo, echo=echo)
     ssh = ssh or SSH(topo, timeout=60)
     # Seen under TCG: a clock set right after the revert fell back ~50 s while the guests
     # settled, so set it again once the site is healthy and report what was corrected.

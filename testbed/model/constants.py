@@ -38,6 +38,22 @@ FAULT_UNIT_PREFIX = "tb-fault"      # systemd-run units: tb-fault-<name>.timer/.
 DEADMAN_MARGIN_S = 30               # a guest-side timer undoes a fault this long after its end
 DATA_DISK_BY_ID = "/dev/disk/by-id/virtio-tb-data-"   # + member index (serials set by the Vagrantfile)
 MD_MAX_DEGRADED = {6: 2, 5: 1, 1: 1, 10: 1, 0: 0}   # members an md level can lose and still run
+
+# The RAID members as disks of their own (issue #15; testbed/machines/disks.py): limits per
+# member enforced by QEMU's block throttling (libvirt <iotune>), topology `disks.mb_per_s` and
+# `disks.iops` (0: no limit). 150 IOPS is a 7200 rpm spindle's random-operation rate with
+# command queueing (8.5 ms seek + 4.2 ms half turn is ~80 at queue depth 1): what makes a
+# read-modify-write cost time. 40 MB/s is below a modern 7200 rpm disk's 150-250 MB/s on
+# purpose: four data members still give 160 MB/s of full-stripe bandwidth, above what a TCG
+# guest's md writes at all (22-44 MB/s measured on unthrottled members), so a stripe cache
+# that avoids read-modify-write is not held back by the members, while a one-member fio
+# check can reach the limit under TCG, and the fault suite's rebuild (23 MB/s per member
+# measured unthrottled) and the other suites' RAID I/O keep their times.
+DISK_MB_PER_S = 40
+DISK_IOPS = 150
+DISK_CACHE_MODES = ("none", "directsync", "writethrough", "writeback", "unsafe", "default")
+DISK_CACHE_PREFERRED = "none"          # O_DIRECT: the host's page cache stands behind no member
+DISK_CACHE_FALLBACK = "writethrough"   # where the pool's filesystem refuses O_DIRECT
 DTN_XROOTD_UNITS = ("cmsd@redir", "xrootd@redir", "cmsd@data", "xrootd@data", "xrootd@xcache",
                     "xrootd@direct")
 RAID_USERS = ("xrootd@xcache", "xrootd@data", "cmsd@data")   # units with files open on the RAID

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S
 from testbed.model.errors import ConfigError
 from testbed.model.links import parse_links
 from testbed.model.schema import Reader, load_yaml
@@ -28,6 +29,8 @@ class Disks:
     size_gb: int
     raid_level: int
     chunk_kb: int
+    mb_per_s: float = DISK_MB_PER_S   # each member's sequential limit (0: none), testbed/machines/disks.py
+    iops: int = DISK_IOPS             # each member's operations per second (0: none)
 
     @property
     def data_disks(self):
@@ -159,13 +162,19 @@ def _host(name, spec, index, defaults, source):
     if "dtn" in roles:
         host.dtn_slots = r.int("slots", 4, 1, 512)
         d = r.sub("disks")
-        d.only({"count", "size_gb", "raid_level", "chunk_kb"})
+        d.only({"count", "size_gb", "raid_level", "chunk_kb", "mb_per_s", "iops"})
         level = d.int("raid_level", 6)
         if level not in (0, 1, 5, 6, 10):
             raise d.error("raid_level", f"must be one of 0, 1, 5, 6, 10, got {level}")
         minimum = {6: 4, 5: 3, 10: 4, 1: 2, 0: 2}[level]
         host.disks = Disks(count=d.int("count", 6, minimum, 24), size_gb=d.int("size_gb", 2, 1, 1024),
-                           raid_level=level, chunk_kb=d.int("chunk_kb", 512, 4, 4096))
+                           raid_level=level, chunk_kb=d.int("chunk_kb", 512, 4, 4096),
+                           mb_per_s=float(d.number("mb_per_s", DISK_MB_PER_S, 0, 100000)),
+                           iops=d.int("iops", DISK_IOPS, 0, 10**6))
+        if 0 < host.disks.mb_per_s < 1:
+            raise d.error("mb_per_s", f"must be 0 (no limit) or at least 1, got {host.disks.mb_per_s:g}")
+        if 0 < host.disks.iops < 10:
+            raise d.error("iops", f"must be 0 (no limit) or at least 10, got {host.disks.iops}")
         if host.disks.chunk_kb & (host.disks.chunk_kb - 1):
             raise d.error("chunk_kb", "must be a power of two")
     elif "disks" in spec or "slots" in spec:

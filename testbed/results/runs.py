@@ -1,7 +1,9 @@
 """Results folders: one per run, `results/<UTC time>-<suite>-<profiles>/`.
 
     manifest.json   what ran where: topology, full profile contents, versions,
-                    git revision, kvm|tcg, host cores/RAM, start/end, status
+                    git revision, kvm|tcg, host cores/RAM, start/end, status,
+                    the DTN's RAID members (`disks`: count, level, chunk, limits,
+                    host cache mode; testbed/machines/disks.py)
     metrics.jsonl   one JSON record per measurement (name, value, unit, params)
     output.xml ...  Robot Framework's own output
 
@@ -100,7 +102,7 @@ class Run:
 
     @classmethod
     def create(cls, suite, profiles, topology, profile_contents, accel, scale="quick",
-               parameters=None, root=None, path=None):
+               parameters=None, root=None, path=None, disks=None):
         root = Path(root or RESULTS_ROOT)
         root.mkdir(parents=True, exist_ok=True)
         if path is None:
@@ -116,6 +118,8 @@ class Run:
                     "profile_contents": profile_contents, "accel": accel,
                     "git_revision": git_revision(), "host": host_facts(), "versions": {},
                     "start": utc(), "end": None, "status": "running"}
+        if disks is not None:
+            manifest["disks"] = disks
         write_json_atomic(run.manifest_path, manifest)
         run.metrics_path.touch()
         return run
