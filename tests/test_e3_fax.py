@@ -132,3 +132,16 @@ def test_reader_tool_reads_what_it_wrote(tmp_path):
                         "--fraction", "0.1"], capture_output=True, text=True, check=True)
     rep = fax.parse_report(r.stdout)
     assert rep["events"] == 30 and rep["branches"] == 10 and 0 < rep["cpu_eff"] <= 1.5
+
+
+def test_concurrency_misfit_names_jobs_memory_and_host():
+    assert fax.concurrency_misfit(4, 80, 400, "worker1") is None
+    msg = fax.concurrency_misfit(8, 80, 400, "worker1")
+    assert "8 jobs x 80 MB" in msg and "640 MB > 400 MB available on worker1" in msg
+    assert fax.concurrency_misfit(1, 100.0, 99, "w") is not None
+
+
+def test_jobs_that_fit_at_least_one():
+    assert fax.jobs_that_fit(80, 330) == 4
+    assert fax.jobs_that_fit(80, 10) == 1
+    assert fax.jobs_that_fit(0, 50) == 50

@@ -22,6 +22,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import sys
 import time
 
@@ -95,7 +96,8 @@ def read(args):
         "useful_mb": useful / 1e6, "mb_per_s": useful / 1e6 / wall if wall > 0 else 0.0,
         "read_compressed_mb": compressed / 1e6, "selected_byte_fraction": compressed / all_bytes * total / stop
         if all_bytes else 0.0, "cpu_eff": cpu / wall if wall > 0 else 0.0, "digest": check.hexdigest()[:16],
-        "host": os.uname().nodename, "uid": os.getuid()}), flush=True)
+        "host": os.uname().nodename, "uid": os.getuid(),
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}), flush=True)
     return 0
 
 

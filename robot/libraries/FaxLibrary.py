@@ -9,8 +9,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robot.api import logger  # noqa: E402
 from robot.api.deco import keyword, library  # noqa: E402
+from robot.api.exceptions import SkipExecution  # noqa: E402
 
 from testbed.experiments import e3_fax as fax  # noqa: E402
+from testbed.model import constants as c  # noqa: E402
 from testbed.model.links import rtt_label  # noqa: E402
 from _experiment_library import ExperimentLibrary  # noqa: E402
 
@@ -72,9 +74,14 @@ class FaxLibrary(ExperimentLibrary):
 
     @keyword
     def read_concurrently(self, jobs):
-        """`jobs` concurrent jobs in the concurrency cell (30 MB cache); returns the per-job
-        events/s and the cell."""
+        """`jobs` concurrent jobs in the concurrency cell (10 MB cache); returns the per-job
+        events/s and the cell. Skipped, saying why, when the jobs' memory (the largest peak
+        RSS a job of this run reported) exceeds what the worker has available."""
         exp = self.exp
+        rss = max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+        misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name)
+        if misfit:
+            raise SkipExecution(misfit)
         x, y = fax.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
@@ -88,7 +95,13 @@ class FaxLibrary(ExperimentLibrary):
         """One job per file of every storage site, 10% of the events, 30 MB cache."""
         exp = self.exp
         urls = [exp.redirector_url(y, f) for y in exp.sites for f in self._files()]
-        reports = exp.run_jobs(compute, urls, 30, fraction=exp.p["connectivity_fraction"], label="conn")
+        # one job per file, as many at a time as the worker's memory holds (not a load test)
+        rss = max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+        batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb())
+        reports = []
+        for i in range(0, len(urls), batch):
+            reports += exp.run_jobs(compute, urls[i:i + batch], 30, fraction=exp.p["connectivity_fraction"],
+                                    label="conn")
         want = max(1, int(round(exp.p["events"] * exp.p["connectivity_fraction"])))
         self._check(reports, want)
         return [{"storage": r["url"].split("/")[-2], "mb_per_s": r["mb_per_s"]} for r in reports]
@@ -106,8 +119,7 @@ class FaxLibrary(ExperimentLibrary):
             out[kind] = r[0]
         return out
 
-    @staticmethod
-    def _check(reports, events):
+    def _check(self, reports, events):
         problems = fax.check_reports({i: r for i, r in enumerate(reports)}, events)
         if problems:
             raise AssertionError("; ".join(problems[:4]))
@@ -116,6 +128,9 @@ class FaxLibrary(ExperimentLibrary):
         for r in reports:
             if digests.setdefault(r["url"], r["digest"]) != r["digest"]:
                 raise AssertionError(f"jobs reading {r['url']} disagree on its content")
+        for r in reports:
+            if r.get("max_rss_mb"):
+                self.tb.record_metric("e3.job_max_rss_mb", r["max_rss_mb"], "MB", label=r["label"])
 
     @keyword
     def off_diagonal_over_diagonal(self, cache_mb):

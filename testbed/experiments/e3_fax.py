@@ -67,7 +67,7 @@ EXPERIMENT = Experiment(
     metrics=("e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.rtt_measured", "e3.off_over_diag",
              "e3.concurrency_events_per_s", "e3.concurrency_spread", "e3.connectivity_mb_per_s",
              "e3.baseline_events_per_s", "e3.baseline_mb_per_s", "e3.baseline_cpu_eff",
-             "e3.disk_over_memory", "e3.file_bytes"),
+             "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb"),
     x_params=("rtt_ms", "jobs", "cache_mb"),
     paper="results/paper/e3.yaml",
     figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
@@ -111,6 +111,23 @@ def concurrency_cell(matrix, rtt):
             return x, y
     raise ValueError(f"no off-diagonal cell has {rtt:g} ms (matrix RTTs: "
                      f"{sorted({r for _, _, r in cells(matrix) if r})})")
+
+
+def concurrency_misfit(jobs, rss_mb, available_mb, host):
+    """Why `jobs` concurrent analysis jobs of `rss_mb` each do not fit in `available_mb` of
+    `host`'s memory (None when they fit). Past that the scan would measure the guest's
+    swapping, not a link or a server: quick's 8 jobs on a 512 MB worker thrashed for 900 s."""
+    need = int(jobs) * float(rss_mb)
+    if need <= available_mb:
+        return None
+    return (f"{jobs} jobs x {float(rss_mb):.0f} MB (an analysis job's peak RSS) = {need:.0f} MB > "
+            f"{available_mb} MB available on {host}: the scan stops at the worker's memory; "
+            f"a worker with more memory_mb in the topology runs this point")
+
+
+def jobs_that_fit(rss_mb, available_mb):
+    """How many analysis jobs of `rss_mb` peak RSS run at once in `available_mb` (at least 1)."""
+    return max(1, int(available_mb // max(1.0, float(rss_mb))))
 
 
 def server_port(sites, site):
@@ -482,6 +499,9 @@ class FaxExperiment:
             raise RemoteError(f"E3 job of site {compute} ({label}) reported nothing; its stderr ends: "
                               + " | ".join(errors[-3:]))
         return reports
+
+    def worker_memory_available_mb(self):
+        return int(self.ssh.run(self.worker.name, c.MEM_AVAILABLE_CMD, timeout=60).stdout.strip() or 0)
 
     def stage_local(self, site, filename):
         """Baselines: a copy of one file on the worker's disk and one in a tmpfs (not /dev/shm:

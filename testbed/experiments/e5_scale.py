@@ -20,7 +20,7 @@ import shlex
 import time
 
 from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import (CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
+from testbed.model.constants import (MEM_AVAILABLE_CMD, CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
                                      E5_ROLE_ATTR, E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT,
                                      NEGOTIATOR_LOG, SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
@@ -200,7 +200,7 @@ def parse_observation(text):
     return obs
 
 
-MEM_SCRIPT = "awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo"
+MEM_SCRIPT = MEM_AVAILABLE_CMD
 PS_SCRIPT = "ps -eo comm=,rss=,time="
 
 

@@ -121,7 +121,11 @@ E3_USER_PREFIX = "tb-e3"            # tb-e3a, tb-e3b, ... on the submit host and
 E3_UID_BASE = 62000                 # site i: uid 62001 + i
 E3_TABLE_BASE = 300                 # site i: routing table 301 + i
 E3_HOST_OCTET_BASE = 200            # site i: worker alias on the site network .201 + i
+E3_JOB_RSS_MB_GUESS = 100          # an analysis job's peak RSS before this run measured one
 E3_CONDOR_CONF = "/etc/condor/config.d/72-e3-users.conf"
 E3_LOCAL_DIR = "/var/lib/tb-e3"     # baselines: a file on the worker's disk (not /tmp or /var/tmp:
                                     # HTCondor mounts a job's own scratch there) and in /dev/shm
 E3_SHM_DIR = "/var/lib/tb-e3-memory"  # a tmpfs the suite mounts: a job gets its own private /dev/shm
+
+# a guest's available memory in MB (one line of output)
+MEM_AVAILABLE_CMD = "awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo"
