@@ -195,3 +195,17 @@ def test_run_layout_dedicated_submits_the_db_node_on_the_dtn(monkeypatch):
     cfg = json.loads(files["node.json"][0])
     assert cfg["layout"] == "dedicated" and cfg["db_host"] == topo.hosts["dtn"].site_ip
     assert "skip-networking" in files["node.cnf"][0]   # task nodes run no DB server
+
+
+def test_backfill_past_the_production_end_is_overrun_not_a_longer_allocation():
+    # tasks end at 60, 80, 100; a back-fill task runs 70..130, 30 s past the production's end
+    tasks = [task(0, 0, 60, 60), task(1, 0, 80, 80), task(2, 0, 100, 100)]
+    over = report(tasks + [task(9, 70, 130, 60, kind="backfill")], tasks_start=0)
+    assert e4.production_end(over) == 100
+    assert e4.finish_fractions(over) == pytest.approx([0.6, 0.8, 1.0])
+    # 60 idle slot seconds, 30 of them (70..100) filled before the end
+    assert e4.idle_tail_slots(over) == pytest.approx(30 / 300)
+    assert e4.backfill_overrun(over) == pytest.approx(30)
+    # half the back-fill's CPU (60 s of 60 s run, 30 s inside) counts: (300 - 240 - 30) / 300
+    assert e4.idle_tail_cores(over, 3) == pytest.approx(30 / 300)
+    assert e4.backfill_overrun(report(tasks, tasks_start=0)) == 0.0

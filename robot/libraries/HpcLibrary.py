@@ -75,6 +75,9 @@ class HpcLibrary(ExperimentLibrary):
         tb.record_metric("e4.idle_tail_cores", sum(cores) / len(cores) if cores else 0, "fraction", **tag)
         bf = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "backfill")
         tb.record_metric("e4.backfill_tasks", bf, "tasks", **tag)
+        if backfill:
+            tb.record_metric("e4.backfill_overrun_seconds", max(e4.backfill_overrun(r) for r in reports)
+                             if reports else 0.0, "s", **tag)
         lookups, answered = sum(n["lookups"] for n in f["nodes"]), sum(n["answered"] for n in f["nodes"])
         tb.record_metric("e4.lookups", lookups, "queries", **tag)
         tb.record_metric("e4.lookups_answered", answered, "queries", **tag)

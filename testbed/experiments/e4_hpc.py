@@ -75,7 +75,7 @@ EXPERIMENT = Experiment(
     metrics=("e4.startup_seconds", "e4.job_start_efficiency", "e4.event_efficiency", "e4.total_efficiency",
              "e4.nodes_allocated", "e4.nodes_running_tasks", "e4.node_seconds", "e4.lookups",
              "e4.lookups_answered", "e4.task_finish_fraction", "e4.idle_tail_slots", "e4.idle_tail_cores",
-             "e4.backfill_tasks", "e4.backfill_recovered", "e4.total_dedicated_over_colocated",
+             "e4.backfill_tasks", "e4.backfill_overrun_seconds", "e4.backfill_recovered", "e4.total_dedicated_over_colocated",
              "e4.event_cpu_mean", "e4.event_cpu_sigma", "e4.predicted_seconds", "e4.estimator_error"),
     x_params=("t",),               # the task finish fractions by rank: e4_figures' idle-tail plot
     paper="results/paper/e4.yaml",
@@ -189,38 +189,59 @@ def layout_figures(reports, db_reports=(), vm_cpus=None):
 
 
 # --- the idle tail and back-fill ------------------------------------------------------------
+def production_end(rep):
+    """When the node's production ends: its last original task's end (the node's own end
+    when it ran none). The allocation the idle tail is measured against ends here; a
+    back-fill task still running then overran it (backfill_overrun)."""
+    original = [t["end"] for t in rep.get("tasks", []) if t["kind"] == "task"]
+    return max(original) if original else rep["end"]
+
+
+def _within(t, end):
+    """Seconds of task `t` that ran before `end`."""
+    return max(0.0, min(t["end"], end) - t["start"])
+
+
 def finish_fractions(rep):
     """The original tasks' end times, in order, as fractions of the node's time (start to
-    its last task's end): the paper's 15.5 h / 17 h / 18 h of a job."""
+    its production's end): the paper's 15.5 h / 17 h / 18 h of a job."""
     tasks = rep.get("tasks", [])
-    end = max((t["end"] for t in tasks), default=rep["end"])
-    span = end - rep["start"]
+    span = production_end(rep) - rep["start"]
     return sorted((t["end"] - rep["start"]) / span for t in tasks if t["kind"] == "task") if span > 0 else []
 
 
 def idle_tail_slots(rep):
     """The paper's idle tail: each original task holds one CPU slot of the node; the slot
-    time between a task's end and the node's end, less what back-fill tasks ran there,
-    over the node's allocated slot time (slots x the node's time)."""
+    time between a task's end and the production's end, less what back-fill tasks ran
+    there before that end, over the node's allocated slot time (slots x the node's time)."""
     tasks = rep.get("tasks", [])
     original = [t for t in tasks if t["kind"] == "task"]
     if not original:
         return 0.0
-    end = max(t["end"] for t in tasks)
+    end = production_end(rep)
     span = end - rep["start"]
-    idle = sum(end - t["end"] for t in original) - sum(t["end"] - t["start"] for t in tasks if t["kind"] != "task")
+    idle = sum(end - t["end"] for t in original) - sum(_within(t, end) for t in tasks if t["kind"] != "task")
     return max(0.0, idle) / (len(original) * span) if span > 0 else 0.0
 
 
 def idle_tail_cores(rep, cores):
     """Real core seconds unused during the task phase (cores x phase - CPU used), over the
-    node's allocated core seconds (cores x the node's time)."""
+    node's allocated core seconds (cores x the node's time), both up to the production's
+    end; a back-fill task's CPU counts in proportion to its run before that end."""
     tasks = rep.get("tasks", [])
     if not tasks or cores <= 0:
         return 0.0
-    end = max(t["end"] for t in tasks)
-    used = sum(t["cpu"] for t in tasks)
+    end = production_end(rep)
+    used = sum(t["cpu"] * (_within(t, end) / (t["end"] - t["start"]) if t["end"] > t["start"] else 1.0)
+               for t in tasks)
     return max(0.0, cores * (end - rep["tasks_start"]) - used) / (cores * (end - rep["start"]))
+
+
+def backfill_overrun(rep):
+    """Seconds a back-fill task ran past the production's end: time the event service's
+    length prediction added to the node's allocation instead of filling it."""
+    end = production_end(rep)
+    return max([0.0] + [t["end"] - end for t in rep.get("tasks", []) if t["kind"] != "task"])
 
 
 def backfill_recovered(without, with_backfill):
