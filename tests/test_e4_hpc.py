@@ -205,7 +205,7 @@ def test_backfill_past_the_production_end_is_overrun_not_a_longer_allocation():
     assert e4.finish_fractions(over) == pytest.approx([0.6, 0.8, 1.0])
     # 60 idle slot seconds, 30 of them (70..100) filled before the end
     assert e4.idle_tail_slots(over) == pytest.approx(30 / 300)
-    assert e4.backfill_overrun(over) == pytest.approx(30)
+    assert e4.backfill_overrun_seconds(over) == pytest.approx(30)
     # half the back-fill's CPU (60 s of 60 s run, 30 s inside) counts: (300 - 240 - 30) / 300
     assert e4.idle_tail_cores(over, 3) == pytest.approx(30 / 300)
-    assert e4.backfill_overrun(report(tasks, tasks_start=0)) == 0.0
+    assert e4.backfill_overrun_seconds(report(tasks, tasks_start=0)) == 0.0

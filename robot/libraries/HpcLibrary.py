@@ -76,7 +76,7 @@ class HpcLibrary(ExperimentLibrary):
         bf = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "backfill")
         tb.record_metric("e4.backfill_tasks", bf, "tasks", **tag)
         if backfill:
-            tb.record_metric("e4.backfill_overrun_seconds", max(e4.backfill_overrun(r) for r in reports)
+            tb.record_metric("e4.backfill_overrun_seconds", max(e4.backfill_overrun_seconds(r) for r in reports)
                              if reports else 0.0, "s", **tag)
         lookups, answered = sum(n["lookups"] for n in f["nodes"]), sum(n["answered"] for n in f["nodes"])
         tb.record_metric("e4.lookups", lookups, "queries", **tag)

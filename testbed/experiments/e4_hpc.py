@@ -237,7 +237,7 @@ def idle_tail_cores(rep, cores):
     return max(0.0, cores * (end - rep["tasks_start"]) - used) / (cores * (end - rep["start"]))
 
 
-def backfill_overrun(rep):
+def backfill_overrun_seconds(rep):
     """Seconds a back-fill task ran past the production's end: time the event service's
     length prediction added to the node's allocation instead of filling it."""
     end = production_end(rep)
