@@ -369,7 +369,10 @@ def test_child_collector_and_worker_fragments():
     assert "COLLECTOR2_ARGS = -f -p 9620\n" in text
     assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618 cm2:9618" in text
     assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
-    assert e5.tree_worker_conf(topo).endswith("COLLECTOR_HOST = ccb1:9620, ccb2:9620\n")
+    conf = e5.tree_worker_conf(topo, topo.with_role("worker")[0].name, 2)
+    assert "COLLECTOR_HOST = ccb1:9620\n" in conf
+    assert "STARTD1.COLLECTOR_HOST = ccb1:9620\n" in conf and "STARTD2.COLLECTOR_HOST = ccb2:9620\n" in conf
+    assert "ccb1:9620, ccb2:9620" not in conf  # one child per daemon: no doubled updates
     script = e5.fragment_script(e5.E5_TREE_WORKER_CONF, "X = 1\n", restart_had=True)
     assert "condor_reconfig" in script and "condor_restart -subsystem had" in script
     assert e5.fragment_script(e5.E5_TREE_WORKER_CONF, "").startswith(f"if [ -e {e5.E5_TREE_WORKER_CONF} ]")
@@ -525,3 +528,15 @@ def test_a_negotiation_point_is_its_fastest_cycle_with_the_median_beside_it():
     assert e5.fastest_and_median([0.4, 0.2]) == (0.2, 0.3)
     with pytest.raises(ValueError):
         e5.fastest_and_median([])
+
+
+def test_tree_deals_startds_round_robin_over_children_across_workers():
+    topo = topology.load("default")
+    workers = [h.name for h in topo.with_role("worker")]
+    seen = []
+    for w in workers:
+        conf = e5.tree_worker_conf(topo, w, 2)
+        seen += [line.split(" = ")[1] for line in conf.splitlines() if line.startswith("STARTD")]
+        assert conf.count("COLLECTOR_HOST = ") == 3  # the master and two startds, one child each
+    assert set(seen) == {"ccb1:9620", "ccb2:9620"}
+    assert abs(seen.count("ccb1:9620") - seen.count("ccb2:9620")) <= 1

@@ -24,7 +24,7 @@ def test_shipped_profiles_load_with_inheritance():
     # inherited from default untouched
     assert tuned.section("dtn", "md") == {"stripe_cache_size": 256, "group_thread_cnt": 0}
     assert profiles.load("raid-stripe-32768").section("dtn", "md")["stripe_cache_size"] == 32768
-    assert profiles.load("collector-tuned").section("worker", "condor")["UPDATE_INTERVAL"] == 600
+    assert profiles.load("collector-tuned").section("worker", "condor")["UPDATE_INTERVAL"] == 120
 
 
 def test_for_host_merges_all_then_roles_in_order():

@@ -374,7 +374,7 @@ class ScaleLibrary(ExperimentLibrary):
         if shape not in ("flat", "tree"):
             raise AssertionError(f"shape must be flat or tree, not {shape!r}")
         exp = self.exp
-        tree = scale.CollectorTree(exp)
+        tree = scale.CollectorTree(exp, self.params()["startds_per_worker"])
         tree.use(shape)
         timeout = float(self.params()["failover_timeout_s"])
         if any(self.tb.topo.hosts[h].has("cm") for h in scale.child_collector_hosts(self.tb.topo)):

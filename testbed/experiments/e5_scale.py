@@ -201,6 +201,9 @@ def parse_observation(text):
 
 
 MEM_SCRIPT = MEM_AVAILABLE_CMD
+# SIGKILL every collector process without -local-name (the top-level one); fails when none
+KILL_TOP_COLLECTOR = ("n=0; for p in $(pgrep -x condor_collecto); do tr '\\0' ' ' < /proc/$p/cmdline | "
+                      "grep -q -- -local-name || { kill -KILL $p && n=$((n+1)); }; done; [ $n -gt 0 ]")
 PS_SCRIPT = "ps -eo comm=,rss=,time="
 
 
@@ -738,7 +741,8 @@ class ScaleExperiment:
     # --- failover ----------------------------------------------------------------------------
     def kill_collector(self, host):
         """SIGKILL the collector only (its master restarts it, as after a crash)."""
-        self.ssh.run(host, "pkill -KILL -x condor_collecto")
+        # the top-level collector only: a child collector (-local-name COLLECTOR2) has the same name
+        self.ssh.run(host, KILL_TOP_COLLECTOR)
 
     def stop_collector(self, host):
         """Take a CCB server down until `start_collector`: the master keeps it off."""
@@ -822,11 +826,22 @@ def child_collector_conf(topo, host):
         f"{n}.UPDATE_VIEW_COLLECTOR_WITH_TCP = True"]) + "\n"
 
 
-def tree_worker_conf(topo):
-    """The workers' daemons send their ads to the child collectors instead of the CMs'."""
-    children = ", ".join(f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(topo))
-    return ("# E5 two-tier collectors: updates go to the child collectors; removed after the row\n"
-            f"COLLECTOR_HOST = {children}\n")
+def tree_worker_conf(topo, worker, startds=None):
+    """Worker `worker`'s daemons send their ads to one child collector each instead of the
+    CMs' (section 4.1, GlideinWMS: each child receives a share of the startds). Startds
+    are dealt round-robin over the children across the workers; the master goes with its
+    first startd. One child per daemon: sending to every child would deliver each update
+    to the top collectors once per child, with the same sequence number, which their
+    statistics count as lost updates. `startds`: this run's startds per worker (default
+    the topology's)."""
+    children = [f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(topo)]
+    workers = [h.name for h in topo.with_role("worker")]
+    n = max(1, startds or topo.hosts[worker].startds)
+    first = workers.index(worker) * n
+    lines = ["# E5 two-tier collectors: each daemon updates one child collector; removed after the row",
+             f"COLLECTOR_HOST = {children[first % len(children)]}"]
+    lines += [f"STARTD{i}.COLLECTOR_HOST = {children[(first + i - 1) % len(children)]}" for i in range(1, n + 1)]
+    return "\n".join(lines) + "\n"
 
 
 def fragment_script(path, text, restart_had=False):
@@ -852,8 +867,9 @@ def fresh_slots(lines, since):
 class CollectorTree:
     """Switches the pool between one collector tier and a two-tier tree, and measures it."""
 
-    def __init__(self, exp):
+    def __init__(self, exp, startds=0):
         self.exp, self.topo, self.ssh = exp, exp.topo, exp.ssh
+        self.startds = startds  # this run's startds per worker (0: the topology's)
 
     def use(self, shape):
         """Install (`tree`) or remove (`flat`) the child collectors and the workers'
@@ -863,7 +879,8 @@ class CollectorTree:
         cmds = {h: fragment_script(E5_CHILD_COLLECTOR_CONF, child_collector_conf(self.topo, h) if tree else "",
                                    restart_had=self.topo.hosts[h].has("cm")) for h in children}
         for w in self.exp.workers:
-            cmds[w.name] = fragment_script(E5_TREE_WORKER_CONF, tree_worker_conf(self.topo) if tree else "")
+            conf = tree_worker_conf(self.topo, w.name, max(w.startds, self.startds)) if tree else ""
+            cmds[w.name] = fragment_script(E5_TREE_WORKER_CONF, conf)
         res = self.ssh.run_many(cmds, timeout=120)
         bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
         if bad:
