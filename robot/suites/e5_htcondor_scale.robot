@@ -37,7 +37,7 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               Suite Setup, removed in the Suite Teardown). 50 (ci), 200 (quick) or 1000
 ...               (full) resource requests. The stream count (two restarts of the workers'
 ...               HTCondor) and the CM and collector kills run at quick and full only (at ci:
-...               --set streams_jobs=1 cm_kill=1 collector_kill=1); one CCB is down 60 s under
+...               --set streams_jobs=1 cm_kill=1 collector_kill=1); one CCB is down (ci: only with --set ccb_outage_s=30) under
 ...               4 running jobs (ci), or 300 s (quick) / 1800 s (full) with every slot but one
 ...               busy. The collector shapes run at quick (120 s busy) and full (600 s busy),
 ...               at ci with --set tree_settle_s=120. Parameters and their scales:
