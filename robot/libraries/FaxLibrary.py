@@ -30,6 +30,10 @@ class FaxLibrary(ExperimentLibrary):
     def exp(self):
         return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.params())
 
+    def _job_rss_mb(self):
+        """An analysis job's peak RSS: the largest any job of this run reported, else a guess."""
+        return max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+
     def _files(self):
         return fax.file_names(self.exp.p["files_per_site"])
 
@@ -78,7 +82,7 @@ class FaxLibrary(ExperimentLibrary):
         events/s and the cell. Skipped, saying why, when the jobs' memory (the largest peak
         RSS a job of this run reported) exceeds what the worker has available."""
         exp = self.exp
-        rss = max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+        rss = self._job_rss_mb()
         misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name)
         if misfit:
             raise SkipExecution(misfit)
@@ -96,7 +100,7 @@ class FaxLibrary(ExperimentLibrary):
         exp = self.exp
         urls = [exp.redirector_url(y, f) for y in exp.sites for f in self._files()]
         # one job per file, as many at a time as the worker's memory holds (not a load test)
-        rss = max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+        rss = self._job_rss_mb()
         batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb())
         reports = []
         for i in range(0, len(urls), batch):
