@@ -295,7 +295,7 @@ class FakeSite:
             s = "\n".join(f"slot{i % 8 + 1}@startd{i // 8 + 1}@worker1.small.testbed "
                           f"{'Claimed' if i < r else 'Unclaimed'}" for i in range(self.slots))
             return Result(host, 0, f"#Q\n{q}\n#QOK\n#S\n{s}\n#SOK\n#M\n{mem}\n", "")
-        if command == e5.MEM_SCRIPT:
+        if command == e5.MEM_AVAILABLE_CMD:
             return Result(host, 0, f"{mem}\n", "")
         raise AssertionError(f"unexpected command {command[:60]}")
 

@@ -202,7 +202,6 @@ def parse_observation(text):
     return obs
 
 
-MEM_SCRIPT = MEM_AVAILABLE_CMD
 # SIGKILL every collector process without -local-name (the top-level one); fails when none
 KILL_TOP_COLLECTOR = ("n=0; for p in $(pgrep -x condor_collecto); do tr '\\0' ' ' < /proc/$p/cmdline | "
                       "grep -q -- -local-name || { kill -KILL $p && n=$((n+1)); }; done; [ $n -gt 0 ]")
@@ -567,8 +566,8 @@ class ScaleExperiment:
 
     def observe(self, role):
         """Job states, slots and startds, and every pool guest's MemAvailable (MB)."""
-        cmds = {h: MEM_SCRIPT for h in self.pool_hosts}
-        cmds[self.submit] = observe_script(role) + "; echo '#M'; " + MEM_SCRIPT
+        cmds = {h: MEM_AVAILABLE_CMD for h in self.pool_hosts}
+        cmds[self.submit] = observe_script(role) + "; echo '#M'; " + MEM_AVAILABLE_CMD
         res = self.ssh.run_many(cmds, timeout=120)
         obs = parse_observation(res[self.submit].stdout)
         if not res[self.submit].stdout.strip():  # the guest itself did not answer (e.g. out of memory)
