@@ -502,25 +502,40 @@ NEGOTIATOR_LOG_TEXT = """\
 11/23/26 10:00:01.250 ---------- Started Negotiation Cycle ----------
 11/23/26 10:00:01.900 ---------- Finished Negotiation Cycle ----------
 11/23/26 10:00:21.950 ---------- Started Negotiation Cycle ----------
+11/23/26 10:00:22.000 Phase 3:  Sorting submitter ads by priority ...
+11/23/26 10:00:22.001 Starting prefetch round; 2 potential prefetches to do.
+11/23/26 10:00:22.002 Starting prefetch negotiation for vagrant@small.testbed.
+11/23/26 10:00:22.150     Got NO_MORE_JOBS;  schedd has no more requests
+11/23/26 10:00:22.151 Starting prefetch negotiation for other@small.testbed.
+11/23/26 10:00:22.267 Prefetch summary: 2 attempted, 2 successful.
+11/23/26 10:00:22.270 Phase 4.1:  Negotiating with schedds ...
 11/23/26 10:00:22.400 ---------- Finished Negotiation Cycle ----------
 11/23/26 10:00:42.000 ---------- Started Negotiation Cycle ----------
+11/23/26 10:00:42.100 Starting prefetch negotiation for vagrant@small.testbed.
 """
 
 
 def test_negotiation_cycles_timed_to_the_millisecond_from_the_log():
     cycles = e5.logged_cycles(NEGOTIATOR_LOG_TEXT)
-    assert [d for _, d in cycles] == [0.65, 0.45]        # the unfinished third cycle is left out
+    assert [c.duration for c in cycles] == [0.65, 0.45]   # the unfinished third cycle is left out
     t = 1795428021.95                                       # 2026-11-23 10:00:21.95 UTC
-    assert cycles[1][0] == pytest.approx(t)
+    assert cycles[1].start == pytest.approx(t)
     # the ad said 1 s (start 10:00:21, end 10:00:22): the log's cycle that started then
-    assert e5.precise_cycle_duration(cycles, 1795428021, 1) == 0.45
+    assert e5.matching_logged_cycle(cycles, 1795428021, 1) == cycles[1]
     # a cycle the log does not hold, or one whose length disagrees with the ad's
-    assert e5.precise_cycle_duration(cycles, 1795428100, 0) is None
-    assert e5.precise_cycle_duration(cycles, 1795428021, 3) is None
+    assert e5.matching_logged_cycle(cycles, 1795428100, 0) is None
+    assert e5.matching_logged_cycle(cycles, 1795428021, 3) is None
     # a CM whose clock is an hour east of UTC writes local times
     shifted = e5.logged_cycles(NEGOTIATOR_LOG_TEXT, e5.utc_offset_seconds("+0100"))
-    assert shifted[1][0] == pytest.approx(t - 3600)
+    assert shifted[1].start == pytest.approx(t - 3600)
     assert e5.utc_offset_seconds("-0530") == -19800 and e5.utc_offset_seconds("junk") == 0
+
+
+def test_the_request_list_prefetch_is_timed_from_the_first_schedd_to_the_summary():
+    cycles = e5.logged_cycles(NEGOTIATOR_LOG_TEXT)
+    # from the first "Starting prefetch negotiation" (22.002) to "Prefetch summary" (22.267)
+    assert cycles[1].prefetch == 0.265
+    assert cycles[0].prefetch is None                       # a cycle that fetched no list
 
 
 def test_a_negotiation_point_is_its_fastest_cycle_with_the_median_beside_it():

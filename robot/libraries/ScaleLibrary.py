@@ -190,7 +190,9 @@ class ScaleLibrary(ExperimentLibrary):
         after this call and see them all, each asked for with condor_reschedule. Returns the
         negotiator's own figures of the last cycle {considered, idle, rejections, matches,
         rtt_ms, requests} with duration = the fastest cycle, median and durations (each to
-        the millisecond from the CM's NegotiatorLog; the ad counts whole seconds)."""
+        the millisecond from the CM's NegotiatorLog; the ad counts whole seconds), and
+        prefetch = the fastest fetch of the schedd's request list (None when the log shows
+        none) with prefetches, every cycle's."""
         p, exp = self.params(), self.exp
         n, k = p["negotiation_requests"], max(1, p["negotiation_cycles"])
         timeout = float(timeout or p["negotiation_timeout_s"])
@@ -199,22 +201,26 @@ class ScaleLibrary(ExperimentLibrary):
             exp.submit_sleepers(n - have, "negotiation", distinct=True)
         cm = self.tb.pool.active_cm()
         after = exp.host_clock(cm)
-        durations, last = [], None
+        durations, prefetches, last = [], [], None
         for _ in range(k):
             last = self._next_cycle(cm, n, after, timeout)
             after = last["start"]
-            precise = exp.logged_cycle_duration(cm, last)
-            if precise is None:
+            logged = exp.logged_cycle(cm, last)
+            if logged is None:
                 logger.warn(f"the NegotiatorLog on {cm} has no sub-second times for the cycle of "
                             f"{last['start']}: its duration is the ad's whole seconds ({last['duration']} s)")
-            durations.append(last["duration"] if precise is None else precise)
+            durations.append(last["duration"] if logged is None else logged.duration)
+            if logged is not None and logged.prefetch is not None:
+                prefetches.append(logged.prefetch)
         fastest, median = scale.fastest_and_median(durations)
+        prefetch = scale.fastest_and_median(prefetches)[0] if prefetches else None
         logger.console(f"  negotiation at {float(rtt_ms):g} ms: fastest {fastest} s, median {median} s of "
-                       f"{len(durations)} cycles {durations} for {last['idle']} idle jobs "
+                       f"{len(durations)} cycles {durations}; request-list prefetch fastest {prefetch} s of "
+                       f"{prefetches}; {last['idle']} idle jobs "
                        f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
-        return dict(last, duration=fastest, median=median, durations=durations,
-                    rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
+        return dict(last, duration=fastest, median=median, durations=durations, prefetch=prefetch,
+                    prefetches=prefetches, rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
 
     def _next_cycle(self, cm, n, after, timeout):
         """The first negotiation cycle that starts after `after` (the CM's clock) and sees

@@ -20,7 +20,9 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               own resource request, with the schedd <-> CM link at 0 and 100 ms RTT; the
 ...               cycle time is the negotiator's own, to the millisecond from its log (its ad,
 ...               LastNegotiationCycleDuration0, counts whole seconds), the fastest of a few
-...               cycles per RTT (the emulator's stalls stretch single cycles several-fold);
+...               cycles per RTT (the emulator's stalls stretch single cycles several-fold),
+...               and within it the prefetch of the schedd's request list, the part that
+...               crosses the link (the rest stays on the CM and varies by a second under TCG);
 ...               - two-tier collectors (4.1): child collectors (on the CCB hosts that are not
 ...               CMs, else on the CMs, port 9620) receive the startds' updates and forward them
 ...               to the CMs' collectors, against one tier, under `default` and
@@ -106,28 +108,30 @@ negotiation-100ms
 
 negotiation-wan-over-lan
     [Documentation]    Cycle time at 100 ms over 0 ms from this run's points (paper: 38x before
-    ...    batched resource requests, 70% less after). The WAN cycle is not shorter.
+    ...    batched resource requests, 70% less after), and what the link costs where the
+    ...    negotiator talks to the schedd: fetching its request list takes longer at 100 ms.
     [Tags]    negotiation    summary
     ${n}=    Set Variable    ${PARAMS}[negotiation_requests]
     ${lan}=    Recorded Values    e5.negotiation_cycle    rtt_ms=0    requests=${n}
     ${wan}=    Recorded Values    e5.negotiation_cycle    rtt_ms=100    requests=${n}
-    Skip If    not $lan or not $wan    needs negotiation cycles at 0 and 100 ms in this run
+    ${lan_fetch}=    Recorded Values    e5.negotiation_prefetch    rtt_ms=0    requests=${n}
+    ${wan_fetch}=    Recorded Values    e5.negotiation_prefetch    rtt_ms=100    requests=${n}
+    Skip If    not $lan_fetch or not $wan_fetch    needs negotiation cycles at 0 and 100 ms in this run
     Remove The Suites Jobs    negotiation
     Clear WAN
-    IF    $lan[-1] > 0
-        Record Metric    e5.negotiation_wan_over_lan    ${{ $wan[-1] / $lan[-1] }}    ratio    requests=${n}
-    ELSE
-        Log    LAN cycle under the negotiator's 1 s resolution: no ratio    WARN
-    END
+    Record Metric    e5.negotiation_wan_over_lan    ${{ $wan[-1] / $lan[-1] }}    ratio    requests=${n}
     # What the 100 ms cost per request, in round trips: the paper's 1000 requests cost 11.2
     # round trips each before batched requests ((1153 - 30) s / 1000 / 0.1 s), ~3.2 after.
     ${trips}=    Evaluate    ($wan[-1] - $lan[-1]) / $n / 0.1
     Record Metric    e5.negotiation_round_trips_per_request    ${trips}    round trips    requests=${n}
-    Log    HTCondor here: ${trips} round trips of 100 ms per resource request (paper: 11.2 unbatched, ~3.2 batched)    console=True
-    # Each cycle asks the schedd for its requests over the link: the fastest WAN cycle pays
-    # at least that round trip more than the fastest LAN cycle.
-    Should Be True    $wan[-1] >= $lan[-1]
-    ...    the fastest cycle at 100 ms (${wan}[-1] s) is shorter than on the LAN (${lan}[-1] s)
+    ${fetch_trips}=    Evaluate    ($wan_fetch[-1] - $lan_fetch[-1]) / 0.1
+    Record Metric    e5.negotiation_prefetch_round_trips    ${fetch_trips}    round trips    requests=${n}
+    Log    HTCondor here: ${{ round($trips, 3) }} round trips of 100 ms per resource request (paper: 11.2 unbatched, ~3.2 batched); fetching the list of ${n} took ${{ round($fetch_trips, 2) }} more round trips    console=True
+    # The whole cycle is not compared: its time on the CM (collector queries, matching)
+    # varies by more than a second between cycles under TCG. Fetching the request list
+    # crosses the link: at 100 ms its fastest is not shorter than on the LAN.
+    Should Be True    $wan_fetch[-1] >= $lan_fetch[-1]
+    ...    the fastest request-list fetch at 100 ms (${wan_fetch}[-1] s) is shorter than on the LAN (${lan_fetch}[-1] s)
 
 collectors-flat-default
     [Documentation]    One collector tier: the startds update the CMs' collectors directly.
@@ -316,5 +320,7 @@ Negotiation Point
     Record Metric    e5.negotiation_cycle    ${c}[duration]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     ...    considered=${c}[considered]    rejections=${c}[rejections]
     Record Metric    e5.negotiation_cycle_median    ${c}[median]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
+    Should Not Be Equal    ${c}[prefetch]    ${None}    the NegotiatorLog shows no fetch of the schedd's request list in ${c}[durations]
+    Record Metric    e5.negotiation_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     Should Be True    $c['idle'] >= $c['requests']    the cycle saw ${c}[idle] idle jobs of ${c}[requests]
     Should Be Equal As Integers    ${c}[matches]    0    msg=jobs that no slot can meet were matched

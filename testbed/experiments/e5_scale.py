@@ -18,6 +18,7 @@ import json
 import re
 import shlex
 import time
+from collections import namedtuple
 
 from testbed.experiments.registry import Experiment, Param
 from testbed.model.constants import (MEM_AVAILABLE_CMD, CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
@@ -82,6 +83,7 @@ EXPERIMENT = Experiment(
              "e5.startds_over_time", "e5.max_running", "e5.jobs_per_gb",
              "e5.tcp_streams", "e5.tcp_streams_model", "e5.tcp_streams_after_over_before",
              "e5.negotiation_cycle", "e5.negotiation_cycle_median", "e5.negotiation_wan_over_lan", "e5.negotiation_round_trips_per_request",
+             "e5.negotiation_prefetch", "e5.negotiation_prefetch_round_trips",
              "e5.cm_failover_negotiator", "e5.cm_failover_match", "e5.collector_failover_match",
              "e5.collector_failover_return", "e5.ccb_outage_match", "e5.ccb_reregister",
              "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
@@ -319,34 +321,59 @@ def negotiation_cycle(ad, index=0):
 # The negotiator's ad counts a cycle's duration in whole seconds (end - start, both time_t),
 # so a 0.4 s cycle reads 0 or 1 depending on where the second ticks. The CMs log with
 # D_SUB_SECOND: the cycle's start and finish lines give its duration to the millisecond.
-NEGOTIATOR_LOG_STAMP = re.compile(r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) .*-+ (Started|Finished) Negotiation Cycle -+")
+NEGOTIATOR_LOG_LINE = re.compile(r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) (.*)$")
+CYCLE_STARTED, CYCLE_FINISHED = "Started Negotiation Cycle --", "Finished Negotiation Cycle --"
+# Where a cycle talks to the schedd over the link: the prefetch of its resource-request list
+# (NEGOTIATOR_PREFETCH_REQUESTS, on by default; up to NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE,
+# 200, requests). The rest of an unmatched cycle (collector queries, accounting, matching)
+# stays on the CM: on `small` under TCG it varies by 0.2-1.4 s between cycles and hides
+# the WAN's round trips in the cycle's total.
+PREFETCH_SPAN = ("Starting prefetch negotiation for", "Prefetch summary:")
+NEGOTIATOR_LOG_MARKS = (CYCLE_STARTED, CYCLE_FINISHED, *PREFETCH_SPAN)
+
+
+# A cycle from the NegotiatorLog: start epoch, duration s, and `prefetch`, the seconds it
+# spent fetching the schedds' resource-request lists (None when it fetched none).
+LoggedCycle = namedtuple("LoggedCycle", "start duration prefetch")
+
+
+def _span(marks, span):
+    first, last = marks.get(span[0]), marks.get(span[1])
+    return last - first if first is not None and last is not None and last >= first else None
 
 
 def logged_cycles(text, utc_offset_s=0):
-    """[(start epoch, duration s)] of every complete cycle in a NegotiatorLog written with
-    D_SUB_SECOND (timestamps in the CM's local time, `utc_offset_s` east of UTC)."""
-    out, started = [], None
+    """[LoggedCycle] of every complete cycle in a NegotiatorLog written with D_SUB_SECOND
+    (timestamps in the CM's local time, `utc_offset_s` east of UTC)."""
+    out, started, marks = [], None, {}
     for line in text.splitlines():
-        m = NEGOTIATOR_LOG_STAMP.match(line)
+        m = NEGOTIATOR_LOG_LINE.match(line)
         if not m:
             continue
         stamp = dt.datetime.strptime(m.group(1), "%m/%d/%y %H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
-        t = stamp.timestamp() - utc_offset_s
-        if m.group(2) == "Started":
-            started = t
-        elif started is not None:
-            out.append((started, round(t - started, 3)))
+        t, what = stamp.timestamp() - utc_offset_s, m.group(2)
+        if CYCLE_STARTED in what:
+            started, marks = t, {}
+        elif started is None:
+            continue
+        elif CYCLE_FINISHED in what:
+            prefetch = _span(marks, PREFETCH_SPAN)
+            out.append(LoggedCycle(started, round(t - started, 3), None if prefetch is None else round(prefetch, 3)))
             started = None
+        elif PREFETCH_SPAN[0] in what:
+            marks.setdefault(PREFETCH_SPAN[0], t)      # the first schedd's prefetch starts the span
+        elif PREFETCH_SPAN[1] in what:
+            marks[PREFETCH_SPAN[1]] = t
     return out
 
 
-def precise_cycle_duration(cycles, start_epoch, whole_s, slack_s=1.5):
-    """The logged duration of the cycle the ad reports (start `start_epoch`, `whole_s`
-    whole seconds): the logged cycle that started within `slack_s` of it and agrees with
-    the whole seconds; None when the log holds no such cycle."""
-    near = [(abs(s - start_epoch), d) for s, d in cycles
-            if abs(s - start_epoch) <= slack_s and abs(d - float(whole_s)) < 1.0 + 1e-6]
-    return min(near)[1] if near else None
+def matching_logged_cycle(cycles, start_epoch, whole_s, slack_s=1.5):
+    """The logged cycle the ad reports (start `start_epoch`, `whole_s` whole seconds): the
+    one that started within `slack_s` of it and agrees with the whole seconds; None when the
+    log holds no such cycle."""
+    near = [(abs(c.start - start_epoch), i) for i, c in enumerate(cycles)
+            if abs(c.start - start_epoch) <= slack_s and abs(c.duration - float(whole_s)) < 1.0 + 1e-6]
+    return cycles[min(near)[1]] if near else None
 
 
 def fastest_and_median(durations):
@@ -658,16 +685,16 @@ class ScaleExperiment:
         out = self.ssh.run(self.submit, "condor_status -negotiator -l", check=False, timeout=60)
         return latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
 
-    def logged_cycle_duration(self, cm, cycle):
-        """The sub-second duration of `cycle` (from negotiation_cycle) from the CM's
-        NegotiatorLog, or None when the log does not have it."""
-        out = self.ssh.run(cm, f"date +%z; grep -a 'Negotiation Cycle --' {shlex.quote(NEGOTIATOR_LOG)} | tail -n 40",
-                           check=False, timeout=60)
+    def logged_cycle(self, cm, cycle):
+        """`cycle` (from negotiation_cycle) as the CM's NegotiatorLog has it, to the
+        millisecond (a LoggedCycle), or None when the log does not have it."""
+        out = self.ssh.run(cm, f"date +%z; grep -aF -e {' -e '.join(shlex.quote(m) for m in NEGOTIATOR_LOG_MARKS)} "
+                               f"{shlex.quote(NEGOTIATOR_LOG)} | tail -n 200", check=False, timeout=60)
         if not out.ok or not out.stdout.strip():
             return None
         first, _, rest = out.stdout.partition("\n")
         cycles = logged_cycles(rest, utc_offset_seconds(first))
-        return precise_cycle_duration(cycles, float(cycle["start"]), cycle["duration"])
+        return matching_logged_cycle(cycles, float(cycle["start"]), cycle["duration"])
 
     def host_clock(self, host):
         return float(self.ssh.run(host, "date +%s.%N").stdout.strip())
