@@ -555,3 +555,36 @@ def test_tree_deals_startds_round_robin_over_children_across_workers():
         assert conf.count("COLLECTOR_HOST = ") == 3  # the master and two startds, one child each
     assert set(seen) == {"ccb1:9620", "ccb2:9620"}
     assert abs(seen.count("ccb1:9620") - seen.count("ccb2:9620")) <= 1
+
+
+class QueueSSH:
+    """condor_rm / condor_q on a fake submit host: the removed jobs leave the queue after
+    `leave_after` condor_q calls; records every command."""
+
+    def __init__(self, leave_after):
+        self.leave_after, self.queries, self.commands = leave_after, 0, []
+
+    def run(self, host, command, check=False, timeout=None):
+        self.commands.append(command)
+        if command.startswith("condor_q"):
+            self.queries += 1
+            text = "" if self.queries > self.leave_after else '[{"ClusterId": 7}]'
+            return Result(host, 0, text, "")
+        return Result(host, 0, "", "")
+
+
+def test_removing_a_roles_jobs_waits_for_the_shadows_before_forcing_them_out():
+    ssh = QueueSSH(leave_after=3)
+    exp = e5.ScaleExperiment(topology.load("small"), ssh, None)
+    assert exp.remove("probe", poll=0) == 0
+    removes = [c for c in ssh.commands if c.startswith("condor_rm")]
+    # a running job removed with -forcex at once loses its shadow before the starter hears
+    # of it: the slot then sits in Preempting for the job lease
+    assert len(removes) == 1 and "-forcex" not in removes[0] and "probe" in removes[0]
+
+
+def test_jobs_that_stay_in_the_queue_are_forced_out_and_then_reported():
+    ssh = QueueSSH(leave_after=10**9)
+    exp = e5.ScaleExperiment(topology.load("small"), ssh, None)
+    assert exp.remove("probe", timeout=0.05, force_after=0.0, poll=0.01) == 1
+    assert any("-forcex" in c for c in ssh.commands if c.startswith("condor_rm"))

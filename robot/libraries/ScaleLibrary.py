@@ -127,14 +127,9 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def remove_the_suites_jobs(self, role):
         """condor_rm the jobs tagged E5Role = role (and wait until they left the queue)."""
-        exp = self.exp
-        exp.remove(role)
-        deadline = time.monotonic() + 300
-        while exp.job_ads(role, ["ClusterId"]):
-            if time.monotonic() > deadline:
-                logger.warn(f"{role} jobs still in the queue 300 s after condor_rm")
-                break
-            time.sleep(5)
+        left = self.exp.remove(role)
+        if left:
+            logger.warn(f"{left} {role} jobs still in the queue 300 s after condor_rm")
 
     # --- TCP streams ---------------------------------------------------------------------
     def _shared_port(self, prof):
