@@ -588,3 +588,17 @@ def test_jobs_that_stay_in_the_queue_are_forced_out_and_then_reported():
     exp = e5.ScaleExperiment(topology.load("small"), ssh, None)
     assert exp.remove("probe", timeout=0.05, force_after=0.0, poll=0.01) == 1
     assert any("-forcex" in c for c in ssh.commands if c.startswith("condor_rm"))
+
+
+def test_collector_updates_are_counted_over_the_busy_window():
+    before = {"cm1": {"total": 300, "lost": 8, "ads": 16}, "cm1:9620": {"total": 20, "lost": 0, "ads": 8},
+              "cm2": {"total": 100, "lost": 0, "ads": 16}}
+    after = {"cm1": {"total": 570, "lost": 8, "ads": 16}, "cm1:9620": {"total": 70, "lost": 1, "ads": 8},
+             "cm2": {"total": 90, "lost": 0, "ads": 16}, "cm2:9620": {"total": 5, "lost": 0, "ads": 8}}
+    w = e5.update_window(before, after)
+    # the lost updates came before the window (the restart), not in it
+    assert w["cm1"] == {"total": 270, "lost": 0, "ads": 16, "window": True}
+    assert w["cm1:9620"] == {"total": 50, "lost": 1, "ads": 8, "window": True}
+    # an ad replaced in the window (a count went down), or a collector not read before
+    assert w["cm2"] == {"total": 90, "lost": 0, "ads": 16, "window": False}
+    assert w["cm2:9620"]["window"] is False and w["cm2:9620"]["total"] == 5

@@ -394,8 +394,8 @@ class ScaleLibrary(ExperimentLibrary):
     def measure_collector_shape(self, shape):
         """With the pool in `shape`: seconds until every slot is visible at the top-level
         collector after a restart of the workers' HTCondor; then every slot runs a sleeper
-        for tree_settle_s; updates received and lost per collector (summed over the slot ads
-        each holds) and the negotiator's latest cycle. Returns {shape, profile, visible,
+        for tree_settle_s; updates received and lost per collector in that window (summed
+        over the slot ads each holds) and the negotiator's latest cycle. Returns {shape, profile, visible,
         stats, cycle, slots, children_ads}."""
         p, exp, tb = self.params(), self.exp, self.tb
         timeout = float(p["failover_timeout_s"])
@@ -405,8 +405,9 @@ class ScaleLibrary(ExperimentLibrary):
         exp.ensure_running("tree", slots, timeout + 600)
         cm = tb.pool.active_cm()
         mark = exp.host_clock(cm)
+        before = tree.update_stats()
         time.sleep(float(p["tree_settle_s"]))
-        stats = tree.update_stats()
+        stats = scale.update_window(before, tree.update_stats())
         started, cycle = time.monotonic(), None
         while True:
             ad = exp.negotiator_ad(cm)
@@ -421,7 +422,8 @@ class ScaleLibrary(ExperimentLibrary):
                        f"updates {stats}; negotiation cycle {cycle['duration']} s")
         self.remove_the_suites_jobs("tree")
         return {"shape": shape, "profile": tb.profile_name, "visible": visible, "stats": stats,
-                "cycle": cycle["duration"], "slots": slots, "children_ads": children}
+                "cycle": cycle["duration"], "slots": slots, "children_ads": children,
+                "window_s": int(p["tree_settle_s"])}
 
     @keyword
     def record_collector_shape(self, r):
@@ -431,10 +433,11 @@ class ScaleLibrary(ExperimentLibrary):
                          slots=r["slots"])
         tb.record_metric("e5.tree_negotiation_cycle", r["cycle"], "s", shape=r["shape"], profile=r["profile"])
         for collector, st in r["stats"].items():
-            tb.record_metric("e5.tree_updates_total", st["total"], "updates", shape=r["shape"],
-                             profile=r["profile"], collector=collector)
-            tb.record_metric("e5.tree_updates_lost", st["lost"], "updates", shape=r["shape"],
-                             profile=r["profile"], collector=collector)
+            # counted over the busy window, or (when the ads changed in it) over the ads' life
+            window = f"{r['window_s']}s" if st.get("window") else "ad-life"
+            labels = dict(shape=r["shape"], profile=r["profile"], collector=collector, window=window)
+            tb.record_metric("e5.tree_updates_total", st["total"], "updates", **labels)
+            tb.record_metric("e5.tree_updates_lost", st["lost"], "updates", **labels)
 
     @keyword
     def restore_the_collector_shape(self):

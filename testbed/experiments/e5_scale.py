@@ -303,6 +303,24 @@ def sum_ad_updates(text):
     return out
 
 
+def update_window(before, after):
+    """{collector: {total, lost, ads, window}}: the updates each collector counted between
+    two readings of sum_ad_updates (`before`, `after`: {collector: {total, lost, ads}}).
+    The per-ad statistics run over an ad's life in that collector, so a reading alone
+    carries what came before the window (the restart, the sleepers' start). When the
+    collector held other ads at the two readings, or a count went down (an ad replaced),
+    the window cannot be taken: the `after` reading stands, with window False."""
+    out = {}
+    for name, a in after.items():
+        b = before.get(name)
+        d = {k: a[k] - b[k] for k in ("total", "lost")} if b and b["ads"] == a["ads"] else None
+        if d is None or min(d.values()) < 0:
+            out[name] = dict(a, window=False)
+        else:
+            out[name] = dict(d, ads=a["ads"], window=True)
+    return out
+
+
 def collector_name(ad):
     return str(ad.get("Machine") or ad.get("Name") or "?").split(".")[0]
 
