@@ -191,6 +191,8 @@ def test_run_layout_dedicated_submits_the_db_node_on_the_dtn(monkeypatch):
     tasks, db = exp.run_layout(dict(p, nodes=2), "dedicated", False)
     assert len(tasks) == 2 and len(db) == 1
     assert any(h == "dtn" and "condor_submit" in c for h, c in ssh.commands)
+    # only on the DTN's own slots: its schedd flocks to the workers' pool otherwise
+    assert any(h == "dtn" and "TARGET.IsDTN =?= True" in c for h, c in ssh.commands)
     desc, workdir, files = exp.pool.submitted[0]
     cfg = json.loads(files["node.json"][0])
     assert cfg["layout"] == "dedicated" and cfg["db_host"] == topo.hosts["dtn"].site_ip
@@ -209,3 +211,12 @@ def test_backfill_past_the_production_end_is_overrun_not_a_longer_allocation():
     # half the back-fill's CPU (60 s of 60 s run, 30 s inside) counts: (300 - 240 - 30) / 300
     assert e4.idle_tail_cores(over, 3) == pytest.approx(30 / 300)
     assert e4.backfill_overrun_seconds(report(tasks, tasks_start=0)) == 0.0
+
+
+def test_the_db_node_does_not_count_its_own_status_queries_as_clients():
+    text = "Variable_name\tValue\nConnections\t57\nThreads_connected\t1\n"
+    assert node.parse_statuses(text) == {"Connections": 57, "Threads_connected": 1}
+    # 10 polls since the base reading and no client: 10 more connections, 0 clients
+    assert node.client_connections(47, 57, 10) == 0
+    assert node.client_connections(47, 63, 10) == 6
+    assert node.client_connections(47, None, 3) == 0     # an unanswered poll

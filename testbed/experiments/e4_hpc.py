@@ -416,7 +416,11 @@ class HpcExperiment:
         steps = [f"rm -rf {workdir} && mkdir -p {workdir} && cd {workdir}"]
         for name, (content, _) in self._files(cfg, cnf).items():
             steps.append(f"printf %s {shlex.quote(content)} > {name}")
-        steps.append(f"printf %s {shlex.quote(node_job(1, 1, tag + '-db', memory_mb=64))} > job.sub")
+        # IsDTN: on the DTN's own slots. Without it the DTN's schedd flocked the job to the
+        # workers' pool when its slots were slow to match (seen in CI: the DB ran on
+        # worker1 while the task node waited for it at the DTN's address)
+        job = node_job(1, 1, tag + "-db", requirements="(TARGET.IsDTN =?= True)", memory_mb=64)
+        steps.append(f"printf %s {shlex.quote(job)} > job.sub")
         steps.append("condor_submit -terse job.sub")
         out = self.ssh.run(self.db_host.name, f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(' && '.join(steps))}",
                            timeout=300).stdout

@@ -161,8 +161,13 @@ class MariaDB:
                      f"GRANT SELECT ON calib.* TO {user}")
 
     def status(self, name):
-        out = self.sql(f"SHOW GLOBAL STATUS LIKE '{name}'", check=False).stdout.split()
-        return int(out[-1]) if out and out[-1].isdigit() else None
+        return self.statuses(name).get(name)
+
+    def statuses(self, *names):
+        """{name: int} of global status variables, read over one connection."""
+        listed = ", ".join(f"'{n}'" for n in names)
+        out = self.sql(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({listed})", check=False).stdout
+        return parse_statuses(out)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -171,6 +176,16 @@ class MariaDB:
                 self.proc.wait(120)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+def parse_statuses(text):
+    """{name: int} from SHOW STATUS output (name and value per line, tab-separated)."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
 
 
 def timed(parts, name, fn, *args):
@@ -348,19 +363,30 @@ def node(cfg):
 
 
 def serve(cfg, db):
-    """The dedicated DB node serves until its clients have connected and all left for
-    `idle_s`, or `serve_s` passed. Returns {connections, seconds}."""
-    t0, base, idle_since = time.time(), db.status("Connections") or 0, None
+    """The dedicated DB node serves until its clients have connected (`tasks_expected` of
+    them) and all left for `idle_s`, or `serve_s` passed. The node's own status queries
+    are connections too (one per poll): they are taken off, or the node counted itself as
+    its clients and quit before the task nodes came. Returns {connections, seconds}."""
+    t0, idle_since, polls = time.time(), None, 0
+    base = (db.statuses("Connections", "Threads_connected").get("Connections") or 0)
+    clients = 0
     while time.time() - t0 < cfg["serve_s"]:
         time.sleep(2)
-        total, now = (db.status("Connections") or 0) - base, db.status("Threads_connected") or 0
-        if total > cfg["tasks_expected"] and now <= 1:
+        polls += 1
+        st = db.statuses("Connections", "Threads_connected")
+        clients = client_connections(base, st.get("Connections"), polls)
+        if clients >= cfg["tasks_expected"] and (st.get("Threads_connected") or 0) <= 1:
             idle_since = idle_since or time.time()
             if time.time() - idle_since >= cfg["idle_s"]:
                 break
         else:
             idle_since = None
-    return {"connections": (db.status("Connections") or 0) - base, "seconds": time.time() - t0}
+    return {"connections": clients, "seconds": time.time() - t0}
+
+
+def client_connections(base, now, polls):
+    """Connections by others since `base`: the server's counter less the node's own polls."""
+    return max(0, (now or base) - base - polls)
 
 
 def generate(root, dump_mb, env_files):
