@@ -213,10 +213,16 @@ def test_backfill_past_the_production_end_is_overrun_not_a_longer_allocation():
     assert e4.backfill_overrun_seconds(report(tasks, tasks_start=0)) == 0.0
 
 
-def test_the_db_node_does_not_count_its_own_status_queries_as_clients():
+def test_the_db_node_counts_its_clients_by_user():
     text = "Variable_name\tValue\nConnections\t57\nThreads_connected\t1\n"
     assert node.parse_statuses(text) == {"Connections": 57, "Threads_connected": 1}
-    # 10 polls since the base reading and no client: 10 more connections, 0 clients
-    assert node.client_connections(47, 57, 10) == 0
-    assert node.client_connections(47, 63, 10) == 6
-    assert node.client_connections(47, None, 3) == 0     # an unanswered poll
+    rows = "USER\tTOTAL_CONNECTIONS\tCONCURRENT_CONNECTIONS\nreader\t3\t0\nroot\t41\t1\n"
+    # the node's own (root) queries are not its clients
+    assert node.parse_user_connections(rows, node.CLIENT_USER) == (3, 0)
+    assert node.parse_user_connections("USER\tTOTAL_CONNECTIONS\tCONCURRENT_CONNECTIONS\n", "reader") == (0, 0)
+
+
+def test_the_dedicated_db_node_config_keeps_per_user_statistics():
+    text = render_run_file("e4/node.cnf.j2", layout="dedicated", bind_address="10.0.0.1",
+                           max_connections=22, key_buffer_mb=32)
+    assert "userstat = 1" in text and "bind-address = 10.0.0.1" in text

@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 
+CLIENT_USER = "reader"             # the tasks' DB user (read-only on calib)
 TABLES = ("tpcGain", "tpcT0", "tofCalib", "emcPed", "bbcGain", "vpdTotCorr", "ftpcVDrift", "svtDrift")
 T_BEGIN = 1_500_000_000          # the calibration time range: beginTime from here ...
 T_SPAN = 30 * 86400              # ... over 30 days
@@ -155,7 +156,7 @@ class MariaDB:
         self.sql("CREATE DATABASE IF NOT EXISTS calib")
         with open(dump) as f:
             self.sql(stdin=f, database="calib")
-        users = ["'reader'@'localhost'"] + ([f"'reader'@'{network}'"] if network else [])
+        users = [f"'{CLIENT_USER}'@'localhost'"] + ([f"'{CLIENT_USER}'@'{network}'"] if network else [])
         for user in users:
             self.sql(f"CREATE USER IF NOT EXISTS {user} IDENTIFIED BY '{password}'; "
                      f"GRANT SELECT ON calib.* TO {user}")
@@ -168,6 +169,12 @@ class MariaDB:
         listed = ", ".join(f"'{n}'" for n in names)
         out = self.sql(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({listed})", check=False).stdout
         return parse_statuses(out)
+
+    def user_connections(self, user):
+        """(total, concurrent) connections of `user` (needs userstat = 1)."""
+        out = self.sql("SELECT USER, TOTAL_CONNECTIONS, CONCURRENT_CONNECTIONS "
+                       "FROM information_schema.USER_STATISTICS", check=False).stdout
+        return parse_user_connections(out, user)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -221,9 +228,9 @@ def load_env(cfg):
 def connect(cfg, scratch):
     import pymysql
     if cfg["layout"] == "colocated":
-        return pymysql.connect(unix_socket=os.path.join(scratch, "db", "mysqld.sock"), user="reader",
+        return pymysql.connect(unix_socket=os.path.join(scratch, "db", "mysqld.sock"), user=CLIENT_USER,
                                password=cfg["password"], database="calib")
-    return pymysql.connect(host=cfg["db_host"], port=cfg["db_port"], user="reader", password=cfg["password"],
+    return pymysql.connect(host=cfg["db_host"], port=cfg["db_port"], user=CLIENT_USER, password=cfg["password"],
                            database="calib", connect_timeout=10)
 
 
@@ -363,19 +370,17 @@ def node(cfg):
 
 
 def serve(cfg, db):
-    """The dedicated DB node serves until its clients have connected (`tasks_expected` of
-    them) and all left for `idle_s`, or `serve_s` passed. The node's own status queries
-    are connections too (one per poll): they are taken off, or the node counted itself as
-    its clients and quit before the task nodes came. Returns {connections, seconds}."""
-    t0, idle_since, polls = time.time(), None, 0
-    base = (db.statuses("Connections", "Threads_connected").get("Connections") or 0)
-    clients = 0
+    """The dedicated DB node serves until its clients have connected (`tasks_expected`
+    connections of user reader, counted by the server's USER_STATISTICS from the moment
+    the user exists) and none is left for `idle_s`, or `serve_s` passed. Counted by user,
+    not by the server's Connections: the node's own queries are connections too, and a
+    client that came before the loop's first reading would be missed.
+    Returns {connections, seconds}."""
+    t0, idle_since, clients = time.time(), None, 0
     while time.time() - t0 < cfg["serve_s"]:
         time.sleep(2)
-        polls += 1
-        st = db.statuses("Connections", "Threads_connected")
-        clients = client_connections(base, st.get("Connections"), polls)
-        if clients >= cfg["tasks_expected"] and (st.get("Threads_connected") or 0) <= 1:
+        clients, now = db.user_connections(CLIENT_USER)
+        if clients >= cfg["tasks_expected"] and now == 0:
             idle_since = idle_since or time.time()
             if time.time() - idle_since >= cfg["idle_s"]:
                 break
@@ -384,9 +389,13 @@ def serve(cfg, db):
     return {"connections": clients, "seconds": time.time() - t0}
 
 
-def client_connections(base, now, polls):
-    """Connections by others since `base`: the server's counter less the node's own polls."""
-    return max(0, (now or base) - base - polls)
+def parse_user_connections(text, user):
+    """(total, concurrent) connections of `user` from USER_STATISTICS rows (0, 0 if none)."""
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0] == user and parts[1].isdigit() and parts[2].isdigit():
+            return int(parts[1]), int(parts[2])
+    return 0, 0
 
 
 def generate(root, dump_mb, env_files):
