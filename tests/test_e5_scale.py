@@ -2,6 +2,8 @@
 observation, ps, ClassAds (collector update statistics, negotiator cycles), ss,
 the paper's stream model, restarted jobs, CCB choice, extra startds, and the ramp
 itself against a fake site."""
+import dataclasses
+
 import pytest
 
 from testbed.experiments import e5_scale as e5
@@ -367,12 +369,15 @@ def test_child_collector_and_worker_fragments():
     topo = topology.load("default")
     text = e5.child_collector_conf(topo, "ccb1")
     assert "COLLECTOR2_ARGS = -f -p 9620\n" in text
-    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618 cm2:9618" in text
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618\n" in text  # one top per child
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in e5.child_collector_conf(topo, "ccb2")
     assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
     conf = e5.tree_worker_conf(topo, topo.with_role("worker")[0].name, 2)
-    assert "COLLECTOR_HOST = ccb1:9620\n" in conf
-    assert "STARTD1.COLLECTOR_HOST = ccb1:9620\n" in conf and "STARTD2.COLLECTOR_HOST = ccb2:9620\n" in conf
-    assert "ccb1:9620, ccb2:9620" not in conf  # one child per daemon: no doubled updates
+    # every daemon updates one child per CM (ccb1 -> cm1, ccb2 -> cm2), so each CM hears it once
+    assert "COLLECTOR_HOST = ccb1:9620, ccb2:9620\n" in conf
+    assert "STARTD1.COLLECTOR_HOST = ccb1:9620, ccb2:9620\n" in conf
+    small = topology.load("small")
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in e5.child_collector_conf(small, "cm2")
     script = e5.fragment_script(e5.E5_TREE_WORKER_CONF, "X = 1\n", restart_had=True)
     assert "condor_reconfig" in script and "condor_restart -subsystem had" in script
     assert e5.fragment_script(e5.E5_TREE_WORKER_CONF, "").startswith(f"if [ -e {e5.E5_TREE_WORKER_CONF} ]")
@@ -545,16 +550,34 @@ def test_a_negotiation_point_is_its_fastest_cycle_with_the_median_beside_it():
         e5.fastest_and_median([])
 
 
-def test_tree_deals_startds_round_robin_over_children_across_workers():
+def test_tree_deals_startds_round_robin_over_each_cms_children_across_workers():
     topo = topology.load("default")
-    workers = [h.name for h in topo.with_role("worker")]
+    for h in ("ccb3", "ccb4"):  # two children per CM: ccb1, ccb3 -> cm1; ccb2, ccb4 -> cm2
+        topo.hosts[h] = dataclasses.replace(topo.hosts["ccb1"], name=h)
+    assert [e5.child_collector_top(topo, c) for c in e5.child_collector_hosts(topo)] == ["cm1", "cm2", "cm1", "cm2"]
     seen = []
-    for w in workers:
+    for w in [h.name for h in topo.with_role("worker")]:
         conf = e5.tree_worker_conf(topo, w, 2)
         seen += [line.split(" = ")[1] for line in conf.splitlines() if line.startswith("STARTD")]
-        assert conf.count("COLLECTOR_HOST = ") == 3  # the master and two startds, one child each
-    assert set(seen) == {"ccb1:9620", "ccb2:9620"}
-    assert abs(seen.count("ccb1:9620") - seen.count("ccb2:9620")) <= 1
+        assert conf.count("COLLECTOR_HOST = ") == 3  # the master and two startds
+    assert set(seen) == {"ccb1:9620, ccb2:9620", "ccb3:9620, ccb4:9620"}
+    assert abs(seen.count("ccb1:9620, ccb2:9620") - seen.count("ccb3:9620, ccb4:9620")) <= 1
+
+
+def test_children_on_the_cms_when_the_ccb_hosts_are_fewer_than_the_cms():
+    topo = topology.load("default")
+    del topo.hosts["ccb2"]
+    assert e5.child_collector_hosts(topo) == ["cm1", "cm2"]
+
+
+def test_a_cm_that_heard_no_update_in_the_window_is_named():
+    stats = {"cm1": {"total": 40, "lost": 0, "ads": 16, "window": True},
+             "cm2": {"total": 0, "lost": 0, "ads": 16, "window": True},
+             "cm1:9620": {"total": 20, "lost": 0, "ads": 8, "window": True}}
+    assert e5.tops_without_updates(stats, ["cm1", "cm2"]) == ["cm2"]
+    assert e5.tops_without_updates({"cm1": stats["cm1"]}, ["cm1", "cm2"]) == ["cm2"]
+    stats["cm2"]["total"] = 36
+    assert e5.tops_without_updates(stats, ["cm1", "cm2"]) == []
 
 
 class QueueSSH:

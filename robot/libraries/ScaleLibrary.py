@@ -426,6 +426,16 @@ class ScaleLibrary(ExperimentLibrary):
                 "window_s": int(p["tree_settle_s"])}
 
     @keyword
+    def every_central_manager_should_hear_the_startds(self, r):
+        """Fails when a CM's collector counted no slot update in the shape's window: in the
+        tree each CM hears the startds through a child collector of its own."""
+        tops = [h.name for h in self.tb.topo.with_role("cm")]
+        deaf = scale.tops_without_updates(r["stats"], tops)
+        if deaf:
+            raise AssertionError(f"{r['shape']}: no slot update reached the collector on {', '.join(deaf)} "
+                                 f"in {r['window_s']} s (updates: {r['stats']})")
+
+    @keyword
     def record_collector_shape(self, r):
         """The shape's figures into the run's metrics."""
         tb = self.tb

@@ -24,8 +24,9 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               and within it the prefetch of the schedd's request list, the part that
 ...               crosses the link (the rest stays on the CM and varies by a second under TCG);
 ...               - two-tier collectors (4.1): child collectors (on the CCB hosts that are not
-...               CMs, else on the CMs, port 9620) receive the startds' updates and forward them
-...               to the CMs' collectors, against one tier, under `default` and
+...               CMs, else on the CMs, port 9620), one set per CM as GlideinWMS runs them under
+...               HA, receive the startds' updates and forward them to their CM's collector,
+...               against one tier, under `default` and
 ...               `collector-tuned`: time until every slot is visible after the workers restart,
 ...               updates lost per collector with every slot busy, the negotiation cycle;
 ...               - high availability (4.3): with jobs running, hard-kill the CM whose
@@ -147,7 +148,8 @@ collectors-flat-default
 
 collectors-tree-default
     [Documentation]    Two tiers (section 4.1, GlideinWMS): child collectors receive the startds'
-    ...    updates and forward them to the CMs' collectors; the same figures.
+    ...    updates and forward them to the CMs' collectors, each child to one CM; the same
+    ...    figures, and every CM must hear the startds.
     [Tags]    collectors    profile:default
     [Template]    Collector Shape Point
     tree    default
@@ -296,6 +298,7 @@ Collector Shape Point
     Record Collector Shape    ${r}
     IF    '${shape}' == 'tree'
         Should Be True    $r['children_ads'] > 0    the child collectors hold no slot ads: the tree is not in use
+        Every Central Manager Should Hear The Startds    ${r}
     ELSE
         Should Be Equal As Integers    ${r}[children_ads]    0    msg=child collectors hold ads in the flat shape
     END

@@ -866,16 +866,28 @@ class ScaleExperiment:
 # --- two-tier collectors (GlideinWMS style, section 4.1) -----------------------------------
 def child_collector_hosts(topo):
     """Where the child collectors run: the CCB hosts that are not central managers (the
-    default topology's ccb1, ccb2), else the central managers themselves."""
-    cms = {h.name for h in topo.with_role("cm")}
+    default topology's ccb1, ccb2) when there is one for each CM, else the central
+    managers themselves."""
+    cms = sorted(h.name for h in topo.with_role("cm"))
     ccbs = [h.name for h in topo.with_role("ccb") if h.name not in cms]
-    return ccbs or sorted(cms)
+    return ccbs if len(ccbs) >= len(cms) else cms
+
+
+def child_collector_top(topo, host):
+    """The one top-level collector (a CM) the child on `host` forwards to: children are
+    paired with the CMs in turn, as GlideinWMS pairs its secondary collectors with each
+    HA central manager. One target per child: a collector reconnects to its view hosts
+    under one shared time slice (5% of its time), so after a slow connect to the first
+    target the second waits minutes under TCG; seen on `small`, where cm2's collector got
+    no forwarded update in a 120 s window while cm1's got 40."""
+    cms = sorted(h.name for h in topo.with_role("cm"))
+    return cms[child_collector_hosts(topo).index(host) % len(cms)]
 
 
 def child_collector_conf(topo, host):
     """A child collector on `host` at E5_CHILD_COLLECTOR_PORT (its own port, no shared port,
-    no CCB) forwarding what the startds send it to every top-level collector (the CMs)."""
-    tops = " ".join(f"{h.name}:{HTCONDOR_PORT}" for h in topo.with_role("cm"))
+    no CCB) forwarding what the startds send it to its top-level collector."""
+    top = f"{child_collector_top(topo, host)}:{HTCONDOR_PORT}"
     n = "COLLECTOR2"
     return "\n".join([
         f"# E5 two-tier collectors: child collector on {host}; removed after the row",
@@ -883,26 +895,38 @@ def child_collector_conf(topo, host):
         f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
         f"{n}.COLLECTOR_NAME = child-{host}", f"{n}.USE_SHARED_PORT = False",
         f"{n}.COLLECTOR_LOG = $(LOG)/CollectorLog.child", f"{n}.COLLECTOR_ADDRESS_FILE = $(LOG)/.collector_address.child",
-        f"{n}.ENABLE_CCB_SERVER = False", f"{n}.CONDOR_VIEW_HOST = {tops}",
+        f"{n}.ENABLE_CCB_SERVER = False", f"{n}.CONDOR_VIEW_HOST = {top}",
         f"{n}.UPDATE_VIEW_COLLECTOR_WITH_TCP = True"]) + "\n"
 
 
 def tree_worker_conf(topo, worker, startds=None):
-    """Worker `worker`'s daemons send their ads to one child collector each instead of the
-    CMs' (section 4.1, GlideinWMS: each child receives a share of the startds). Startds
-    are dealt round-robin over the children across the workers; the master goes with its
-    first startd. One child per daemon: sending to every child would deliver each update
-    to the top collectors once per child, with the same sequence number, which their
-    statistics count as lost updates. `startds`: this run's startds per worker (default
-    the topology's)."""
-    children = [f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(topo)]
+    """Worker `worker`'s daemons send their ads to one child collector per top-level
+    collector instead of to the CMs (section 4.1, GlideinWMS under HA: every CM receives
+    every update, through a child of its own). Within a CM's children, startds are dealt
+    round-robin across the workers; the master goes with its first startd. One child per
+    CM and daemon: sending to two children of one CM would deliver each update to it
+    twice, with the same sequence number, which its statistics count as lost updates.
+    `startds`: this run's startds per worker (default the topology's)."""
+    groups = {}
+    for child in child_collector_hosts(topo):
+        groups.setdefault(child_collector_top(topo, child), []).append(f"{child}:{E5_CHILD_COLLECTOR_PORT}")
     workers = [h.name for h in topo.with_role("worker")]
     n = max(1, startds or topo.hosts[worker].startds)
     first = workers.index(worker) * n
-    lines = ["# E5 two-tier collectors: each daemon updates one child collector; removed after the row",
-             f"COLLECTOR_HOST = {children[first % len(children)]}"]
-    lines += [f"STARTD{i}.COLLECTOR_HOST = {children[(first + i - 1) % len(children)]}" for i in range(1, n + 1)]
+
+    def hosts(k):
+        return ", ".join(group[k % len(group)] for _, group in sorted(groups.items()))
+
+    lines = ["# E5 two-tier collectors: each daemon updates one child per CM; removed after the row",
+             f"COLLECTOR_HOST = {hosts(first)}"]
+    lines += [f"STARTD{i}.COLLECTOR_HOST = {hosts(first + i - 1)}" for i in range(1, n + 1)]
     return "\n".join(lines) + "\n"
+
+
+def tops_without_updates(stats, tops):
+    """The top-level collectors (`tops`: CM names) that counted no update over the window
+    in `stats` (update_window's result): in the tree every CM must hear every startd."""
+    return [t for t in tops if t not in stats or stats[t]["total"] <= 0]
 
 
 def fragment_script(path, text, restart_had=False):
