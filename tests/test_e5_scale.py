@@ -8,6 +8,7 @@ import pytest
 
 from testbed.experiments import e5_scale as e5
 from testbed.model import profiles, topology
+from testbed.services import condor
 from testbed.remote.ssh import Result
 
 ADDR = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26alias%3dcm1.small.testbed"
@@ -591,25 +592,29 @@ class QueueSSH:
         self.commands.append(command)
         if command.startswith("condor_q"):
             self.queries += 1
-            text = "" if self.queries > self.leave_after else '[{"ClusterId": 7}]'
-            return Result(host, 0, text, "")
+            jobs = "" if self.queries > self.leave_after else "7\n"
+            return Result(host, 0, jobs + condor.Pool.QUEUED_OK + "\n", "")
         return Result(host, 0, "", "")
+
+
+def scale_on(ssh):
+    topo = topology.load("small")
+    return e5.ScaleExperiment(topo, ssh, condor.Pool(topo, ssh))
 
 
 def test_removing_a_roles_jobs_waits_for_the_shadows_before_forcing_them_out():
     ssh = QueueSSH(leave_after=3)
-    exp = e5.ScaleExperiment(topology.load("small"), ssh, None)
-    assert exp.remove("probe", poll=0) == 0
+    assert scale_on(ssh).remove("probe", poll=0) == 0
     removes = [c for c in ssh.commands if c.startswith("condor_rm")]
     # a running job removed with -forcex at once loses its shadow before the starter hears
     # of it: the slot then sits in Preempting for the job lease
     assert len(removes) == 1 and "-forcex" not in removes[0] and "probe" in removes[0]
+    assert all("E5Role =?= " in c for c in ssh.commands)  # only the role's jobs, counted and removed
 
 
 def test_jobs_that_stay_in_the_queue_are_forced_out_and_then_reported():
     ssh = QueueSSH(leave_after=10**9)
-    exp = e5.ScaleExperiment(topology.load("small"), ssh, None)
-    assert exp.remove("probe", timeout=0.05, force_after=0.0, poll=0.01) == 1
+    assert scale_on(ssh).remove("probe", timeout=0.05, force_after=0.0, poll=0.01) == 1
     assert any("-forcex" in c for c in ssh.commands if c.startswith("condor_rm"))
 
 

@@ -598,24 +598,9 @@ class ScaleExperiment:
         return self.pool.submit(desc, f"{SUBMIT_HOME}/e5/{role}-{time.time_ns()}")
 
     def remove(self, role, timeout=300, force_after=120, poll=5):
-        """condor_rm the jobs tagged `role` and wait until they have left the queue. Only
-        jobs still there after `force_after` s are forced out (-forcex): forcing a running
-        job out at once drops its shadow before it has told the starter, which then waits
-        out the job lease (40 min) with its slot stuck in Preempting/Vacating, and the next
-        row's sleepers find no slot. Returns the jobs left after `timeout` s (0 normally)."""
-        constraint = shlex.quote(f'{E5_ROLE_ATTR} =?= "{role}"')
-        self.ssh.run(self.submit, f"condor_rm -constraint {constraint} >/dev/null 2>&1; true", check=False)
-        started, forced = time.monotonic(), False
-        while True:
-            left = len(self.job_ads(role, ["ClusterId"]))
-            elapsed = time.monotonic() - started
-            if not left or elapsed > timeout:
-                return left
-            if not forced and elapsed > force_after:
-                self.ssh.run(self.submit, f"condor_rm -forcex -constraint {constraint} >/dev/null 2>&1; true",
-                             check=False)
-                forced = True
-            time.sleep(poll)
+        """Remove the jobs tagged `role`, forcing out only those still queued after
+        `force_after` s (Pool.remove_jobs). Returns the jobs left after `timeout` s."""
+        return self.pool.remove_jobs(f'{E5_ROLE_ATTR} =?= "{role}"', timeout, force_after, poll)
 
     def job_ads(self, role, attrs=START_ATTRS):
         constraint = shlex.quote(f'{E5_ROLE_ATTR} =?= "{role}"')

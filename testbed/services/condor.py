@@ -111,25 +111,38 @@ class Pool:
         until it is empty, so a measurement never shares the site with stray jobs.
         Returns how many jobs were removed."""
         left = self.queued()
-        if left:
-            self.ssh.run(self.submit_host, "condor_rm -all", check=False)
-            deadline, forced = time.monotonic() + timeout, False
-            while self.queued():
-                if time.monotonic() > deadline:
-                    if forced:
-                        raise RemoteError(f"{self.submit_host}: jobs still queued {2 * timeout} s after condor_rm")
-                    self.ssh.run(self.submit_host, "condor_rm -all -forcex", check=False)
-                    deadline, forced = time.monotonic() + timeout, True
-                time.sleep(poll)
+        if left and self.remove_jobs(None, timeout=2 * timeout, force_after=timeout, poll=poll):
+            raise RemoteError(f"{self.submit_host}: jobs still queued {2 * timeout} s after condor_rm")
         return left
+
+    def remove_jobs(self, constraint=None, timeout=300, force_after=120, poll=5):
+        """condor_rm the jobs matching `constraint` (a ClassAd expression; None: every job)
+        and wait until they have left the queue. Only jobs still there after `force_after`
+        s are forced out (-forcex): forcing a running job out at once drops its shadow
+        before it has told the starter, which then waits out the job lease (40 min) with
+        its slot stuck in Preempting/Vacating. Returns the jobs left after `timeout` s."""
+        which = "-all" if constraint is None else f"-constraint {shlex.quote(constraint)}"
+        self.ssh.run(self.submit_host, f"condor_rm {which}", check=False)
+        started, forced = time.monotonic(), False
+        while True:
+            left = self.queued(constraint)
+            elapsed = time.monotonic() - started
+            if not left or elapsed > timeout:
+                return left
+            if not forced and elapsed > force_after:
+                self.ssh.run(self.submit_host, f"condor_rm {which} -forcex", check=False)
+                forced = True
+            time.sleep(poll)
 
     QUEUED_OK = "#QUEUED-OK#"
 
-    def queued(self):
-        """How many jobs of any user are in the submit host's queue. A schedd that does not
-        answer is a RemoteError, not an empty queue: the count is only trusted when
-        condor_q exited 0 (only then does a sentinel line follow its output)."""
-        cmd = f"condor_q -all -af ClusterId && echo '{self.QUEUED_OK}'"
+    def queued(self, constraint=None):
+        """How many jobs of any user (matching `constraint`, a ClassAd expression, when
+        given) are in the submit host's queue. A schedd that does not answer is a
+        RemoteError, not an empty queue: the count is only trusted when condor_q exited 0
+        (only then does a sentinel line follow its output)."""
+        match = "" if constraint is None else f" -constraint {shlex.quote(constraint)}"
+        cmd = f"condor_q -all{match} -af ClusterId && echo '{self.QUEUED_OK}'"
         out = self.ssh.run(self.submit_host, cmd, check=False)
         lines = [line for line in out.stdout.splitlines() if line.strip()]
         if not out.ok or not lines or lines[-1].strip() != self.QUEUED_OK:
