@@ -106,3 +106,29 @@ def test_a_knob_that_did_not_take_is_an_error(small):
         return tuning.expected_values(small, prof, small.hosts[h])[(s, k)]
     with pytest.raises(TestbedError, match=r"worker1: sysctl net.core.rmem_max is '212992', profile wan-tuned"):
         tuning.apply(small, ReadbackSSH(small, values), prof, echo=lambda *_: None, settle=0)
+
+
+def _run_with_fake_condor_restart(tmp_path, refusals):
+    """The collector restart snippet against a condor_restart that refuses `refusals` times."""
+    import subprocess
+    fake = tmp_path / "condor_restart"
+    count = tmp_path / "calls"
+    fake.write_text(f"#!/bin/bash\nn=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n"
+                    f"if [ $n -le {refusals} ]; then echo \"Can't send Kill-Daemon command to local collector\" >&2; "
+                    f"exit 1; fi\necho 'Sent \"Restart\" command to local collector'\n")
+    fake.chmod(0o755)
+    script = "set -e\n" + tuning.collector_restart_script(tries=3, pause=0) + "\necho applied\n"
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    res = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    return res, int(count.read_text())
+
+
+def test_a_collector_restart_refused_while_the_collector_comes_back_is_retried(tmp_path):
+    res, calls = _run_with_fake_condor_restart(tmp_path, refusals=2)
+    assert res.returncode == 0 and "applied" in res.stdout and calls == 3
+
+
+def test_a_collector_that_never_takes_the_restart_fails_the_apply_with_its_message(tmp_path):
+    res, calls = _run_with_fake_condor_restart(tmp_path, refusals=99)
+    assert res.returncode == 1 and calls == 3 and "applied" not in res.stdout
+    assert "collector restart refused 3 times: Can't send Kill-Daemon command" in res.stderr

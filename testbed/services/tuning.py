@@ -70,12 +70,23 @@ def apply_script(topo, profile, host, previous=None):
         had = "; condor_restart -subsystem had >/dev/null" if host.has("cm") else ""
         lines.append(f"case \"$changed\" in *{PROFILE_CONDOR_FILE}*) condor_reconfig >/dev/null{had};; esac")
         if need_collector:
-            lines.append("condor_restart -subsystem collector >/dev/null")
+            lines.append(collector_restart_script())
     if host.has("dtn"):
         for key, value in profile.for_host(host.roles, "md").items():
             lines.append(f"echo {int(value)} > {MD_SYS}/{key}")
         lines.append(f"case \"$changed\" in *{PROFILE_XROOTD_FILE}*) systemctl restart xrootd@xcache;; esac")
     return "\n".join(lines) + "\n"
+
+
+def collector_restart_script(tries=12, pause=5):
+    """Restart the host's collector through its master. 23.9's `condor_restart -subsystem
+    collector` is refused ("Can't send Kill-Daemon command to local collector") while the
+    collector is still coming back from a reconfig or an earlier restart (seen on `small`
+    within seconds of one), so it is retried; a collector that never takes it fails the
+    apply with that message."""
+    return (f"ok=; for i in $(seq {tries}); do "
+            f"if out=$(condor_restart -subsystem collector 2>&1); then ok=1; break; fi; sleep {pause}; done; "
+            f"[ -n \"$ok\" ] || {{ echo \"collector restart refused {tries} times: $out\" >&2; exit 1; }}")
 
 
 def readback_script(want):
