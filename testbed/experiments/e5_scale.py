@@ -156,9 +156,14 @@ def describe_limit(limit, target, obs, timeout, min_free_mb):
 
 
 # --- observing the pool ----------------------------------------------------------------
+def role_constraint(role):
+    """The ClassAd constraint that selects the suite's jobs tagged `role`."""
+    return f'{E5_ROLE_ATTR} =?= "{role}"'
+
+
 def observe_script(role):
     """One command on the submit host: job states of the suite's jobs with `role`, slot ads."""
-    constraint = shlex.quote(f'{E5_ROLE_ATTR} =?= "{role}"')
+    constraint = shlex.quote(role_constraint(role))
     return (f"echo '#Q'; condor_q -all -constraint {constraint} -af JobStatus 2>&1 && echo '#QOK'; "
             f"echo '#S'; condor_status -af Name State 2>&1 && echo '#SOK'; true")
 
@@ -600,10 +605,10 @@ class ScaleExperiment:
     def remove(self, role, timeout=300, force_after=120, poll=5):
         """Remove the jobs tagged `role`, forcing out only those still queued after
         `force_after` s (Pool.remove_jobs). Returns the jobs left after `timeout` s."""
-        return self.pool.remove_jobs(f'{E5_ROLE_ATTR} =?= "{role}"', timeout, force_after, poll)
+        return self.pool.remove_jobs(role_constraint(role), timeout, force_after, poll)
 
     def job_ads(self, role, attrs=START_ATTRS):
-        constraint = shlex.quote(f'{E5_ROLE_ATTR} =?= "{role}"')
+        constraint = shlex.quote(role_constraint(role))
         out = self.ssh.run(self.submit, f"condor_q -all -constraint {constraint} -json -attributes "
                                         f"{','.join(attrs)}", timeout=120)
         text = out.stdout.strip()
