@@ -57,3 +57,57 @@ def test_scale_overrides():
     assert p["clients"] == [1, 10] and p["write_mb"] == 8
     assert siteinabox.EXPERIMENT.parameters("full")["clients"] == [1, 2, 4, 10]
     assert siteinabox.EXPERIMENT.parameters("ci")["clients"] == [1, 2]
+
+
+def test_rw_jobfile_phases_hold_the_right_jobs():
+    both = siteinabox.rw_jobfile("/raid/rwtest", 4, 10, 8, 12, "both")
+    assert "[reader]" in both and "[writer]" in both
+    assert "numjobs=4" in both and "numjobs=10" in both and "runtime=12" in both
+    # readers bypass the page cache, writers go through it and sync every 8 MiB
+    reader = both.split("[reader]")[1].split("[writer]")[0]
+    writer = both.split("[writer]")[1]
+    assert "direct=1" in reader and "direct=0" in writer and "fdatasync=8" in writer
+    read = siteinabox.rw_jobfile("/raid/rwtest", 4, 10, 8, 12, "read")
+    assert "[reader]" in read and "[writer]" not in read
+    write = siteinabox.rw_jobfile("/raid/rwtest", 4, 10, 8, 12, "write")
+    assert "[writer]" in write and "[reader]" not in write
+    with pytest.raises(KeyError):
+        siteinabox.rw_jobfile("/raid/rwtest", 4, 10, 8, 12, "neither")
+
+
+def _fio_job(read_bw, write_bw, error=0):
+    return {"jobname": "x", "error": error, "read": {"bw_bytes": read_bw, "iops": 1},
+            "write": {"bw_bytes": write_bw, "iops": 1}}
+
+
+def test_parse_fio_mix_sums_every_job_and_skips_warnings_before_the_json():
+    import json
+    text = "fio: some warning\n" + json.dumps({"jobs": [_fio_job(3e6, 0), _fio_job(2e6, 0),
+                                                          _fio_job(0, 1.5e6, error=5)]})
+    got = siteinabox.parse_fio_mix(text)
+    assert got == {"read": 5.0, "write": 1.5, "errors": 5}
+    with pytest.raises(ValueError):
+        siteinabox.parse_fio_mix("fio: failed to open")
+
+
+def test_competition_ratios_together_over_alone():
+    c = siteinabox.competition({"read": {"read": 40.0, "write": 0.0, "errors": 0},
+                                "write": {"read": 0.0, "write": 20.0, "errors": 0},
+                                "both": {"read": 10.0, "write": 15.0, "errors": 1}})
+    assert c["read_ratio"] == pytest.approx(0.25) and c["write_ratio"] == pytest.approx(0.75)
+    assert c["errors"] == 1
+    none = siteinabox.competition({"read": {"read": 0.0, "write": 0.0, "errors": 0},
+                                   "write": {"read": 0.0, "write": 0.0, "errors": 0},
+                                   "both": {"read": 1.0, "write": 1.0, "errors": 0}})
+    assert none["read_ratio"] is None and none["write_ratio"] is None
+
+
+def test_disk_model_summary_shows_the_competition():
+    recs = [{"name": "e2.raid_rw_read_rate", "value": 40.0, "params": {"phase": "alone", "stripe_cache_size": 256}},
+            {"name": "e2.raid_rw_read_rate", "value": 10.0,
+             "params": {"phase": "with_writes", "stripe_cache_size": 256}},
+            {"name": "e2.raid_rw_write_rate", "value": 20.0, "params": {"phase": "alone", "stripe_cache_size": 256}},
+            {"name": "e2.raid_rw_write_rate", "value": 15.0,
+             "params": {"phase": "with_reads", "stripe_cache_size": 256}}]
+    text = siteinabox.disk_model_summary(recs)
+    assert "reads, stripe cache 256" in text and "0.25x" in text and "0.75x" in text

@@ -164,6 +164,28 @@ class SiteInABoxLibrary(ExperimentLibrary):
                 **self._disk_params(limits)}
 
     @keyword
+    def read_and_write_raid6_at_once(self):
+        """The read/write competition on the array: direct readers alone, the paper's writers
+        alone, then both at once, each phase as long (fio on md0's filesystem). Returns the
+        rates alone and together (MB/s), read_ratio and write_ratio (together over alone),
+        errors, readers, writers, and the profile, stripe cache and member limits in force."""
+        p = self.params()
+        box = self.box
+        phases = box.raid_read_write(p["rw_readers"], p["writers"], p["write_mb"], p["rw_seconds"])
+        c = siteinabox.competition(phases)
+        limits = self._limits()
+        stripe = self._stripe()
+
+        def ratio(x):
+            return f"{x:.2f}" if x is not None else "-"
+        logger.console(f"  RAID6 at stripe_cache_size {stripe}, spindles {limits.label}, {p['rw_seconds']} s a phase: "
+                       f"{p['rw_readers']} readers {c['read_alone']:.1f} MB/s alone, {c['read_both']:.1f} with "
+                       f"{p['writers']} writers (x{ratio(c['read_ratio'])}); writers {c['write_alone']:.1f} MB/s "
+                       f"alone, {c['write_both']:.1f} with the readers (x{ratio(c['write_ratio'])})")
+        return dict(c, readers=p["rw_readers"], writers=p["writers"], seconds=p["rw_seconds"],
+                    profile=self.tb.profile_name, stripe_cache_size=stripe, **self._disk_params(limits))
+
+    @keyword
     def clear_the_cache(self):
         self.box.clear_cache()
 

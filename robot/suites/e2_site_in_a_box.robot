@@ -19,7 +19,10 @@ Documentation     E2 - Site in a box (seed 001_a7ff0cb7e5a8d9a4).
 ...               with host caching off, checked with read-only fio on one member. The RAID
 ...               writes run with those emulated spindles and again with the limits lifted
 ...               (unlimited_rows=1), so the stripe cache's speed-up is measured both ways in one
-...               run; the cached reads run with the spindles. Profiles: `default` (stripe
+...               run; the cached reads run with the spindles. Reads and writes then compete on the
+...               array as the paper saw after its fix (cached reads capped ~700 MB/s while the cache
+...               was written): direct readers alone, the writers alone, both at once (fio, rw_seconds
+...               a phase). Profiles: `default` (stripe
 ...               cache 256) and `raid-stripe-32768`; override with --set clients=1,2 etc.
 ...               (testbed/experiments/e2_site.py declares the parameters and their scales).
 ...
@@ -130,10 +133,25 @@ cached-reads-default
     [Template]    Cached Read Point
     default
 
+raid-read-write-default
+    [Documentation]    Reads and writes compete on RAID6: direct readers alone, the writers
+    ...    alone, then both at once for as long (fio on the array's filesystem); the rate of
+    ...    each side together over alone. Stripe cache 256.
+    [Tags]    raid    competition    profile:default
+    [Template]    RAID Read Write Point
+    default
+
 cached-reads-raid-stripe-32768
     [Documentation]    The same with stripe cache 32768.
     [Tags]    cached    profile:raid-stripe-32768
     [Template]    Cached Read Point
+    raid-stripe-32768
+
+raid-read-write-raid-stripe-32768
+    [Documentation]    The same at stripe cache 32768, the paper's setting when its cached
+    ...    reads stopped at ~700 MB/s while the cache was being written.
+    [Tags]    raid    competition    profile:raid-stripe-32768
+    [Template]    RAID Read Write Point
     raid-stripe-32768
 
 route-to-dtn
@@ -222,6 +240,24 @@ Record Cached Round
     Record Metric Series    e2.dtn_tx_rate    MB/s    ${r}[net_series]    column=2    phase=${r}[phase]    profile=${r}[profile]
     Record Metric Series    e2.raid_read_rate_during    MB/s    ${r}[md_series]    column=1    phase=${r}[phase]    profile=${r}[profile]
     Record Metric Series    e2.raid_write_rate_during    MB/s    ${r}[md_series]    column=2    phase=${r}[phase]    profile=${r}[profile]
+
+RAID Read Write Point
+    [Arguments]    ${profile}
+    Skip Unless In This Run    ${PARAMS}    profile=${profile}
+    Apply Profile If Needed    ${profile}
+    ${c}=    Read And Write RAID6 At Once
+    Should Be Equal As Integers    ${c}[errors]    0    msg=fio reported ${c}[errors] I/O errors on the array
+    FOR    ${side}    IN    read_alone    write_alone    read_both    write_both
+        Should Be True    $c['${side}'] > 0    ${side}: no bytes moved (${c}[${side}] MB/s)
+    END
+    ${where}=    Create Dictionary    readers=${c}[readers]    writers=${c}[writers]    profile=${c}[profile]
+    ...    stripe_cache_size=${c}[stripe_cache_size]    spindles=${c}[spindles]
+    Record Metric    e2.raid_rw_read_rate    ${c}[read_alone]    MB/s    phase=alone    &{where}
+    Record Metric    e2.raid_rw_read_rate    ${c}[read_both]    MB/s    phase=with_writes    &{where}
+    Record Metric    e2.raid_rw_write_rate    ${c}[write_alone]    MB/s    phase=alone    &{where}
+    Record Metric    e2.raid_rw_write_rate    ${c}[write_both]    MB/s    phase=with_reads    &{where}
+    Record Metric    e2.raid_read_under_writes    ${c}[read_ratio]    ratio    &{where}
+    Record Metric    e2.raid_write_under_reads    ${c}[write_ratio]    ratio    &{where}
 
 Cached Read Point
     [Arguments]    ${profile}

@@ -18,7 +18,7 @@ import json
 import shlex
 
 from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import CACHE_DIR, RAID_TEST_DIR, SUBMIT_HOME
+from testbed.model.constants import CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME
 from testbed.model.errors import RemoteError
 
 EXPERIMENT = Experiment(
@@ -37,19 +37,23 @@ EXPERIMENT = Experiment(
         "unlimited_rows": Param("int", "1: also run the RAID writes with the member limits lifted "
                                        "(the speed-up without emulated spindles); 0: not"),
         "fio_seconds": Param("int", "seconds of each read-only fio check of one member"),
+        "rw_readers": Param("int", "readers of the RAID read/write competition (direct 1 MiB reads)"),
+        "rw_seconds": Param("int", "seconds of each phase of the read/write competition (reads alone, "
+                                   "writes alone, both at once)"),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,
         # the paper's 10 writers with 8 MB each
         # the member limits are the topology's unless --set; fio runs a few seconds per check
         "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 8, "origin_rtt_ms": 20,
-               "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3},
+               "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3,
+               "rw_readers": 4, "rw_seconds": 8},
         "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 24,
                   "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                  "fio_seconds": 5},
+                  "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15},
         "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
                  "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                 "fio_seconds": 10},
+                 "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30},
     },
     profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
     metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
@@ -58,7 +62,8 @@ EXPERIMENT = Experiment(
              "e2.raid_write_rate_over_time", "e2.dtn_local_read_rate", "e2.hit_over_local_read",
              "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.submit_to_start",
              "e2.member_seq_mb_per_s", "e2.member_rand_iops", "e2.member_seq_over_limit",
-             "e2.member_iops_over_limit"),
+             "e2.member_iops_over_limit", "e2.raid_rw_read_rate", "e2.raid_rw_write_rate",
+             "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
 )
@@ -143,6 +148,52 @@ def parse_fio(text):
     return {"mb_per_s": float(job["bw_bytes"]) / 1e6, "iops": float(job["iops"])}
 
 
+# The read/write competition on the array (the paper, after the stripe-cache fix: reads from
+# the cache did not pass ~700 MB/s while the cache was being written): three phases of the same
+# length on md0's filesystem, reads alone, writes alone, both at once.
+RW_PHASES = {"read": (True, False), "write": (False, True), "both": (True, True)}
+
+
+def rw_jobfile(directory, readers, writers, file_mb, seconds, phase):
+    """A fio job file for one phase of the competition. Readers read files of their own with
+    O_DIRECT (past the DTN's page cache, so every byte comes off the members); writers write
+    files of their own through the page cache as the cache proxy and dd do, with an fdatasync
+    every 8 MiB so the array, not memory, takes them. All jobs start together and run for
+    `seconds`; the files are laid out before the clock starts."""
+    do_read, do_write = RW_PHASES[phase]
+    lines = ["[global]", f"directory={directory}", "bs=1M", f"size={int(file_mb)}M", "time_based",
+             f"runtime={int(seconds)}", "ioengine=psync", "group_reporting=0", ""]
+    if do_read:
+        lines += ["[reader]", "rw=read", "direct=1", f"numjobs={int(readers)}", "filename_format=r.$jobnum", ""]
+    if do_write:
+        lines += ["[writer]", "rw=write", "direct=0", "fdatasync=8", f"numjobs={int(writers)}",
+                  "filename_format=w.$jobnum", ""]
+    return "\n".join(lines)
+
+
+def parse_fio_mix(text):
+    """{'read': MB/s, 'write': MB/s, 'errors': n} summed over every job of a fio JSON report."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("fio printed no JSON")
+    jobs = json.loads(text[start:])["jobs"]
+    return {"read": sum(float(j["read"]["bw_bytes"]) for j in jobs) / 1e6,
+            "write": sum(float(j["write"]["bw_bytes"]) for j in jobs) / 1e6,
+            "errors": sum(int(j.get("error", 0) or 0) for j in jobs)}
+
+
+def competition(phases):
+    """From {'read': {...}, 'write': {...}, 'both': {...}} (parse_fio_mix of each phase): the
+    rates alone and together, and each side's rate together over alone (None where alone is 0)."""
+    read_alone, write_alone = phases["read"]["read"], phases["write"]["write"]
+    read_both, write_both = phases["both"]["read"], phases["both"]["write"]
+    return {"read_alone": read_alone, "write_alone": write_alone, "read_both": read_both,
+            "write_both": write_both,
+            "read_ratio": read_both / read_alone if read_alone else None,
+            "write_ratio": write_both / write_alone if write_alone else None,
+            "errors": sum(p["errors"] for p in phases.values())}
+
+
 def within_limit(measured, limit, slack=0.2):
     """A limit holds when the measurement is not above it by more than `slack` (QEMU's
     throttle lets a burst of a tenth of a second through); 0 is no limit."""
@@ -192,6 +243,21 @@ def disk_model_summary(records, manifests=(), paper_speedup=None):
         paper = f"{paper_speedup}x" if paper_speedup else "-"
         lines.append(f"{'spindles ' + spindles:<26} {slow or 0:>10.1f} {fast or 0:>10.1f} {ratio:>9}  {paper}"
                      f"   (MB/s, mean of {len(rates[256])} and {len(rates[32768])} points)")
+    rw = [r for r in records if r["name"] in ("e2.raid_rw_read_rate", "e2.raid_rw_write_rate")]
+    if rw:
+        lines.append("")
+        lines.append(f"{'reads vs writes on RAID6':<26} {'alone':>10} {'together':>10} {'ratio':>9}  paper")
+        for size in sorted({int(r["params"].get("stripe_cache_size", 0)) for r in rw}):
+            for name, side, busy in (("e2.raid_rw_read_rate", "reads", "with_writes"),
+                                     ("e2.raid_rw_write_rate", "writes", "with_reads")):
+                def rate(phase):
+                    return _mean([r["value"] for r in rw if r["name"] == name and r["params"].get("phase") == phase
+                                  and int(r["params"].get("stripe_cache_size", 0)) == size])
+                alone, both = rate("alone"), rate(busy)
+                ratio = f"{both / alone:.2f}x" if alone and both is not None else "-"
+                paper = "reads < 1 (~700 of 1300 MB/s)" if side == "reads" else "-"
+                lines.append(f"{side + ', stripe cache ' + str(size):<26} {alone or 0:>10.1f} {both or 0:>10.1f} "
+                             f"{ratio:>9}  {paper}")
     return "\n".join(lines)
 
 
@@ -281,6 +347,27 @@ class SiteInABox:
             raise RemoteError(f"{self.dtn.name}: RAID write test: {len(done)} of {writers} writers reported")
         wall = float(m.group(2)) - float(m.group(1))
         return writers * mb_each * 1048576 / 1e6 / wall, wall
+
+    def raid_read_write(self, readers, writers, file_mb, seconds):
+        """The read/write competition on md0's filesystem: fio with `readers` direct readers
+        alone, `writers` writers alone, then both at once, each phase `seconds` long.
+        Returns {phase: parse_fio_mix} for 'read', 'write' and 'both'."""
+        d = f"{RAID_MOUNT}/rwtest"
+        out = {}
+        try:
+            for phase in RW_PHASES:
+                job = rw_jobfile(d, readers, writers, file_mb, seconds, phase)
+                cmd = (f"mkdir -p {d} && printf %s {shlex.quote(job)} > /tmp/tb-rw.fio && sync && "
+                       f"echo 3 > /proc/sys/vm/drop_caches && fio --output-format=json /tmp/tb-rw.fio")
+                res = self.ssh.run(self.dtn.name, cmd, timeout=600 + 4 * int(seconds), check=False)
+                try:
+                    out[phase] = parse_fio_mix(res.stdout)
+                except (ValueError, KeyError, IndexError) as exc:
+                    raise RemoteError(f"{self.dtn.name}: fio {phase} phase on {d}: {exc}; "
+                                      f"{(res.stderr or res.stdout).strip()[-300:]}") from None
+        finally:
+            self.ssh.run(self.dtn.name, f"rm -rf {d} /tmp/tb-rw.fio", check=False)
+        return out
 
     def member_fio(self, index, seconds):
         """Read-only fio on RAID member `index` (by serial): {'seq_mb_per_s', 'rand_iops', 'device'}."""
