@@ -12,7 +12,7 @@ Documentation     E2 - Site in a box (seed 001_a7ff0cb7e5a8d9a4).
 ...               (count and size from the topology: small = 20 x 8 MB, default = 100 x 8 MB);
 ...               clients 1, 2 (ci), 1, 2, 4 (quick) or 1, 2, 4, 10 (full) run on the worker VMs,
 ...               each reading 1 (ci), 2 (quick) or 5 (full) random files to /dev/null; 10 writers
-...               write 8 MB (ci), 24 MB (quick) or 128 MB (full) each. The virtual disks of the
+...               write 32 MB (ci), 64 MB (quick) or 128 MB (full) each. The virtual disks of the
 ...               RAID are files on one physical host disk; each is made a disk of its own by
 ...               per-member MB/s and IOPS limits (libvirt iotune, the topology's disks.mb_per_s
 ...               and disks.iops, or --set member_mb_per_s=... member_iops=...; 0 lifts a limit)
