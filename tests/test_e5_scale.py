@@ -630,3 +630,28 @@ def test_collector_updates_are_counted_over_the_busy_window():
     # an ad replaced in the window (a count went down), or a collector not read before
     assert w["cm2"] == {"total": 90, "lost": 0, "ads": 16, "window": False}
     assert w["cm2:9620"]["window"] is False and w["cm2:9620"]["total"] == 5
+
+
+def test_limit_watch_forgives_a_query_missed_now_and_then():
+    watch = e5.LimitWatch(needed=3)
+    miss = {"collector_error": "condor_status exit 1"}
+    assert watch.judge("collector", miss) is None
+    assert watch.judge("collector", miss) is None
+    assert watch.judge(None, {}) is None            # an answer resets the count
+    assert watch.judge("collector", miss) is None
+    assert watch.judge("schedd", {"schedd_error": "x"}) is None
+    assert watch.judge("collector", miss) == "collector"   # three misses in a row
+    assert watch.misses[0] == "condor_status exit 1" and len(watch.misses) == 5
+
+
+def test_limit_watch_counts_other_limits_at_once():
+    watch = e5.LimitWatch(needed=3)
+    assert watch.judge("memory", {}) == "memory"
+    assert watch.judge("jobs", {}) == "jobs"
+
+
+def test_observation_names_condor_status_exit_code():
+    script = e5.observe_script("ramp")
+    assert "condor_status exit $?" in script
+    obs = e5.parse_observation("#Q\n2\n#QOK\n#S\ncondor_status exit 1\n")
+    assert not obs["collector_ok"] and obs["collector_error"] == "condor_status exit 1"
