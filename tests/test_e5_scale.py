@@ -3,6 +3,7 @@ observation, ps, ClassAds (collector update statistics, negotiator cycles), ss,
 the paper's stream model, restarted jobs, CCB choice, extra startds, and the ramp
 itself against a fake site."""
 import dataclasses
+import subprocess
 
 import pytest
 
@@ -256,6 +257,29 @@ def test_extra_startds_follow_the_rendered_worker_config():
     assert "STARTD2 " not in text and "DC_DAEMON_LIST = + STARTD4" in text
     assert e5.E5_STARTDS_CONF in e5.startds_script(text) and "condor_reconfig" in e5.startds_script(text)
     assert e5.startds_script("").startswith("if [ -e ")
+    assert e5.extra_startd_names(w, 4) == ["startd3", "startd4"] and e5.extra_startd_names(w, 2) == []
+
+
+def test_added_startds_get_their_execute_directories_before_the_reconfig(tmp_path, monkeypatch):
+    """Seen on `default` with 4 startds per worker: without $(EXECUTE)/startd3 the startd
+    exits with status 4 at every start and its slots never reach the collector."""
+    bin_dir, conf = tmp_path / "bin", tmp_path / "70-e5.conf"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    for name, body in {"condor_config_val": f"echo {tmp_path}/execute",
+                       "condor_reconfig": f"echo reconfig >> {log}",
+                       "install": f'echo "install $*" >> {log}'}.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setattr(e5, "E5_STARTDS_CONF", str(conf))
+    w = topology.load("small").hosts["worker1"]
+    script = e5.startds_script(e5.extra_startds_conf(w, 4), e5.extra_startd_names(w, 4))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    assert subprocess.run(["bash", "-c", script], env=env).returncode == 0
+    calls = log.read_text().splitlines()
+    assert calls == [f"install -d -m 0755 -o condor -g condor {tmp_path}/execute/startd3",
+                     f"install -d -m 0755 -o condor -g condor {tmp_path}/execute/startd4", "reconfig"]
+    assert "STARTD4.EXECUTE" in conf.read_text()
 
 
 # --- the ramp against a fake site -------------------------------------------------------------

@@ -55,7 +55,8 @@ class ScaleLibrary(ExperimentLibrary):
         extra = {h.name: scale.extra_startds_conf(h, count) for h in exp.workers}
         if not any(extra.values()):
             return sum(h.total_slots for h in exp.workers)
-        res = self.tb.ssh.run_many({h: scale.startds_script(t) for h, t in extra.items()}, timeout=120)
+        dirs = {h.name: scale.extra_startd_names(h, count) for h in exp.workers}
+        res = self.tb.ssh.run_many({h: scale.startds_script(t, dirs[h]) for h, t in extra.items()}, timeout=120)
         bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
         if bad:
             raise AssertionError("adding startds failed on " + "; ".join(bad))

@@ -574,6 +574,12 @@ def startds_registered_with(slot_lines, ccb_ip):
 
 
 # --- more startds per worker for one run ---------------------------------------------------
+def extra_startd_names(host, total):
+    """The local names of the startds a run adds to a worker beyond the topology's count
+    (each has its own EXECUTE directory, `$(EXECUTE)/<name>`)."""
+    return [f"startd{i}" for i in range(host.startds + 1, total + 1)]
+
+
 def extra_startds_conf(host, total):
     """A config fragment adding startds startds+1..total to a worker (the same names and
     files as the rendered worker.conf), or '' when the topology already runs that many."""
@@ -581,8 +587,8 @@ def extra_startds_conf(host, total):
              f"removed by the E5 suite teardown"]
     if total <= host.startds:
         return ""
-    for i in range(host.startds + 1, total + 1):
-        n = f"STARTD{i}"
+    for name in extra_startd_names(host, total):
+        n = name.upper()
         lines += [f"{n} = $(STARTD)", f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
                   f"{n}.STARTD_NAME = {n.lower()}", f"{n}.STARTD_LOG = $(LOG)/StartLog.{n}",
                   f"{n}.EXECUTE = $(EXECUTE)/{n.lower()}",
@@ -592,14 +598,20 @@ def extra_startds_conf(host, total):
     return "\n".join(lines) + "\n"
 
 
-def startds_script(text):
+def startds_script(text, execute_dirs=()):
     """Install (or, for '', remove) the extra-startds fragment; reconfig the master, which
-    starts or stops the startds in its DAEMON_LIST."""
+    starts or stops the startds in its DAEMON_LIST. A startd whose EXECUTE directory is
+    missing exits at start (status 4) and the master retries it forever, so each added
+    startd's directory (`execute_dirs`, names under $(EXECUTE)) is made first, as
+    provisioning makes the topology's."""
     if not text:
         return f"if [ -e {E5_STARTDS_CONF} ]; then rm -f {E5_STARTDS_CONF}; condor_reconfig >/dev/null; fi"
-    return (f"printf %s {shlex.quote(text)} > {E5_STARTDS_CONF}.new && "
+    dirs = " ".join(shlex.quote(d) for d in execute_dirs)
+    return (f"execute=$(condor_config_val EXECUTE) && for d in {dirs}; do "
+            f'install -d -m 0755 -o condor -g condor "$execute/$d" || exit 1; done && '
+            f"printf %s {shlex.quote(text)} > {E5_STARTDS_CONF}.new && "
             f"if ! cmp -s {E5_STARTDS_CONF}.new {E5_STARTDS_CONF}; then mv {E5_STARTDS_CONF}.new {E5_STARTDS_CONF}; "
-            f"mkdir -p $(condor_config_val EXECUTE); condor_reconfig >/dev/null; else rm -f {E5_STARTDS_CONF}.new; fi")
+            f"condor_reconfig >/dev/null; else rm -f {E5_STARTDS_CONF}.new; fi")
 
 
 class ScaleExperiment:
