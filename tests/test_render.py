@@ -120,6 +120,19 @@ def test_tcg_guests_get_longer_network_timeouts_and_kvm_stock_ones():
     assert "TIMEOUT_MULTIPLIER" not in kvm["etc/condor/config.d/50-testbed.conf"]
 
 
+def test_a_restored_snapshots_clock_step_does_not_restart_the_daemons():
+    """A master restarts all its daemons when its clock jumps more than MAX_TIME_SKIP
+    (default 1200 s); a restore steps every guest's clock by the snapshot's age."""
+    topo = topology.load("default")
+    for host in topo.hosts.values():
+        if not render.is_condor_host(host):
+            continue
+        conf = render.render_host_files(topo, profiles.load("default"), host, "tcg")[
+            "etc/condor/config.d/50-testbed.conf"]
+        skip = [int(l.split("=")[1]) for l in conf.splitlines() if l.startswith("MAX_TIME_SKIP")]
+        assert len(skip) == 1 and 365 * 86400 <= skip[0] < 2 ** 31, host.name
+
+
 def test_negotiator_spreads_matches_over_startds_not_by_kflops():
     topo = topology.load("default")
     conf = render.render_host_files(topo, profiles.load("default"), topo.hosts["cm1"])[

@@ -30,6 +30,10 @@ SUBMIT_USER = "vagrant"
 SUBMIT_HOME = f"/home/{SUBMIT_USER}"
 SUBMIT_USERS = (SUBMIT_USER,)
 
+# HTCondor's MAX_TIME_SKIP on every guest: larger than any snapshot's age, so the clock
+# step after a restore does not make each master restart all its daemons (ten years)
+MAX_TIME_SKIP_S = 10 * 365 * 86400
+
 # The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
 # guest-side units that undo a fault by themselves, the DTN's data disks by serial
 JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set explicitly
