@@ -2,6 +2,7 @@
 observation, ps, ClassAds (collector update statistics, negotiator cycles), ss,
 the paper's stream model, restarted jobs, CCB choice, extra startds, and the ramp
 itself against a fake site."""
+import json
 import dataclasses
 import subprocess
 
@@ -679,3 +680,46 @@ def test_observation_names_condor_status_exit_code():
     assert "condor_status exit $?" in script
     obs = e5.parse_observation("#Q\n2\n#QOK\n#S\ncondor_status exit 1\n")
     assert not obs["collector_ok"] and obs["collector_error"] == "condor_status exit 1"
+
+
+class CycleSSH:
+    """Negotiators on cm1 and cm2: cm1's shows an old cycle only (HAD moved the negotiator
+    away); cm2's has a cycle that saw every request. Counts condor_reschedule calls."""
+
+    def __init__(self, cm2_ad):
+        self.cm2_ad, self.ran = cm2_ad, []
+
+    def run(self, host, command, check=False, timeout=None):
+        self.ran.append((host, command))
+        if "-direct cm1." in command:
+            return Result(host, 0, NEGOTIATORS.split("\n\n")[0].replace("cm2", "cm1") + "\n", "")
+        if "-direct cm2." in command:
+            return Result(host, 0, self.cm2_ad, "")
+        if command.startswith("condor_q"):
+            return Result(host, 0, json.dumps([{"JobStatus": 1}] * 50), "")
+        return Result(host, 0, "", "")
+
+
+class MovedPool:
+    def active_cm(self):
+        return "cm2"
+
+
+def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
+    topo = topology.load("small")
+    cm2_ad = NEGOTIATORS.split("\n\n")[1].replace("cm1", "cm2")
+    ssh = CycleSSH(cm2_ad)
+    t = [0.0]
+    exp = e5.ScaleExperiment(topo, ssh, MovedPool())
+    cm, cycle = exp.next_cycle("cm1", 50, after=1700000100, timeout=600, poll=10, reschedule_every=30,
+                               stale_after=90, clock=lambda: t[0], sleep=lambda s: t.__setitem__(0, t[0] + s))
+    assert cm == "cm2" and cycle["idle"] == 50 and cycle["start"] == 1700000500
+    assert sum("condor_reschedule" in c for _h, c in ssh.ran) >= 3   # at 0, 30, 60, 90 s
+    # a cycle that never sees the requests: the error says where it looked and what the schedd has
+    ssh = CycleSSH(cm2_ad.replace("NumIdleJobs0 = 50", "NumIdleJobs0 = 7"))
+    t[0] = 0.0
+    exp = e5.ScaleExperiment(topo, ssh, MovedPool())
+    with pytest.raises(e5.RemoteError, match=r"negotiator on cm2; the schedd has 50 idle.*'idle': 7.*"
+                                             r"negotiator moved cm1 -> cm2"):
+        exp.next_cycle("cm1", 50, after=1700000100, timeout=300, poll=10, clock=lambda: t[0],
+                       sleep=lambda s: t.__setitem__(0, t[0] + s))

@@ -199,7 +199,7 @@ class ScaleLibrary(ExperimentLibrary):
         after = exp.host_clock(cm)
         durations, prefetches, last = [], [], None
         for _ in range(k):
-            last = self._next_cycle(cm, n, after, timeout)
+            cm, last = exp.next_cycle(cm, n, after, timeout)
             after = last["start"]
             logged = exp.logged_cycle(cm, last)
             if logged is None:
@@ -217,23 +217,6 @@ class ScaleLibrary(ExperimentLibrary):
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
         return dict(last, duration=fastest, median=median, durations=durations, prefetch=prefetch,
                     prefetches=prefetches, rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
-
-    def _next_cycle(self, cm, n, after, timeout):
-        """The first negotiation cycle that starts after `after` (the CM's clock) and sees
-        `n` idle jobs; a condor_reschedule asks for it (the negotiator keeps 5 s between cycles)."""
-        exp = self.exp
-        self.tb.ssh.run(exp.submit, "condor_reschedule >/dev/null 2>&1", check=False)
-        started, last = time.monotonic(), None
-        while True:
-            ad = exp.negotiator_ad(cm)
-            if ad:
-                last = scale.negotiation_cycle(ad)
-                if last["start"] > after and last["idle"] >= n:
-                    return last
-            if time.monotonic() - started > timeout:
-                raise AssertionError(f"no negotiation cycle saw {n} idle jobs within {timeout:.0f} s "
-                                     f"(latest cycle: {last})")
-            time.sleep(2)
 
     # --- failover ------------------------------------------------------------------------------
     def _background_count(self):

@@ -743,6 +743,44 @@ class ScaleExperiment:
         out = self.ssh.run(self.submit, "condor_status -negotiator -l", check=False, timeout=60)
         return latest_negotiator(parse_long_ads(out.stdout)) if out.ok else None
 
+    def next_cycle(self, cm, requests, after, timeout, poll=2.0, reschedule_every=30.0, stale_after=90.0,
+                   clock=time.monotonic, sleep=time.sleep):
+        """The first negotiation cycle that starts after `after` (the CM's clock) and sees
+        `requests` idle jobs, as (cm, cycle). condor_reschedule asks for a cycle at once and
+        again every `reschedule_every` s (a lost request would otherwise leave the wait to
+        NEGOTIATOR_INTERVAL). When `cm`'s negotiator shows no new cycle for `stale_after` s,
+        the active CM is looked up again: HAD may have moved the negotiator meanwhile."""
+        started, asked, last, last_start, fresh = clock(), None, None, None, clock()
+        moves = []
+        while True:
+            now = clock()
+            if asked is None or now - asked >= reschedule_every:
+                self.ssh.run(self.submit, "condor_reschedule >/dev/null 2>&1", check=False, timeout=60)
+                asked = now
+            ad = self.negotiator_ad(cm)
+            if ad:
+                last = negotiation_cycle(ad)
+                if last["start"] > after and last["idle"] >= requests:
+                    return cm, last
+                if last["start"] != last_start:
+                    last_start, fresh = last["start"], now
+            if now - fresh >= stale_after:
+                try:
+                    active = self.pool.active_cm()
+                except RemoteError as e:
+                    active = None
+                    moves.append(str(e))
+                if active and active != cm:
+                    moves.append(f"negotiator moved {cm} -> {active}")
+                    cm = active
+                fresh = now
+            if now - started > timeout:
+                idle = sum(1 for a in self.job_ads("negotiation", ["JobStatus"]) if a.get("JobStatus") == JobStatus.IDLE)
+                raise RemoteError(f"no negotiation cycle saw {requests} idle jobs within {timeout:.0f} s "
+                                  f"(negotiator on {cm}; the schedd has {idle} idle; latest cycle: {last}"
+                                  + (f"; {'; '.join(moves)}" if moves else "") + ")")
+            sleep(poll)
+
     def logged_cycle(self, cm, cycle):
         """`cycle` (from negotiation_cycle) as the CM's NegotiatorLog has it, to the
         millisecond (a LoggedCycle), or None when the log does not have it."""
