@@ -2,7 +2,6 @@
 observation, ps, ClassAds (collector update statistics, negotiator cycles), ss,
 the paper's stream model, restarted jobs, CCB choice, extra startds, and the ramp
 itself against a fake site."""
-import json
 import dataclasses
 import subprocess
 
@@ -695,14 +694,20 @@ class CycleSSH:
             return Result(host, 0, NEGOTIATORS.split("\n\n")[0].replace("cm2", "cm1") + "\n", "")
         if "-direct cm2." in command:
             return Result(host, 0, self.cm2_ad, "")
-        if command.startswith("condor_q"):
-            return Result(host, 0, json.dumps([{"JobStatus": 1}] * 50), "")
         return Result(host, 0, "", "")
 
 
 class MovedPool:
+    """HAD has moved the negotiator to cm2; the schedd holds 50 idle negotiation jobs."""
+    def __init__(self):
+        self.asked = []
+
     def active_cm(self):
         return "cm2"
+
+    def queued(self, constraint=None):
+        self.asked.append(constraint)
+        return 50
 
 
 def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
@@ -718,8 +723,10 @@ def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
     # a cycle that never sees the requests: the error says where it looked and what the schedd has
     ssh = CycleSSH(cm2_ad.replace("NumIdleJobs0 = 50", "NumIdleJobs0 = 7"))
     t[0] = 0.0
-    exp = e5.ScaleExperiment(topo, ssh, MovedPool())
+    pool = MovedPool()
+    exp = e5.ScaleExperiment(topo, ssh, pool)
     with pytest.raises(e5.RemoteError, match=r"negotiator on cm2; the schedd has 50 idle.*'idle': 7.*"
                                              r"negotiator moved cm1 -> cm2"):
         exp.next_cycle("cm1", 50, after=1700000100, timeout=300, poll=10, clock=lambda: t[0],
                        sleep=lambda s: t.__setitem__(0, t[0] + s))
+    assert pool.asked == [f'{e5.role_constraint("negotiation")} && JobStatus == 1']

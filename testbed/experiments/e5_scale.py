@@ -750,7 +750,8 @@ class ScaleExperiment:
         again every `reschedule_every` s (a lost request would otherwise leave the wait to
         NEGOTIATOR_INTERVAL). When `cm`'s negotiator shows no new cycle for `stale_after` s,
         the active CM is looked up again: HAD may have moved the negotiator meanwhile."""
-        started, asked, last, last_start, fresh = clock(), None, None, None, clock()
+        started = fresh = clock()
+        asked = last = last_start = None
         moves = []
         while True:
             now = clock()
@@ -775,7 +776,7 @@ class ScaleExperiment:
                     cm = active
                 fresh = now
             if now - started > timeout:
-                idle = sum(1 for a in self.job_ads("negotiation", ["JobStatus"]) if a.get("JobStatus") == JobStatus.IDLE)
+                idle = self.pool.queued(f"{role_constraint('negotiation')} && JobStatus == {JobStatus.IDLE:d}")
                 raise RemoteError(f"no negotiation cycle saw {requests} idle jobs within {timeout:.0f} s "
                                   f"(negotiator on {cm}; the schedd has {idle} idle; latest cycle: {last}"
                                   + (f"; {'; '.join(moves)}" if moves else "") + ")")
