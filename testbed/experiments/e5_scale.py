@@ -20,6 +20,7 @@ import shlex
 import time
 from collections import namedtuple
 
+from testbed.experiments import e5_figures
 from testbed.experiments.registry import Experiment, Param
 from testbed.model.constants import (MEM_AVAILABLE_CMD, CONDOR_DAEMON_COMMS, E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT,
                                      E5_ROLE_ATTR, E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT,
@@ -90,6 +91,7 @@ EXPERIMENT = Experiment(
              "e5.tree_negotiation_cycle"),
     x_params=("t", "step", "rtt_ms"),
     paper="results/paper/e5.yaml",
+    tables=e5_figures.text,        # the headline figures beside the paper's
 )
 
 SLEEP_SECONDS = 86400  # sleepers run until the suite removes them

@@ -1,0 +1,28 @@
+"""Benchmark figures of E5 (issue #11), printed from a run's metrics: running sleep jobs
+reached, the limit that stopped the ramp and jobs per GB of the schedd's RAM; CM,
+collector and CCB failover times and the jobs each restarted; TCP streams per worker
+before/after; the negotiation cycle and its request-list prefetch at each RTT. The suite
+records them; this prints them beside the paper's, one column per run given.
+
+    .venv/bin/python benchmarks/e5_scale.py [RUN ...]     (default: latest-e5)
+    ./tb -t small run e5 --scale ci && .venv/bin/python benchmarks/e5_scale.py
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from testbed.experiments import e5_figures  # noqa: E402
+from testbed.results import runs  # noqa: E402
+
+
+def main():
+    records = runs.load_for_benchmark("e5", "E5")
+    if records is None:
+        return 2
+    print(e5_figures.text({"testbed": records}))
+    return 0 if any(r["name"].startswith("e5.") for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""E5's headline table (compare's text table and benchmarks/e5_scale.py): which figures it
+picks from a run's records, how it shows figures a run did not measure, and two columns."""
+import subprocess
+import sys
+
+from testbed import PROJECT_ROOT
+from testbed.experiments import e5_figures, registry
+from testbed.results import runs
+
+
+def rec(name, value, unit="", **params):
+    return {"name": name, "value": value, "unit": unit, "params": params}
+
+
+RUN = [
+    rec("e5.max_running", 382, "jobs", limit="memory", profile="default"),
+    rec("e5.jobs_per_gb", 382.0, "jobs/GB", profile="default"),
+    rec("e5.tcp_streams", 15, "streams", config="before", startds=2),
+    rec("e5.tcp_streams", 7, "streams", config="after", startds=2),
+    rec("e5.cm_failover_negotiator", 41.0, "s", killed="cm1"),
+    rec("e5.jobs_restarted", 0, "jobs", event="cm-kill", running=15),
+    rec("e5.jobs_restarted", 1, "jobs", event="ccb-outage", running=15),
+    # five cycles per RTT: the point is the fastest; rtt_ms as Robot records it (text)
+    rec("e5.negotiation_cycle", 0.71, "s", rtt_ms="0", requests="50"),
+    rec("e5.negotiation_cycle", 0.28, "s", rtt_ms="0", requests="50"),
+    rec("e5.negotiation_cycle", 0.45, "s", rtt_ms="100", requests="50"),
+    rec("e5.negotiation_prefetch", 0.088, "s", rtt_ms="0", requests="50"),
+    rec("e5.negotiation_prefetch", 0.249, "s", rtt_ms="100", requests="50"),
+    rec("e5.negotiation_prefetch_round_trips", 1.6, "round trips", requests="50"),
+]
+
+
+def figure(rows, name):
+    found = [(value, paper) for _, f, value, _, paper in rows if f == name]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def test_summary_picks_the_ramp_limit_streams_and_restarts():
+    rows = e5_figures.summary(RUN)
+    assert figure(rows, "running sleep jobs reached") == (382, "~95k (one schedd, Fig. 6)")
+    assert figure(rows, "limit that stopped the ramp")[0] == "memory"
+    assert figure(rows, "TCP streams per worker, before") == (15, "11")
+    assert figure(rows, "TCP streams per worker, after") == (7, "5")
+    assert figure(rows, "jobs restarted by ccb-outage")[0] == 1
+    assert figure(rows, "jobs restarted by cm-kill")[0] == 0
+    assert figure(rows, "CM killed: a new job matched after")[0] is None   # not in this run
+
+
+def test_negotiation_points_are_the_fastest_cycle_per_rtt():
+    rows = e5_figures.summary(RUN)
+    assert figure(rows, "fastest cycle at 0 ms, 50 requests")[0] == 0.28
+    assert figure(rows, "fastest cycle at 100 ms, 50 requests")[0] == 0.45
+    assert figure(rows, "request-list prefetch at 100 ms")[0] == 0.249
+
+
+def test_text_has_a_column_per_run_and_leaves_out_what_no_run_measured():
+    other = [rec("e5.max_running", 16, "jobs", limit="slots", profile="default"),
+             rec("e5.negotiation_cycle", 1.2, "s", rtt_ms="20", requests="200")]
+    text = e5_figures.text({"A-default": RUN, "B-default": other})
+    header = text.splitlines()[1]
+    assert "A-default" in header and "B-default" in header and "paper" in header
+    ramp = next(line for line in text.splitlines() if "limit that stopped" in line)
+    assert "memory" in ramp and "slots" in ramp
+    assert "fastest cycle at 20 ms, 200 requests" in text      # only B measured it
+    assert "collector killed" not in text                       # neither run measured it
+    assert e5_figures.text({"x": [rec("e1.raw_tcp", 1.0)]}) == "E5 figures: no E5 metrics in these runs"
+
+
+def test_the_registry_hands_compare_e5s_table():
+    assert registry.table_makers()["e5"] is e5_figures.text
+
+
+def test_the_benchmark_prints_a_runs_figures(tmp_path, monkeypatch):
+    run = runs.Run.create("e5", ["default"], "small", {"default": {}}, "tcg", scale="ci", root=tmp_path)
+    for r in RUN:
+        run.record(r["name"], r["value"], r["unit"], **r["params"])
+    run.finish("complete")
+    out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e5_scale.py"), str(run.path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "E5 figures from" in out.stdout and "running sleep jobs reached" in out.stdout
+    assert "382" in out.stdout and "memory" in out.stdout
+    missing = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e5_scale.py"),
+                              str(tmp_path / "nothing")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "e5 benchmark:" in missing.stderr
