@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e5_figures, registry
+from testbed.experiments import e5_figures
 from testbed.results import runs
 
 
@@ -66,9 +66,6 @@ def test_text_has_a_column_per_run_and_leaves_out_what_no_run_measured():
     assert "collector killed" not in text                       # neither run measured it
     assert e5_figures.text({"x": [rec("e1.raw_tcp", 1.0)]}) == "E5 figures: no E5 metrics in these runs"
 
-
-def test_the_registry_hands_compare_e5s_table():
-    assert registry.table_makers()["e5"] is e5_figures.text
 
 
 def test_the_benchmark_prints_a_runs_figures(tmp_path, monkeypatch):
