@@ -95,3 +95,37 @@ def test_domain_vagrant_lost_in_this_checkout_is_swept_with_volumes(tmp_path, mo
 def test_our_domain_ids_reads_vagrant_machine_ids(tmp_path):
     root = checkout(tmp_path, "me", ids=["a", "b"])
     assert site.our_domain_ids(root) == {"a", "b"}
+
+
+def _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh):
+    from testbed.machines import site as machines_site
+    state = tmp_path / "state"
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(state))
+    (state / "small").mkdir(parents=True)
+    (state / "small" / "plan.json").write_text("{}")
+    (state / machines_site.ACTIVE).write_text("small")
+    me = checkout(tmp_path, "me")
+    monkeypatch.setattr(site, "_virsh", virsh)
+    monkeypatch.setattr(site, "PROJECT_ROOT", me)
+    monkeypatch.setattr(site, "our_domain_ids", lambda root=me: set())
+    monkeypatch.setattr(machines_site.VagrantRun, "__call__", lambda self, argv, env: 1)  # destroy fails
+    monkeypatch.setattr(machines_site, "vagrant_env", lambda topo: {})
+    return machines_site.down(small)
+
+
+def test_down_removes_domains_vagrant_lost_even_when_its_destroy_fails(tmp_path, monkeypatch, small, capsys):
+    # a bring-up killed while Vagrant was creating domains: Vagrant no longer knows them
+    me = tmp_path / "me"
+    virsh = FakeVirsh({"tb-small-cm1": ("u1", f"testbed checkout {me}"),
+                       "tb-small-submit": ("u2", f"testbed checkout {me}")},
+                      volumes=["tb-small-cm1.img", "tb-small-dtn-vdb.qcow2", "tb-default-x.img"])
+    assert _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh) == 0
+    assert virsh.domains == {} and virsh.volumes == ["tb-default-x.img"]
+    assert "vagrant destroy stopped early" in capsys.readouterr().out
+
+
+def test_down_fails_naming_the_domains_left_when_neither_could_remove_them(tmp_path, monkeypatch, small):
+    other = checkout(tmp_path, "another")   # a live checkout's domain is never swept
+    virsh = FakeVirsh({"tb-small-cm1": ("u1", f"testbed checkout {other}")})
+    with pytest.raises(TestbedError, match="vagrant destroy failed and tb-small-cm1 still exist"):
+        _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh)

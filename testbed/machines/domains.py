@@ -55,13 +55,18 @@ def claim_domains(topo):
         sweep_libvirt(topo, [n for n, _ in leftovers])
 
 
+def topology_domains(topo):
+    """Every libvirt domain named for this topology, defined or running."""
+    return [n for n in _virsh("list", "--all", "--name").stdout.split() if n.startswith(f"tb-{topo.name}-")]
+
+
 def sweep_libvirt(topo, names):
     """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
     prefix = f"tb-{topo.name}-"
     for name in names:
         _virsh("destroy", name)
         _virsh("undefine", name, "--nvram")
-    if any(n.startswith(prefix) for n in _virsh("list", "--all", "--name").stdout.split()):
+    if topology_domains(topo):
         return
     for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
         vol = line.split()[0] if line.split() else ""

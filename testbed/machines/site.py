@@ -250,11 +250,21 @@ def down(topo):
         if not plan.plan_path(state).exists():  # the Vagrantfile needs it to know the machines
             from testbed.model import profiles
             plan.write(topo, profiles.load("default"), state)
-        if run(["vagrant", "destroy", "-f"], vagrant_env(topo)) != 0:
-            tail = "\n".join("    " + l for l in run.tail)
-            raise TestbedError(f"vagrant destroy failed; full log {run.log_path}; last lines:\n{tail}")
+        destroy_failed = run(["vagrant", "destroy", "-f"], vagrant_env(topo)) != 0
+    else:
+        destroy_failed = False
+    # Domains Vagrant lost track of (a bring-up killed while it created them, say) are
+    # removed here whether or not `vagrant destroy` managed the rest.
     domains.sweep_libvirt(topo, [name for name, owner in domains.leftover_domains(topo)
                                  if domains.owner_is_gone(owner)])
+    if destroy_failed:
+        left = domains.topology_domains(topo)
+        tail = "\n".join("    " + l for l in run.tail)
+        if left:
+            raise TestbedError(f"vagrant destroy failed and {', '.join(left)} still exist; full log "
+                               f"{run.log_path}; last lines:\n{tail}")
+        print(f"vagrant destroy stopped early (log {run.log_path}); the domains it left were removed "
+              "with virsh", flush=True)
     for net in topo.network_names().values():
         domains._virsh("net-destroy", net)
         domains._virsh("net-undefine", net)
