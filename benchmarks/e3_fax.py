@@ -16,11 +16,7 @@ from testbed.results import runs  # noqa: E402
 
 
 def main():
-    records = runs.load_for_benchmark("e3", "E3")
-    if records is None:
-        return 2
-    print(fax.render_summary(records))
-    return 0
+    return runs.print_benchmark("e3", "E3", fax.render_summary)
 
 
 if __name__ == "__main__":

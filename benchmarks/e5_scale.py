@@ -17,11 +17,7 @@ from testbed.results import runs  # noqa: E402
 
 
 def main():
-    records = runs.load_for_benchmark("e5", "E5")
-    if records is None:
-        return 2
-    print(e5_figures.text({"testbed": records}))
-    return 0 if any(r["name"].startswith("e5.") for r in records) else 1
+    return runs.print_benchmark("e5", "E5", lambda records: e5_figures.text({"testbed": records}))
 
 
 if __name__ == "__main__":

@@ -213,3 +213,14 @@ def load_for_benchmark(suite, title, argv=None):
     m = chosen[-1].manifest()
     print(f"{title} figures from {', '.join(r.label for r in chosen)} ({m.get('scale')} scale, status {m.get('status')})")
     return records
+
+
+def print_benchmark(suite, title, render, argv=None):
+    """A whole benchmark that prints one text from a run's records (benchmarks/e3_fax.py,
+    e5_scale.py): the runs as `load_for_benchmark` reads them, then `render(records)`.
+    Exit code 2 when a run does not resolve, 1 when the runs hold no `<suite>.` metric."""
+    records = load_for_benchmark(suite, title, argv)
+    if records is None:
+        return 2
+    print(render(records))
+    return 0 if any(r["name"].startswith(f"{suite}.") for r in records) else 1
