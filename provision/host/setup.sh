@@ -36,27 +36,8 @@ if [ ! -f "$stamp" ] || ! cmp -s "$req" "$stamp"; then
   cp "$req" "$stamp"
 fi
 
-if ! pgrep -x virtlogd >/dev/null; then log "starting virtlogd"; virtlogd -d; fi
-# On hosts where KVM does not really work (paravirtual /dev/kvm, see
-# PLATFORM.md), libvirtd runs in its own mount namespace with /dev/kvm masked.
-# Otherwise its capability probe (as root) sees KVM while its qemu user cannot
-# open /dev/kvm, and it re-probes QEMU on every domain definition (~50 s each).
 accel=$(cd "$root" && .venv/bin/python -c 'from testbed.machines import accel; print(accel.detect())')
-marker=/run/testbed-libvirtd-kvm-masked
-if [ "$accel" = tcg ] && [ -e /dev/kvm ] && [ ! -f "$marker" ]; then
-  if pgrep -x libvirtd >/dev/null; then log "restarting libvirtd with /dev/kvm masked (TCG host)"; pkill -x libvirtd; for _ in $(seq 1 20); do pgrep -x libvirtd >/dev/null || break; sleep 0.5; done; fi
-  install -m 0600 /dev/null /run/testbed-kvm-mask
-  # libvirt's private per-domain /dev cannot copy a masked device node
-  grep -q '^namespaces = \[\]' /etc/libvirt/qemu.conf || echo 'namespaces = []' >> /etc/libvirt/qemu.conf
-  unshare -m --propagation private sh -c 'mount --bind /run/testbed-kvm-mask /dev/kvm && exec libvirtd -d'
-  touch "$marker"
-fi
-if ! pgrep -x libvirtd >/dev/null; then log "starting libvirtd"; libvirtd -d; rm -f "$marker"; fi
-for _ in $(seq 1 30); do
-  virsh -c qemu:///system version >/dev/null 2>&1 && break
-  sleep 1
-done
-virsh -c qemu:///system version >/dev/null 2>&1 || { echo "setup: libvirtd does not answer" >&2; exit 1; }
+bash "$root/provision/host/libvirtd.sh" "$accel"
 # vagrant-libvirt's default storage pool
 if ! virsh -c qemu:///system pool-info default >/dev/null 2>&1; then
   virsh -c qemu:///system pool-define-as default dir --target /var/lib/libvirt/images >/dev/null

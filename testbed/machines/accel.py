@@ -11,6 +11,7 @@ else (an error line, a hang, no panic message) means TCG. Without a kernel to tr
 is TCG: a fast wrong "kvm" loses the whole bring-up, a slow right "tcg" does not.
 """
 import glob
+import json
 import os
 import selectors
 import shutil
@@ -19,6 +20,9 @@ import time
 from pathlib import Path
 
 ACCELS = ("kvm", "tcg")
+# The verdict of a probe that booted a kernel, kept until the host reboots (/run is a
+# tmpfs): every `./tb` call asks, and a probe costs seconds.
+VERDICT_CACHE = Path("/run/grid-testbed-accel.json")
 BANNER = "Kernel panic"  # reached the root mount: the kernel ran
 FAILURES = ("KVM internal error", "emulation failure", "failed to set MSR", "kvm run failed",
             "Could not access KVM kernel module", "failed to initialize kvm")
@@ -82,8 +86,9 @@ def probe_kernels():
     return [k for k in found if k.is_file() and os.access(k, os.R_OK)]
 
 
-def probe_kvm(timeout=20, kernels=None, runner=run_probe):
-    """True when qemu boots a Linux kernel under KVM on this host."""
+def probe_kvm(timeout=20, kernels=None, runner=run_probe, cache=None):
+    """True when qemu boots a Linux kernel under KVM on this host. A verdict from a
+    kernel is kept in `cache` (default VERDICT_CACHE) for the same kernel and host."""
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
     qemu = shutil.which("qemu-system-x86_64")
@@ -92,8 +97,30 @@ def probe_kvm(timeout=20, kernels=None, runner=run_probe):
     kernels = probe_kernels() if kernels is None else kernels
     if not kernels:
         return False
+    cache = VERDICT_CACHE if cache is None else Path(cache)
+    key = _cache_key(kernels[0])
+    try:
+        kept = json.loads(cache.read_text())
+        if kept.get("key") == key:
+            return bool(kept["kvm"])
+    except (OSError, ValueError, KeyError):
+        pass
     output, exited = runner(probe_command(qemu, kernels[0]), timeout)
-    return verdict(output, exited)
+    ok = bool(verdict(output, exited))
+    try:
+        cache.write_text(json.dumps({"key": key, "kvm": ok}))
+    except OSError:
+        pass  # not root, or no /run: probe again next time
+    return ok
+
+
+def _cache_key(kernel):
+    """What a verdict depends on: the kernel booted (path, size, mtime) and the host's kernel."""
+    try:
+        st = os.stat(kernel)
+        return [str(kernel), st.st_size, int(st.st_mtime), os.uname().release]
+    except OSError:
+        return [str(kernel), None, None, os.uname().release]
 
 
 def detect(env=None):
@@ -103,3 +130,19 @@ def detect(env=None):
     if forced in ACCELS:
         return forced
     return "kvm" if probe_kvm() else "tcg"
+
+
+def converge_libvirtd(accelerator, script=None, run=subprocess.run):
+    """Bring libvirtd in line with `accelerator` (provision/host/libvirtd.sh: /dev/kvm masked
+    from it under TCG, not under KVM). Set-up runs it too, but before the box is built the
+    probe has no kernel to boot and says TCG, so `up` runs it again with the plan's answer."""
+    if os.geteuid() != 0:
+        return
+    from testbed import PROJECT_ROOT
+    script = script or PROJECT_ROOT / "provision" / "host" / "libvirtd.sh"
+    result = run(["bash", str(script), accelerator], capture_output=True, text=True)
+    for line in (result.stdout or "").splitlines():
+        print(line, flush=True)
+    if result.returncode != 0:
+        from testbed.model.errors import TestbedError
+        raise TestbedError(f"{script} {accelerator} failed: {(result.stderr or result.stdout).strip()[-300:]}")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import disks, domains, plan, provision as provisioning
+from testbed.machines import accel, disks, domains, plan, provision as provisioning
 from testbed.machines.box import Box
 from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
@@ -190,6 +190,7 @@ def up(topo, profile, parallel=True, wait_timeout=900):
             health.record_profile(state, profile)
             return 0
     accelerator = the_plan["accel"]
+    accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)
     size = wave_size(accelerator) if parallel else 1
