@@ -177,3 +177,41 @@ def test_run_passes_robot_selection_before_the_suite_file():
     i = argv.index("--test")
     assert argv[i:i + 4] == ["--test", "rtt80-2W-default", "--include", "RTT80"]
     assert argv[-1].endswith("e1_transfer_limits.robot")
+
+
+def test_the_demo_sizes_e1s_saturation_to_the_submit_hosts_cpus_under_tcg():
+    from testbed.model import topology
+    head = registry.headline()
+    default = topology.load("default")
+    sets, why = head.sized_for("quick", "tcg", default)
+    cpus = default.role_host("submit").cpus
+    assert sets == {"saturation_jobs": 8 * cpus} and len(why) == 1
+    assert why[0].startswith("saturation_jobs 32 -> ") and "override" in why[0]
+    assert head.sized_for("quick", "kvm", default) == ({}, [])       # KVM runs the scale as it is
+    assert head.sized_for("ci", "tcg", default) == ({}, [])          # 8 jobs at ci: already carried
+    sets, why = head.sized_for("full", "tcg", default)               # full: every slot -> capped
+    assert sets["saturation_jobs"] == 8 * cpus and "every worker slot" in why[0]
+    head.parameters("quick", sets)                                    # a valid --set for the run
+    assert registry.get("e5").sized_for("quick", "tcg", default) == ({}, [])
+
+
+def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys):
+    from testbed.cli import experiments as verbs
+    from testbed.machines import plan, site
+    from testbed.experiments import runner as suites
+    seen = {}
+    monkeypatch.setattr(site, "up", lambda topo, profile: 0)
+    monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
+
+    class FakeRun:
+        path = PROJECT_ROOT / "results" / "nothing"
+
+    def fake_run(topo, suite, profiles, scale, sets=None):
+        seen.update(suite=suite, scale=scale, sets=sets)
+        return 0, FakeRun()
+    monkeypatch.setattr(suites, "run", fake_run)
+    monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
+    args = type("A", (), {"topology": "default"})()
+    assert verbs.cmd_demo(args) == 0
+    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}}
+    assert "demo scale (TCG," in capsys.readouterr().out

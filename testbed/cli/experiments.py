@@ -144,6 +144,12 @@ def cmd_demo(args):
     head = registry.headline()
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
     site.up(topo, _profile("default"))
-    rc, run = suites.run(topo, head.name, list(head.profiles), "quick")
+    from testbed.machines import plan
+    from testbed.model.state import TestbedState
+    accelerator = plan.recorded_accel(TestbedState(topo.name))
+    sets, why = head.sized_for("quick", accelerator, topo)
+    for line in why:
+        print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)
     _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
     return rc

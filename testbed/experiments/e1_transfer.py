@@ -62,7 +62,32 @@ EXPERIMENT = Experiment(
              "e1.loss_80ms_over_0ms", "e1.tuning_gain_at_max_rtt"),
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",
+    sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
 )
+# Under TCG one emulated CPU of the submit host carries about this many encrypting
+# shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),
+# while 32 at once on `default`'s one-CPU submit host left its schedd not answering
+# condor_q (AUTHENTICATE:1005) and no job done after 19 minutes (issue #10).
+SHADOWS_PER_TCG_CPU = 8
+
+
+def size_for_site(scale, accelerator, topo):
+    """The saturation test sized to what the submit host can carry: under TCG at most
+    SHADOWS_PER_TCG_CPU jobs per emulated CPU of the submit host; under KVM the scale as
+    it is. Returns ({param: value}, [why])."""
+    if accelerator != "tcg":
+        return {}, []
+    submit = topo.role_host("submit")
+    cpus = submit.cpus if submit else 1
+    carry = SHADOWS_PER_TCG_CPU * cpus
+    wanted = EXPERIMENT.scales[scale]["saturation_jobs"]
+    if wanted and wanted <= carry:
+        return {}, []
+    return {"saturation_jobs": carry}, [
+        f"saturation_jobs {wanted or 'every worker slot'} -> {carry}: under TCG the submit host's "
+        f"{cpus} emulated CPU{'s' if cpus > 1 else ''} run{'' if cpus > 1 else 's'} one encrypting shadow "
+        f"per job; {SHADOWS_PER_TCG_CPU} per CPU already saturate its transfers, more only queue up on "
+        f"the CPU (32 at once left the schedd not answering; --set saturation_jobs=N to override)"]
 Batch = namedtuple("Batch", "cluster ads seconds sizes")
 JOB_SCRIPT = """#!/bin/sh
 # E1 job: "compute" for $1 seconds, then leave $2 MB of output (a sparse file:

@@ -101,6 +101,13 @@ class Experiment:
     # (run/profile, as in the comparison table): [that column's metric records]}:
     figures: Callable | None = None  # figures(columns, outdir) -> [PNG paths written]
     tables: Callable | None = None   # tables(columns) -> text for the terminal ("" if none)
+    # What `testbed demo` runs on a given site: sized(scale, accelerator, topology) ->
+    # ({param: value} to set, [one line per change saying why]); None: the scale as it is.
+    sized: Callable | None = None
+
+    def sized_for(self, scale, accelerator, topo):
+        """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""
+        return self.sized(scale, accelerator, topo) if self.sized else ({}, [])
 
     def __post_init__(self):
         if set(self.scales) != set(SCALES):
