@@ -1,6 +1,7 @@
 """Bring-up: boot waves, retries of a guest still booting, the plan the Vagrantfile reads."""
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -232,3 +233,14 @@ def test_provisioner_runs_hosts_as_they_are_added_and_names_the_failed(tmp_path,
             work.finish(topo.hosts)
     assert sorted(done) == sorted(topo.hosts)  # each host once, cm1 too
     assert set(provision.last_run) == set(topo.hosts)
+
+
+def test_a_vm_that_already_runs_counts_as_booted_without_a_second_attempt(capsys):
+    # `vagrant up` of running VMs prints no "Machine booted and ready" (seen on a second `./tb demo`)
+    handed = []
+    run = site.VagrantRun(Path("/dev/null"), time.monotonic(), {}, on_booted=handed.append)
+    for line in ["==> cm1: Machine not provisioned because `--no-provision` is specified.",
+                 "==> cm1: Machine not provisioned because `--no-provision` is specified.",
+                 "==> cm1: Running action triggers after up ..."]:
+        run._step(line)
+    assert "booted" in run.steps["cm1"] and handed == ["cm1"]

@@ -28,7 +28,9 @@ SHOWN_STEPS = ("Creating domain", "Starting domain", "Waiting for domain to get 
 PHASES = (("Creating image (snapshot of base box volume)", "import"), ("Creating domain with", "define"),
           ("Starting domain", "start"), ("Waiting for domain to get an IP", "lease_wait"),
           ("Waiting for machine to boot", "ssh_wait"), ("Machine booted and ready", "booted"),
-          ("Configuring and enabling network", "vagrant_network"))
+          ("Configuring and enabling network", "vagrant_network"),
+          # `up` of a VM that already runs: Vagrant reaches it without a boot step
+          ("Machine not provisioned because", "booted"))
 BOOT_ATTEMPTS = 3
 ERROR_LINE = re.compile(r"Libvirt::Error|Call to \w+ failed|Timed out while waiting|Vagrant::Errors::|error: ")
 # Boot order: the DTN (the biggest guest) first while the host is idle, then the pool's core.
