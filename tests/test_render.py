@@ -139,3 +139,11 @@ def test_negotiator_spreads_matches_over_startds_not_by_kflops():
         "etc/condor/config.d/50-testbed.conf"]
     rank = [l for l in conf.splitlines() if l.startswith("NEGOTIATOR_POST_JOB_RANK")]
     assert len(rank) == 1 and "SlotID" in rank[0] and "KFlops" not in rank[0]
+
+
+def test_the_negotiator_publishes_its_cycles_as_often_as_it_runs_them():
+    """Its ad (LastNegotiationCycle*) reaches the collector only every
+    NEGOTIATOR_UPDATE_INTERVAL; at the default 300 s E5 waited minutes for cycles long run."""
+    c = conf(files_for("cm1"))
+    assert c["NEGOTIATOR_UPDATE_INTERVAL"] == "$(NEGOTIATOR_INTERVAL)"
+    assert int(c["NEGOTIATOR_INTERVAL"]) <= 60
