@@ -25,19 +25,13 @@ ROWS = [("total efficiency, DB on every node", "e4.total_efficiency", {"layout":
         ("estimator error (predicted - measured) / measured", "e4.estimator_error", {})]
 
 
-def pick(records, name, params):
-    vals = [r["value"] for r in records if r["name"] == name
-            and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
-    return vals[-1] if vals else None
-
-
 def main():
     records = runs.load_for_benchmark("e4", "E4")
     if records is None:
         return 2
     missing = 0
     for label, name, params in ROWS:
-        v = pick(records, name, params)
+        v = runs.last_value(records, name, **params)
         missing += v is None
         print(f"  {label:<52} {'-' if v is None else f'{v:.4f}'}")
     return 1 if missing == len(ROWS) else 0

@@ -14,23 +14,12 @@ negotiation per RTT) come from the generic plots; this is what a person reads fi
 """
 from testbed.model import tables
 from testbed.results.figures import number
-
-
-def _matching(records, name, params):
-    return [r for r in records if r["name"] == name
-            and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
-
-
-def last(records, name, **params):
-    """The last value of metric `name` whose params include `params` (compared as text),
-    or None."""
-    found = _matching(records, name, params)
-    return found[-1]["value"] if found else None
+from testbed.results.runs import last_value as last, matching
 
 
 def last_param(records, name, key, **params):
     """Parameter `key` of the last record of `name` matching `params`, or None."""
-    found = _matching(records, name, params)
+    found = matching(records, name, **params)
     return found[-1].get("params", {}).get(key) if found else None
 
 
@@ -98,26 +87,18 @@ def _cell(value):
 def text(columns):
     """One table: a row per figure, a column per run/profile, then the paper's figure."""
     labels = list(columns)
-    per_column = {label: summary(records) for label, records in columns.items()}
     if not labels:
         return ""
-    base = per_column[labels[0]]
-    figures = [(section, figure, unit, paper) for section, figure, _, unit, paper in base]
-    seen = {(s, f) for s, f, _, _ in figures}
-    for label in labels[1:]:  # a figure only another column measured (another RTT, say)
-        for section, figure, _, unit, paper in per_column[label]:
-            if (section, figure) not in seen:
-                figures.append((section, figure, unit, paper))
-                seen.add((section, figure))
+    # {(section, figure): (unit, paper, {label: value})}, in the order the columns name them
+    figures = {}
+    for label, records in columns.items():
+        for section, figure, value, unit, paper in summary(records):
+            figures.setdefault((section, figure), (unit, paper, {}))[2][label] = value
     rows = []
-    for section, figure, unit, paper in figures:
-        values = []
-        for label in labels:
-            found = [v for s, f, v, _, _ in per_column[label] if (s, f) == (section, figure)]
-            values.append(_cell(found[0] if found else None))
-        if all(v == "-" for v in values):
-            continue
-        rows.append([section, figure] + values + [unit, paper])
+    for (section, figure), (unit, paper, values) in figures.items():
+        cells = [_cell(values.get(label)) for label in labels]
+        if any(c != "-" for c in cells):
+            rows.append([section, figure] + cells + [unit, paper])
     if not rows:
         return "E5 figures: no E5 metrics in these runs"
     headers = ["part", "figure"] + labels + ["unit", "paper"]

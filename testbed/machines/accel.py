@@ -35,12 +35,16 @@ def probe_command(qemu, kernel):
             "-append", "console=ttyS0 panic=-1 root=/dev/nonexistent loglevel=4"]
 
 
+def shows_failure(output):
+    """True when qemu's output has one of the KVM failure texts (any case)."""
+    text = output.lower()
+    return any(f.lower() in text for f in FAILURES)
+
+
 def verdict(output, exited):
     """True when the probe's output shows a kernel that ran under KVM up to its root-mount
     panic, no KVM failure, and qemu exited by itself. False otherwise."""
-    if any(f.lower() in output.lower() for f in FAILURES):
-        return False
-    return exited and BANNER in output
+    return not shows_failure(output) and exited and BANNER in output
 
 
 def run_probe(cmd, timeout):
@@ -63,7 +67,7 @@ def run_probe(cmd, timeout):
                 proc.wait(timeout=5)
                 return out.decode(errors="replace"), True
             out += chunk
-            if any(f.encode().lower() in out.lower() for f in FAILURES):
+            if shows_failure(out.decode(errors="replace")):
                 break
         return out.decode(errors="replace"), False
     finally:

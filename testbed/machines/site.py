@@ -249,13 +249,12 @@ def down(topo):
     state = TestbedState(topo.name)
     started = time.monotonic()
     run = VagrantRun(state.dir / "vagrant-down.log", started, {})
+    destroy_failed = False
     if state.dir.exists() or other == topo.name:
         if not plan.plan_path(state).exists():  # the Vagrantfile needs it to know the machines
             from testbed.model import profiles
             plan.write(topo, profiles.load("default"), state)
         destroy_failed = run(["vagrant", "destroy", "-f"], vagrant_env(topo)) != 0
-    else:
-        destroy_failed = False
     # Domains Vagrant lost track of (a bring-up killed while it created them, say) are
     # removed here whether or not `vagrant destroy` managed the rest.
     domains.sweep_libvirt(topo, [name for name, owner in domains.leftover_domains(topo)

@@ -224,3 +224,16 @@ def print_benchmark(suite, title, render, argv=None):
         return 2
     print(render(records))
     return 0 if any(r["name"].startswith(f"{suite}.") for r in records) else 1
+
+
+def matching(records, name, **params):
+    """The records of metric `name` whose params include `params` (values compared as text:
+    Robot records 0 and "0" alike)."""
+    return [r for r in records if r["name"] == name
+            and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
+
+
+def last_value(records, name, **params):
+    """The value of the last record `matching` gives, or None."""
+    found = matching(records, name, **params)
+    return found[-1]["value"] if found else None
