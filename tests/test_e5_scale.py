@@ -712,20 +712,22 @@ class MovedPool:
 
 def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
     topo = topology.load("small")
-    cm2_ad = NEGOTIATORS.split("\n\n")[1].replace("cm1", "cm2")
+    # the cycle's idle count reads 1 (another schedd's stale ad for the same user), yet it
+    # considered all 50 requests: that is the cycle waited for
+    cm2_ad = NEGOTIATORS.split("\n\n")[1].replace("cm1", "cm2").replace("NumIdleJobs0 = 50", "NumIdleJobs0 = 1")
     ssh = CycleSSH(cm2_ad)
     t = [0.0]
     exp = e5.ScaleExperiment(topo, ssh, MovedPool())
     cm, cycle = exp.next_cycle("cm1", 50, after=1700000100, timeout=600, poll=10, reschedule_every=30,
                                stale_after=90, clock=lambda: t[0], sleep=lambda s: t.__setitem__(0, t[0] + s))
-    assert cm == "cm2" and cycle["idle"] == 50 and cycle["start"] == 1700000500
+    assert cm == "cm2" and cycle["considered"] == 50 and cycle["start"] == 1700000500
     assert sum("condor_reschedule" in c for _h, c in ssh.ran) >= 3   # at 0, 30, 60, 90 s
     # a cycle that never sees the requests: the error says where it looked and what the schedd has
-    ssh = CycleSSH(cm2_ad.replace("NumIdleJobs0 = 50", "NumIdleJobs0 = 7"))
+    ssh = CycleSSH(cm2_ad.replace("NumJobsConsidered0 = 50", "NumJobsConsidered0 = 7"))
     t[0] = 0.0
     pool = MovedPool()
     exp = e5.ScaleExperiment(topo, ssh, pool)
-    with pytest.raises(e5.RemoteError, match=r"negotiator on cm2; the schedd has 50 idle.*'idle': 7.*"
+    with pytest.raises(e5.RemoteError, match=r"negotiator on cm2; the schedd has 50 idle.*'considered': 7.*"
                                              r"negotiator moved cm1 -> cm2"):
         exp.next_cycle("cm1", 50, after=1700000100, timeout=300, poll=10, clock=lambda: t[0],
                        sleep=lambda s: t.__setitem__(0, t[0] + s))

@@ -212,8 +212,8 @@ class ScaleLibrary(ExperimentLibrary):
         prefetch = scale.fastest_and_median(prefetches)[0] if prefetches else None
         logger.console(f"  negotiation at {float(rtt_ms):g} ms: fastest {fastest} s, median {median} s of "
                        f"{len(durations)} cycles {durations}; request-list prefetch fastest {prefetch} s of "
-                       f"{prefetches}; {last['idle']} idle jobs "
-                       f"({last['considered']} considered, {last['rejections']} rejections, {last['matches']} matches"
+                       f"{prefetches}; {last['considered']} jobs considered "
+                       f"({last['idle']} idle by the submitter ads, {last['rejections']} rejections, {last['matches']} matches"
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
         return dict(last, duration=fastest, median=median, durations=durations, prefetch=prefetch,
                     prefetches=prefetches, rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file

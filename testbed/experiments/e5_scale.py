@@ -747,8 +747,11 @@ class ScaleExperiment:
 
     def next_cycle(self, cm, requests, after, timeout, poll=2.0, reschedule_every=30.0, stale_after=90.0,
                    clock=time.monotonic, sleep=time.sleep):
-        """The first negotiation cycle that starts after `after` (the CM's clock) and sees
-        `requests` idle jobs, as (cm, cycle). condor_reschedule asks for a cycle at once and
+        """The first negotiation cycle that starts after `after` (the CM's clock) and
+        considers `requests` jobs, as (cm, cycle). Not the cycle's idle count: the negotiator
+        sums that over submitter names, and another schedd's stale ad for the same user (the
+        DTN's, left from a flocked job of an earlier suite for up to 15 minutes) made it read
+        1 while the cycle considered all 50 requests. condor_reschedule asks for a cycle at once and
         again every `reschedule_every` s (a lost request would otherwise leave the wait to
         NEGOTIATOR_INTERVAL). When `cm`'s negotiator shows no new cycle for `stale_after` s,
         the active CM is looked up again: HAD may have moved the negotiator meanwhile."""
@@ -763,7 +766,7 @@ class ScaleExperiment:
             ad = self.negotiator_ad(cm)
             if ad:
                 last = negotiation_cycle(ad)
-                if last["start"] > after and last["idle"] >= requests:
+                if cycle_saw_requests(last, after, requests):
                     return cm, last
                 if last["start"] != last_start:
                     last_start, fresh = last["start"], now
@@ -779,7 +782,7 @@ class ScaleExperiment:
                 fresh = now
             if now - started > timeout:
                 idle = self.pool.queued(f"{role_constraint('negotiation')} && JobStatus == {JobStatus.IDLE:d}")
-                raise RemoteError(f"no negotiation cycle saw {requests} idle jobs within {timeout:.0f} s "
+                raise RemoteError(f"no negotiation cycle considered {requests} jobs within {timeout:.0f} s "
                                   f"(negotiator on {cm}; the schedd has {idle} idle; latest cycle: {last}"
                                   + (f"; {'; '.join(moves)}" if moves else "") + ")")
             sleep(poll)
