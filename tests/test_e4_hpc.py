@@ -2,6 +2,7 @@
 tail and back-fill accounting, the Gaussian estimator, the node program's pure parts,
 the run-time templates, and the layout runner against a faked SSH layer."""
 import json
+import os
 
 import pytest
 
@@ -118,6 +119,33 @@ def test_node_program_pure_parts():
     assert node.predicted_end({"a": (0, 10), "b": (5, 10)}, 2.0) == 25
     import random
     assert all(node.draw_events(random.Random(1), 2, 5) >= 1 for _ in range(50))
+
+
+def test_every_calibration_table_has_a_row_valid_from_the_start_of_the_range():
+    # look-ups draw t in [T_BEGIN, T_BEGIN + T_SPAN) and ask for the newest row with
+    # beginTime <= t: without a row at T_BEGIN, E4 quick missed 2 of 3896 look-ups
+    import re
+    earliest, table = {}, None
+    for line in node.dump_lines(400_000):
+        m = re.match(r"CREATE TABLE (\w+)", line)
+        if m:
+            table = m.group(1)
+        for t in re.findall(r"FROM_UNIXTIME\((\d+)\)", line):
+            earliest[table] = min(earliest.get(table, 1 << 62), int(t))
+    assert set(earliest) == set(node.TABLES)
+    assert all(t == node.T_BEGIN for t in earliest.values())
+
+
+def test_each_task_of_a_node_gets_a_seed_of_its_own(tmp_path, monkeypatch):
+    # run_tasks forks one process per task; the seed must be drawn in the parent (drawn in
+    # the child, tasks came in pairs with the same seed, hence the same look-ups and work)
+    def fake_task(cfg, scratch, task_id, kind, events, seed):
+        with open(os.path.join(scratch, "tasks", f"{task_id}.json"), "w") as f:
+            json.dump({"id": task_id, "seed": seed, "events": events}, f)
+    monkeypatch.setattr(node, "run_task", fake_task)
+    cfg = {"seed": 3, "tasks": 8, "events_mean": 60, "events_sigma": 15, "backfill_events": 0}
+    tasks = node.run_tasks(cfg, str(tmp_path))
+    assert len(tasks) == 8 and len({t["seed"] for t in tasks}) == 8
 
 
 def test_templates_render():
