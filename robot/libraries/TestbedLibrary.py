@@ -20,6 +20,7 @@ from testbed.model import profiles, topology  # noqa: E402
 from testbed.experiments import registry, runner as suites  # noqa: E402
 from testbed.services import tuning  # noqa: E402
 from testbed.model import constants  # noqa: E402
+from testbed.model.errors import RemoteError  # noqa: E402
 from testbed.services.condor import Pool, submit_description  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402
 from testbed.model.state import TestbedState  # noqa: E402
@@ -297,12 +298,11 @@ class TestbedLibrary:
 
     @keyword
     def startds_should_be_reached_through_ccb(self):
-        out = self.ssh.run(self.pool.submit_host, "condor_status -startd -af Machine MyAddress").stdout
-        lines = [l for l in out.splitlines() if l.strip()]
-        workers = [l for l in lines if l.split(".")[0].split()[0] in {h.name for h in self.topo.with_role("worker")}]
-        if not workers:
-            raise AssertionError("no worker startds in the collector")
-        missing = [l for l in workers if "CCBID" not in l]
+        try:
+            workers = self.pool.worker_startd_ads()
+        except RemoteError as e:
+            raise AssertionError(str(e)) from None
+        missing = [f"{m} {a}" for m, a in workers if "CCBID" not in a]
         if missing:
             raise AssertionError(f"{len(missing)} worker startd ads without a CCB contact: {missing[0][:160]}")
         return len(workers)

@@ -1,0 +1,44 @@
+"""Pool.worker_startd_ads: waits until every planned worker startd's daemon ad is listed."""
+import pytest
+
+from testbed.model import topology
+from testbed.model.errors import RemoteError
+from testbed.remote.ssh import Result
+from testbed.services.condor import Pool
+
+CCB = "<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs&sock=startd_1>"
+
+
+class AnswersSSH:
+    """condor_status answers in turn (the last one repeats)."""
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), 0
+
+    def run(self, host, command, check=True, timeout=None):
+        assert host == "submit" and "condor_status -startd" in command
+        self.asked += 1
+        return Result(host, 0, self.answers.pop(0) if len(self.answers) > 1 else self.answers[0], "")
+
+
+def clock():
+    t = [0.0]
+    return (lambda: t[0]), (lambda s: t.__setitem__(0, t[0] + s))
+
+
+def test_the_startd_ads_are_waited_for_until_every_planned_startd_is_listed():
+    topo = topology.load("small")           # worker1: 2 startds
+    # the collector the tool asked had no startd ad yet, then one, then both (and the DTN's)
+    ssh = AnswersSSH("", f"worker1.small.testbed {CCB}\n",
+                     f"worker1.small.testbed {CCB}\nworker1.small.testbed {CCB}\ndtn.small.testbed <x>\n")
+    now, sleep = clock()
+    ads = Pool(topo, ssh).worker_startd_ads(timeout=60, poll=5, clock=now, sleep=sleep)
+    assert ssh.asked == 3 and [m for m, _ in ads] == ["worker1.small.testbed"] * 2
+    assert all("CCBID" in a for _, a in ads)
+
+
+def test_missing_startd_ads_fail_with_the_count_after_the_time_out():
+    ssh = AnswersSSH(f"worker1.small.testbed {CCB}\n")
+    now, sleep = clock()
+    with pytest.raises(RemoteError, match=r"1 of 2 worker startd ads in the collector after 60 s"):
+        Pool(topology.load("small"), ssh).worker_startd_ads(timeout=60, poll=5, clock=now, sleep=sleep)
+    assert ssh.asked >= 12
