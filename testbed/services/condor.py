@@ -56,7 +56,7 @@ class Pool:
         topology plans is listed. Waits: a tool asks a collector of COLLECTOR_HOST at random,
         and a startd's daemon ad can reach the second CM a minute after the first (seen in
         CI: cm2 had the 16 slot ads but no startd ad 12 s after the site was healthy).
-        RemoteError with what the last query listed when time runs out."""
+        RemoteError with the count the last query listed when time runs out."""
         workers = {h.name for h in self.topo.with_role("worker")}
         want = sum(max(1, h.startds) for h in self.topo.with_role("worker"))
         started, got = clock(), []
