@@ -3,6 +3,7 @@ import pytest
 
 from testbed.model import topology
 from testbed.model.errors import RemoteError
+from testbed.remote import poll
 from testbed.remote.ssh import Result
 from testbed.services.condor import Pool
 
@@ -20,25 +21,35 @@ class AnswersSSH:
         return Result(host, 0, self.answers.pop(0) if len(self.answers) > 1 else self.answers[0], "")
 
 
-def clock():
+@pytest.fixture
+def fake_time(monkeypatch):
+    """poll_until's clock: sleeping moves it on, nothing really waits."""
     t = [0.0]
-    return (lambda: t[0]), (lambda s: t.__setitem__(0, t[0] + s))
+
+    class Clock:
+        @staticmethod
+        def monotonic():
+            return t[0]
+
+        @staticmethod
+        def sleep(s):
+            t[0] += s
+    monkeypatch.setattr(poll, "time", Clock)
+    return t
 
 
-def test_the_startd_ads_are_waited_for_until_every_planned_startd_is_listed():
+def test_the_startd_ads_are_waited_for_until_every_planned_startd_is_listed(fake_time):
     topo = topology.load("small")           # worker1: 2 startds
     # the collector the tool asked had no startd ad yet, then one, then both (and the DTN's)
     ssh = AnswersSSH("", f"worker1.small.testbed {CCB}\n",
                      f"worker1.small.testbed {CCB}\nworker1.small.testbed {CCB}\ndtn.small.testbed <x>\n")
-    now, sleep = clock()
-    ads = Pool(topo, ssh).worker_startd_ads(timeout=60, poll=5, clock=now, sleep=sleep)
+    ads = Pool(topo, ssh).worker_startd_ads(timeout=60, poll=5)
     assert ssh.asked == 3 and [m for m, _ in ads] == ["worker1.small.testbed"] * 2
     assert all("CCBID" in a for _, a in ads)
 
 
-def test_missing_startd_ads_fail_with_the_count_after_the_time_out():
+def test_missing_startd_ads_fail_with_the_count_after_the_time_out(fake_time):
     ssh = AnswersSSH(f"worker1.small.testbed {CCB}\n")
-    now, sleep = clock()
     with pytest.raises(RemoteError, match=r"1 of 2 worker startd ads in the collector after 60 s"):
-        Pool(topology.load("small"), ssh).worker_startd_ads(timeout=60, poll=5, clock=now, sleep=sleep)
+        Pool(topology.load("small"), ssh).worker_startd_ads(timeout=60, poll=5)
     assert ssh.asked >= 12

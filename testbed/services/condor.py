@@ -4,6 +4,7 @@ import shlex
 import time
 
 from testbed.model.errors import RemoteError
+from testbed.remote.poll import poll_until
 
 from testbed.model.constants import SUBMIT_USER, JobStatus
 
@@ -51,7 +52,7 @@ class Pool:
         self.topo, self.ssh = topo, ssh
         self.submit_host = topo.role_host("submit").name
 
-    def worker_startd_ads(self, timeout=180.0, poll=5.0, clock=time.monotonic, sleep=time.sleep):
+    def worker_startd_ads(self, timeout=180.0, poll=5.0):
         """[(machine, MyAddress)] of the workers' startd daemon ads, once every startd the
         topology plans is listed. Waits: a tool asks a collector of COLLECTOR_HOST at random,
         and a startd's daemon ad can reach the second CM a minute after the first (seen in
@@ -59,18 +60,18 @@ class Pool:
         RemoteError with the count the last query listed when time runs out."""
         workers = {h.name for h in self.topo.with_role("worker")}
         want = sum(max(1, h.startds) for h in self.topo.with_role("worker"))
-        started, got = clock(), []
-        while True:
+        got = []
+
+        def listed():
             out = self.ssh.run(self.submit_host, "condor_status -startd -af Machine MyAddress",
                                check=False, timeout=60).stdout
-            got = [(line.split()[0], line.split(None, 1)[1] if len(line.split()) > 1 else "")
-                   for line in out.splitlines() if line.strip()]
-            got = [(m, a) for m, a in got if m.split(".")[0] in workers]
-            if len(got) >= want:
-                return got
-            if clock() - started > timeout:
-                raise RemoteError(f"{len(got)} of {want} worker startd ads in the collector after {timeout:.0f} s")
-            sleep(poll)
+            pairs = [line.strip().partition(" ")[::2] for line in out.splitlines() if line.strip()]
+            got[:] = [(m, a) for m, a in pairs if m.split(".")[0] in workers]
+            return len(got) >= want
+
+        poll_until(listed, timeout, poll,
+                   lambda: f"{len(got)} of {want} worker startd ads in the collector after {timeout:.0f} s")
+        return got
 
     def as_user(self, command):
         return f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(command)}"
