@@ -502,6 +502,26 @@ def test_a_failover_probe_and_the_new_job_wait():
         exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
 
 
+def test_collector_wait_counts_startds_not_slots():
+    topo = topology.load("small")
+    slots = "".join(f"slot{i}@startd1@worker1.small.testbed\n" for i in range(1, 5)) + \
+        "slot1@startd2@worker1.small.testbed\n"
+    ssh = ScriptedSSH([("condor_status -pool cm2 -af Name", slots)])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    assert exp.wait_collector_sees_startds("cm2", 2, timeout=1, poll=0.01) < 1
+    with pytest.raises(e5.RemoteError, match="collector on cm2 sees 2 of 3 startds"):
+        exp.wait_collector_sees_startds("cm2", 3, timeout=0.05, poll=0.01)
+
+
+def test_a_held_probe_stops_the_wait_at_once():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("#Q", "#Q\n0\n#QOK\n#S\n#SOK\n#M\n300\n"), ("MemAvailable", "300\n")])
+    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    exp.observe = lambda role: {"running": 0, "held": 1, "idle": 0, "slots": 4, "claimed": 0}
+    with pytest.raises(e5.RemoteError, match="1 probe job\\(s\\) held"):
+        exp.wait_running("probe", 1, timeout=60, poll=30)
+
+
 def test_negotiator_ad_asks_the_negotiator_first_then_the_collector():
     topo = topology.load("small")
     ssh = ScriptedSSH([("-direct cm1.small.testbed", ""), ("condor_status -negotiator -l", NEGOTIATORS)])

@@ -329,5 +329,4 @@ Negotiation Point
     Record Metric    e5.negotiation_cycle_median    ${c}[median]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     Should Not Be Equal    ${c}[prefetch]    ${None}    the NegotiatorLog shows no fetch of the schedd's request list in ${c}[durations]
     Record Metric    e5.negotiation_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    Should Be True    $c['considered'] >= $c['requests']    the cycle considered ${c}[considered] jobs of ${c}[requests]
     Should Be Equal As Integers    ${c}[matches]    0    msg=jobs that no slot can meet were matched

@@ -669,17 +669,19 @@ class ScaleExperiment:
 
     def wait_running(self, role, count, timeout, poll=5):
         """Seconds until `count` jobs of `role` run; RemoteError naming what stopped them."""
-        started = time.monotonic()
-        while True:
-            obs = self.observe(role)
-            if obs["running"] >= count:
-                return time.monotonic() - started
+        last = {}
+
+        def running():
+            obs = last["obs"] = self.observe(role)
             if obs["held"]:
                 raise RemoteError(f"{obs['held']} {role} job(s) held")
-            if time.monotonic() - started > timeout:
-                raise RemoteError(f"{obs['running']} of {count} {role} jobs running after {timeout} s "
-                                  f"({obs['idle']} idle, {obs['slots']} slots, {obs['claimed']} claimed)")
-            time.sleep(poll)
+            return obs["running"] >= count
+
+        def why():
+            obs = last["obs"]
+            return (f"{obs['running']} of {count} {role} jobs running after {timeout} s "
+                    f"({obs['idle']} idle, {obs['slots']} slots, {obs['claimed']} claimed)")
+        return poll_until(running, timeout, poll, why)
 
     def ensure_running(self, role, count, timeout):
         """`count` sleepers of `role` running (submitting only what is missing): the
@@ -910,30 +912,32 @@ class ScaleExperiment:
         """Seconds until the workers hold at least `connections` established connections to
         the CCB server again (its count before the outage) and every startd's address
         names it."""
-        ip, started = self.topo.hosts[ccb_host].site_ip, time.monotonic()
-        while True:
+        ip, last = self.topo.hosts[ccb_host].site_ip, {}
+
+        def registered_again():
             out = self.ssh.run(self.submit, "condor_status -af Name MyAddress", check=False).stdout
-            registered, every = startds_registered_with(out.splitlines(), ip)
-            now = self.worker_connections(ccb_host)
-            if every and registered == every and now >= connections:
-                return time.monotonic() - started
-            if time.monotonic() - started > timeout:
-                raise RemoteError(f"{len(registered)} of {len(every)} startds name CCB {ccb_host} in their address "
-                                  f"and the workers hold {now} of {connections} connections to it "
-                                  f"{timeout} s after it returned")
-            time.sleep(poll)
+            registered, every = last["startds"] = startds_registered_with(out.splitlines(), ip)
+            now = last["connections"] = self.worker_connections(ccb_host)
+            return every and registered == every and now >= connections
+
+        def why():
+            registered, every = last["startds"]
+            return (f"{len(registered)} of {len(every)} startds name CCB {ccb_host} in their address "
+                    f"and the workers hold {last['connections']} of {connections} connections to it "
+                    f"{timeout} s after it returned")
+        return poll_until(registered_again, timeout, poll, why)
 
     def wait_collector_sees_startds(self, host, count, timeout, poll=10):
         """Seconds until the collector on `host` lists `count` startds again."""
-        started = time.monotonic()
-        while True:
+        seen = set()
+
+        def sees_them():
             out = self.ssh.run(self.submit, f"condor_status -pool {host} -af Name", check=False)
-            startds = {startd_of_slot(n.strip()) for n in out.stdout.splitlines() if n.strip()} if out.ok else set()
-            if len(startds) >= count:
-                return time.monotonic() - started
-            if time.monotonic() - started > timeout:
-                raise RemoteError(f"collector on {host} sees {len(startds)} of {count} startds after {timeout} s")
-            time.sleep(poll)
+            seen.clear()
+            seen.update(startd_of_slot(n.strip()) for n in out.stdout.splitlines() if n.strip() and out.ok)
+            return len(seen) >= count
+        return poll_until(sees_them, timeout, poll,
+                          lambda: f"collector on {host} sees {len(seen)} of {count} startds after {timeout} s")
 
 
 # --- two-tier collectors (GlideinWMS style, section 4.1) -----------------------------------
