@@ -254,3 +254,18 @@ def test_the_dedicated_db_node_config_keeps_per_user_statistics():
     text = render_run_file("e4/node.cnf.j2", layout="dedicated", bind_address="10.0.0.1",
                            max_connections=22, key_buffer_mb=32)
     assert "userstat = 1" in text and "bind-address = 10.0.0.1" in text
+
+
+def test_a_scale_needing_more_nodes_than_worker_startds_is_refused_before_the_site():
+    from testbed.experiments import runner
+    from testbed.model import topology
+    from testbed.model.errors import ConfigError
+    small, default = topology.load("small"), topology.load("default")
+    runner.check("e4", "ci", [], {}, small)           # 1 node, 2 startds
+    runner.check("e4", "quick", [], {}, default)      # 2 nodes, 4 startds
+    with pytest.raises(ConfigError) as e:
+        runner.check("e4", "full", [], {}, default)    # 10 nodes
+    assert str(e.value).startswith(f"{default.source}: e4 at full: nodes = 10 whole nodes")
+    assert "4 startds" in str(e.value) and "--set nodes=4" in str(e.value)
+    runner.check("e4", "full", [], {"nodes": "4"}, default)
+    assert runner.check("e4", "full", [], {}) is registry.get("e4")  # no topology: not checked

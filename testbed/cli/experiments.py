@@ -3,14 +3,14 @@ import os
 import sys
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site
+from testbed.cli.common import _profile, _site, _topology
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
     from testbed.experiments import runner as suites
     scale = getattr(args, "scale", None) or "quick"
     sets = suites.parse_sets(args.set)
-    suites.check(args.suite, scale, args.profile or [], sets)  # before the site is touched
+    suites.check(args.suite, scale, args.profile or [], sets, _topology(args))  # before the site is touched
     topo, ssh, _state = _site(args)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots

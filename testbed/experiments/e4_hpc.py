@@ -80,7 +80,20 @@ EXPERIMENT = Experiment(
     x_params=("t",),               # the task finish fractions by rank: e4_figures' idle-tail plot
     paper="results/paper/e4.yaml",
     figures=e4_figures.figures,
+    fits=lambda params, topo: nodes_missing(params, topo),
 )
+
+
+def nodes_missing(params, topo):
+    """None when the topology has a whole node for each of `nodes`: every worker startd
+    becomes one node (a partitionable slot), and the dedicated layout's DB node is the DTN
+    (or the submit host). Else one line saying what is missing; without it the node jobs
+    would wait idle for job_timeout_s (4 hours at full)."""
+    have = sum(h.startds for h in topo.with_role("worker"))
+    if params["nodes"] > have:
+        return (f"nodes = {params['nodes']} whole nodes, but the topology's workers have {have} startds "
+                f"(one node each): add workers or startds to the topology, or --set nodes={have}")
+    return None
 
 
 # --- reports ---------------------------------------------------------------------------------

@@ -104,6 +104,9 @@ class Experiment:
     # What `testbed demo` runs on a given site: sized(scale, accelerator, topology) ->
     # ({param: value} to set, [one line per change saying why]); None: the scale as it is.
     sized: Callable | None = None
+    # Whether a scale fits a topology: fits(params, topology) -> None, or one line saying
+    # what the topology lacks (checked before any VM is touched); None: any topology.
+    fits: Callable | None = None
 
     def sized_for(self, scale, accelerator, topo):
         """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""
@@ -150,6 +153,13 @@ class Experiment:
                                       f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "
                                       f"only (not {', '.join(str(v) for v in extra)}); add rows to the suite")
         return params
+
+    def check_topology(self, scale, params, topo):
+        """ConfigError naming the topology file when the parameters at `scale` need more
+        than the topology has (e.g. more whole nodes than worker startds)."""
+        problem = self.fits(params, topo) if self.fits else None
+        if problem:
+            raise ConfigError(topo.source, f"{self.name} at {scale}", problem)
 
     def check_profiles(self, names):
         """ConfigError if the suite has no rows for one of the profiles."""

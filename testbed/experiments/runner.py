@@ -58,12 +58,15 @@ def open_run(topo, suite, profile_list, scale, sets):
         scale=scale, parameters=sets, disks=disks.describe(topo))
 
 
-def check(suite, scale, profile_names, sets):
+def check(suite, scale, profile_names, sets, topo=None):
     """Everything about a run that can be wrong before a VM is touched: the suite, the scale,
-    `--set` keys and types, the profiles the suite has rows for. Returns the Experiment."""
+    `--set` keys and types, the profiles the suite has rows for and, given the topology,
+    whether the scale fits it. Returns the Experiment."""
     exp = registry.get(suite)
-    exp.parameters(scale, sets)
+    params = exp.parameters(scale, sets)
     exp.check_profiles(profile_names)
+    if topo is not None:
+        exp.check_topology(scale, params, topo)
     return exp
 
 
@@ -73,7 +76,7 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
-    check(suite, scale, profile_names, sets)
+    check(suite, scale, profile_names, sets, topo)
     profile_list = [profiles.load(n) for n in profile_names]
     run_ = open_run(topo, suite, profile_list, scale, sets)
     argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets, select)
