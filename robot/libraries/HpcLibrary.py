@@ -84,7 +84,8 @@ class HpcLibrary(ExperimentLibrary):
         events = [ev for r in reports for t in r.get("tasks", []) if t["kind"] == "task" for ev in t["event_cpu"]]
         logger.console(f"  {layout}{' + back-fill' if backfill else ''}: T {f['T']:.0f} s, E1 {f['E1']:.4f}, "
                        f"E2 {f['E2']:.4f}, total {f['total']:.4f} ({f['nodes_running']}/{f['nodes_allocated']} "
-                       f"nodes), idle tail {slots} slots, {bf} back-fill tasks")
+                       f"nodes), idle tail {' / '.join(f'{x:.3f}' for x in slots)} of the slots (per node), "
+                       f"{bf} back-fill tasks")
         original = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "task")
         return dict(f, lookups=lookups, answered=answered, errors=[e for r in reports + db for e in r["errors"]],
                     reports=len(reports), tasks=original, tasks_expected=len(reports) * p["tasks_per_node"],
