@@ -69,7 +69,9 @@ backfill-recovery
     ${with}=    Recorded Values    e4.idle_tail_slots    layout=colocated    backfill=1
     Skip If    not $without or not $with    needs the co-located rows with and without back-fill
     Record Metric    e4.backfill_recovered    ${{ $without[-1] - $with[-1] }}    fraction
-    Log    idle tail ${without}[-1] without, ${with}[-1] with back-fill    console=True
+    Log    idle tail ${{ '%.4f' % $without[-1] }} without, ${{ '%.4f' % $with[-1] }} with back-fill    console=True
+    Should Be True    $with[-1] < $without[-1]
+    ...    back-fill left as much of the tail idle (${with}[-1]) as none (${without}[-1])
 
 estimator
     [Documentation]    A calibration run (one node), a Gaussian fit of its per-event CPU time, and
