@@ -515,8 +515,7 @@ def test_collector_wait_counts_startds_not_slots():
 
 def test_a_held_probe_stops_the_wait_at_once():
     topo = topology.load("small")
-    ssh = ScriptedSSH([("#Q", "#Q\n0\n#QOK\n#S\n#SOK\n#M\n300\n"), ("MemAvailable", "300\n")])
-    exp = e5.ScaleExperiment(topo, ssh, NoPool())
+    exp = e5.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
     exp.observe = lambda role: {"running": 0, "held": 1, "idle": 0, "slots": 4, "claimed": 0}
     with pytest.raises(e5.RemoteError, match="1 probe job\\(s\\) held"):
         exp.wait_running("probe", 1, timeout=60, poll=30)
