@@ -545,6 +545,24 @@ def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
     assert not scale.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
     assert scale.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
     assert not scale.baseline_ready({})
+    # seen on `default` with 199 sleepers: running, NumJobStarts 0, no shadow counted yet
+    assert not scale.baseline_ready({"14.117": (2, 0, 0), "14.1": (2, 1, 1)})
+    assert not scale.baseline_ready({"14.101": (2, 0, 1)})
+    assert scale.not_yet_started({"14.117": (2, 0, 0), "14.101": (2, 0, 1), "14.1": (2, 1, 1),
+                                  "14.2": (1, 0, 0)}) == ["14.101", "14.117"]
+
+
+def test_the_failover_baseline_is_taken_once_ready_and_refused_when_never_ready():
+    from testbed.experiments import e5_scale as scale
+    topo = topology.load("small")
+    exp = scale.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
+    ads = iter([[{"ClusterId": 14, "ProcId": 0, "JobStatus": 2}],
+                [{"ClusterId": 14, "ProcId": 0, "JobStatus": 2, "NumJobStarts": 1, "NumShadowStarts": 1}]])
+    exp.job_ads = lambda role: next(ads)
+    assert exp.running_baseline("background", timeout=1, poll=0.01) == {"14.0": (2, 1, 1)}
+    exp.job_ads = lambda role: [{"ClusterId": 14, "ProcId": 1, "JobStatus": 2, "NumShadowStarts": 1}]
+    with pytest.raises(scale.RemoteError, match=r"1 of 1 running background jobs show no start yet .* 14\.1"):
+        exp.running_baseline("background", timeout=0.05, poll=0.01)
 
 
 NEGOTIATOR_LOG_TEXT = """\

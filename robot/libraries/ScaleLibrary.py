@@ -230,8 +230,9 @@ class ScaleLibrary(ExperimentLibrary):
         """Every slot but one (or `failover_jobs`) runs a sleeper tagged `background`;
         returns their (JobStatus, NumJobStarts, NumShadowStarts) by job."""
         n, exp = self._background_count(), self.exp
-        exp.ensure_running("background", n, float(self.params()["failover_timeout_s"]) + 300)
-        starts = exp.running_baseline("background")
+        timeout = float(self.params()["failover_timeout_s"])
+        exp.ensure_running("background", n, timeout + 300)
+        starts = exp.running_baseline("background", timeout)
         logger.console(f"  {sum(1 for v in starts.values() if v[0] == 2)} background sleepers running")
         return starts
 

@@ -526,10 +526,17 @@ def address_uses_shared_port(sinful):
 START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "RemoteHost"]
 
 
+def not_yet_started(starts):
+    """Running jobs whose ad does not show their start yet: the schedd bumps NumShadowStarts
+    and NumJobStarts a while after JobStatus turns 2 (minutes with 199 shadows starting
+    on `default`'s one emulated submit CPU), and a baseline taken before would read
+    0 -> 1 as a restart."""
+    return sorted(job for job, st in starts.items() if st[0] == JobStatus.RUNNING and (st[1] < 1 or st[2] < 1))
+
+
 def baseline_ready(starts):
-    """True when every running job's NumJobStarts shows its start: the schedd bumps it a
-    little after JobStatus turns 2, and a baseline taken before would read 0 -> 1 as a restart."""
-    return bool(starts) and all(st[1] >= 1 for st in starts.values() if st[0] == 2)
+    """True when there are jobs and every running one shows its start."""
+    return bool(starts) and not not_yet_started(starts)
 
 
 def job_starts(ads):
@@ -692,14 +699,23 @@ class ScaleExperiment:
             self.submit_sleepers(count - have, role)
         return self.wait_running(role, count, timeout)
 
-    def running_baseline(self, role, timeout=120, poll=3):
-        """job_starts of `role`'s jobs once every running one has NumJobStarts >= 1."""
-        start = time.monotonic()
-        while True:
-            starts = job_starts(self.job_ads(role))
-            if baseline_ready(starts) or time.monotonic() - start > timeout:
-                return starts
-            time.sleep(poll)
+    def running_baseline(self, role, timeout, poll=5):
+        """job_starts of `role`'s jobs once every running one shows its start (NumJobStarts
+        and NumShadowStarts >= 1); RemoteError after `timeout` s, rather than a baseline
+        that would count first starts as restarts."""
+        last = {}
+
+        def ready():
+            last["starts"] = job_starts(self.job_ads(role))
+            return baseline_ready(last["starts"])
+
+        def why():
+            late = not_yet_started(last["starts"])
+            running = sum(1 for st in last["starts"].values() if st[0] == JobStatus.RUNNING)
+            return (f"{len(late)} of {running} running {role} jobs show no start yet (NumJobStarts or "
+                    f"NumShadowStarts 0) after {timeout} s, e.g. {', '.join(late[:5]) or 'none running'}")
+        poll_until(ready, timeout, poll, why)
+        return last["starts"]
 
     # --- sampling ----------------------------------------------------------------------------
     def daemon_stats(self):
