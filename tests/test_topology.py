@@ -110,3 +110,8 @@ def test_file_round_trip(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(BASE))
     assert topology.load(path).name == "t1"
+
+
+def test_planned_startds_counts_every_worker_startd():
+    assert topology.load("small").planned_startds == 2
+    assert topology.load("default").planned_startds == 4

@@ -40,6 +40,19 @@ NODE_PROGRAM = Path(__file__).with_name("e4_node.py")
 LAYOUTS = ("colocated", "dedicated")
 PARTS = ("copy", "install", "start", "load", "db_wait", "delay", "env")
 
+
+def nodes_missing(params, topo):
+    """None when the topology has a whole node for each of `nodes`: every worker startd
+    becomes one node (a partitionable slot), and the dedicated layout's DB node is the DTN
+    (or the submit host). Else one line saying what is missing; without it the node jobs
+    would wait idle for job_timeout_s (4 hours at full)."""
+    have = topo.planned_startds
+    if params["nodes"] > have:
+        return (f"nodes = {params['nodes']} whole nodes, but the topology's workers have {have} startds "
+                f"(one node each): add workers or startds to the topology, or --set nodes={have}")
+    return None
+
+
 EXPERIMENT = Experiment(
     name="e4", title="Physics data production on HPC nodes", seed="003_f655f760dfef3c99",
     suite="robot/suites/e4_hpc_production.robot",
@@ -80,20 +93,8 @@ EXPERIMENT = Experiment(
     x_params=("t",),               # the task finish fractions by rank: e4_figures' idle-tail plot
     paper="results/paper/e4.yaml",
     figures=e4_figures.figures,
-    fits=lambda params, topo: nodes_missing(params, topo),
+    fits=nodes_missing,            # whole nodes: one per worker startd
 )
-
-
-def nodes_missing(params, topo):
-    """None when the topology has a whole node for each of `nodes`: every worker startd
-    becomes one node (a partitionable slot), and the dedicated layout's DB node is the DTN
-    (or the submit host). Else one line saying what is missing; without it the node jobs
-    would wait idle for job_timeout_s (4 hours at full)."""
-    have = sum(h.startds for h in topo.with_role("worker"))
-    if params["nodes"] > have:
-        return (f"nodes = {params['nodes']} whole nodes, but the topology's workers have {have} startds "
-                f"(one node each): add workers or startds to the topology, or --set nodes={have}")
-    return None
 
 
 # --- reports ---------------------------------------------------------------------------------
@@ -400,7 +401,7 @@ class HpcExperiment:
         bad = {h: (r.stderr or r.stdout).strip()[-200:] for h, r in res.items() if not r.ok}
         if bad:
             raise RemoteError(f"installing the E4 node slots failed: {bad}")
-        want = sum(h.startds for h in self.workers)
+        want = self.topo.planned_startds
         while self.node_slots() < want:
             if time.monotonic() - t > timeout:
                 raise RemoteError(f"{self.node_slots()} of {want} E4 node slots in the collector after {timeout} s")

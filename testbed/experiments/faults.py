@@ -340,7 +340,7 @@ class FaultSuite:
     def wait_registered(self, ccb, timeout=600, poll=10):
         """Seconds until every worker startd has sent the returned CCB server's collector an ad
         whose address carries a CCB contact at it (registered again)."""
-        want = sum(h.startds for h in self.topo.with_role("worker"))
+        want = self.topo.planned_startds
         start = time.monotonic()
         while True:
             got = self.ccb_registrations(collector=ccb).get(ccb, 0)

@@ -106,6 +106,11 @@ class Topology:
     def planned_slots(self):
         return sum(h.total_slots for h in self.hosts.values())
 
+    @property
+    def planned_startds(self):
+        """Sleeper startds the workers run (each worker at least one)."""
+        return sum(h.startds for h in self.with_role("worker"))
+
     def network_names(self):
         return {"management": f"tb-{self.name}-mgmt", "site": f"tb-{self.name}-site"}
 

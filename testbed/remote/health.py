@@ -169,7 +169,7 @@ def _pool(topo, ssh, report):
     pool["startds"] = len(startds)
     workers = topo.with_role("worker")
     pool["slots_planned"] = sum(h.total_slots for h in workers)
-    pool["startds_planned"] = sum(h.startds for h in workers)
+    pool["startds_planned"] = topo.planned_startds
     cms = topo.with_role("cm")
     if len(cms) > 1:
         alive = {h.name for h in cms if report["hosts"][h.name]["reachable"]}

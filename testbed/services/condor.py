@@ -59,7 +59,7 @@ class Pool:
         CI: cm2 had the 16 slot ads but no startd ad 12 s after the site was healthy).
         RemoteError with the count the last query listed when time runs out."""
         workers = {h.name for h in self.topo.with_role("worker")}
-        want = sum(max(1, h.startds) for h in self.topo.with_role("worker"))
+        want = self.topo.planned_startds
         got = []
 
         def listed():
