@@ -592,3 +592,37 @@ def test_a_starter_still_waiting_for_its_shadow_is_found_in_its_own_log():
     assert fc.disconnected_starters(STARTER_LOG, [1056, 1060]) == [1056]
     assert fc.disconnected_starters(STARTER_LOG, [1060]) == []
     assert fc.disconnected_starters("", [1056]) == []
+
+
+# --- waits through poll_until -------------------------------------------------------------------
+def test_reboot_waits_for_a_new_boot_id_and_times_out_on_the_old_one(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    ids = ["old", "old", "", "new"]  # before, still the old boot, no answer, the new boot
+    ssh = FakeSSH([("boot_id", lambda _c: ids.pop(0) if len(ids) > 1 else ids[0], 0)])
+    assert fst.StorageFaults(small, ssh).reboot("dtn", timeout=60) >= 0
+    assert sum("boot_id" in c for _h, c in ssh.commands) == 4
+    ssh = FakeSSH([("boot_id", "old", 0)])
+    with pytest.raises(RemoteError, match="dtn: not back 0 s after the reboot"):
+        fst.StorageFaults(small, ssh).reboot("dtn", timeout=0)
+
+
+def test_wait_schedd_needs_a_new_pid_that_answers(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    pids = ["101", "101", "202", "202"]
+    ssh = FakeSSH([("pgrep -o", lambda _c: pids.pop(0) if len(pids) > 1 else pids[0], 0)])
+    answers = [RemoteError("not yet"), 3]
+
+    class Pool:
+        submit_host = "submit"
+
+        def queued(self):
+            a = answers.pop(0)
+            if isinstance(a, Exception):
+                raise a
+            return a
+
+    assert fc.CondorFaults(small, ssh, Pool()).wait_schedd(old_pid=101, timeout=60) >= 0
+    assert pids == ["202"] and answers == []
+    ssh = FakeSSH([("pgrep -o", "101", 0)])
+    with pytest.raises(RemoteError, match=r"no new schedd answering 0 s .*pid before 101, now 101"):
+        fc.CondorFaults(small, ssh, Pool()).wait_schedd(old_pid=101, timeout=0)

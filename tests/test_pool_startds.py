@@ -1,4 +1,4 @@
-"""Pool.worker_startd_ads: waits until every planned worker startd's daemon ad is listed."""
+"""Pool's waits: worker_startd_ads until every planned worker startd's daemon ad is listed; wait_negotiator_on until HAD and the running negotiator agree."""
 import pytest
 
 from testbed.model import topology
@@ -53,3 +53,19 @@ def test_missing_startd_ads_fail_with_the_count_after_the_time_out(fake_time):
     with pytest.raises(RemoteError, match=r"1 of 2 worker startd ads in the collector after 60 s"):
         Pool(topology.load("small"), ssh).worker_startd_ads(timeout=60, poll=5)
     assert ssh.asked >= 12
+
+
+def test_wait_negotiator_on_needs_had_and_the_only_running_negotiator(fake_time, monkeypatch):
+    states = [(["cm1"], ["cm1"]), (["cm2"], ["cm1", "cm2"]), (["cm2"], ["cm2"])]
+    pool = Pool(topology.load("small"), None)
+    seen = []
+
+    def state():
+        seen.append(states.pop(0) if len(states) > 1 else states[0])
+        return seen[-1]
+    monkeypatch.setattr(Pool, "had_leaders", lambda self: state()[0])
+    monkeypatch.setattr(Pool, "negotiator_running", lambda self: seen[-1][1])
+    assert pool.wait_negotiator_on("cm2", timeout=60, poll=5) == 10.0
+    states[:] = [(["cm2"], ["cm1", "cm2"])]
+    with pytest.raises(RemoteError, match="negotiator did not move to cm2 within 20 s"):
+        pool.wait_negotiator_on("cm2", timeout=20, poll=5)

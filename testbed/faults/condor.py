@@ -219,19 +219,21 @@ class CondorFaults:
 
     def wait_schedd(self, old_pid=None, timeout=300, poll=2):
         """Seconds until a new schedd (not `old_pid`) runs and answers condor_q."""
-        start = time.monotonic()
-        while True:
-            now = self.pid(self.pool.submit_host, "schedd")
-            if now is not None and now != old_pid:
-                try:
-                    self.pool.queued()
-                    return time.monotonic() - start
-                except RemoteError:
-                    pass
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{self.pool.submit_host}: no new schedd answering {timeout} s after the "
-                                  f"restart (pid before {old_pid}, now {now})")
-            time.sleep(poll)
+        seen = {"pid": None}
+
+        def answering():
+            seen["pid"] = now = self.pid(self.pool.submit_host, "schedd")
+            if now is None or now == old_pid:
+                return False
+            try:
+                self.pool.queued()
+                return True
+            except RemoteError:
+                return False
+
+        return poll_until(answering, timeout, poll,
+                          lambda: f"{self.pool.submit_host}: no new schedd answering {timeout} s after the "
+                                  f"restart (pid before {old_pid}, now {seen['pid']})")
 
     # --- job batches ---------------------------------------------------------------------------
     def submit_batch(self, tag, count, seconds, requirements="(IsDTN =!= True)", release=None):

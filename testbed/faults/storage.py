@@ -15,6 +15,7 @@ from testbed.model.constants import (CACHE_DIR, DATA_DISK_BY_ID, DTN_XROOTD_UNIT
                                      MD_SYSFS, ORIGIN_CHECKSUMS, ORIGIN_DIR, ORIGIN_UNIT, RAID_MOUNT, RAID_USERS,
                                      XROOTD_CACHE_PORT)
 from testbed.model.errors import RemoteError
+from testbed.remote.poll import poll_until
 
 STATUS_SCRIPT = r"""
 md={md}
@@ -338,14 +339,12 @@ class StorageFaults:
         if not before:
             raise RemoteError(f"{host}: not reachable before the reboot")
         self.ssh.run(host, "systemd-run --quiet --on-active=2s systemctl reboot", timeout=30)
-        start = time.monotonic()
-        while True:
-            time.sleep(poll)
+
+        def rebooted():
             now = self.boot_id(host)
-            if now and now != before:
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{host}: not back {timeout} s after the reboot")
+            return bool(now) and now != before
+
+        return poll_until(rebooted, timeout, poll, f"{host}: not back {timeout} s after the reboot")
 
     def units_active(self, host, units):
         """{unit: active?} on a host."""

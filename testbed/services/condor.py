@@ -208,9 +208,5 @@ class Pool:
         self.ssh.run(host, "systemctl start condor.service")
 
     def wait_negotiator_on(self, host, timeout=300, poll=5):
-        start = time.monotonic()
-        while time.monotonic() - start < timeout:
-            if host in self.had_leaders() and self.negotiator_running() == [host]:
-                return time.monotonic() - start
-            time.sleep(poll)
-        raise RemoteError(f"negotiator did not move to {host} within {timeout} s")
+        return poll_until(lambda: host in self.had_leaders() and self.negotiator_running() == [host],
+                          timeout, poll, f"negotiator did not move to {host} within {timeout} s")
