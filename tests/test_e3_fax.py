@@ -145,3 +145,18 @@ def test_jobs_that_fit_at_least_one():
     assert fax.jobs_that_fit(80, 330) == 4
     assert fax.jobs_that_fit(80, 10) == 1
     assert fax.jobs_that_fit(0, 50) == 50
+
+
+def test_four_sites_name_every_band_as_tc_reads_it_in_hex():
+    sites = ["a", "b", "c", "d"]
+    cmds = [" ".join(x) for x in fax.worker_setup_commands(sites, fax.rtt_matrix(sites, [5, 20, 40, 80]),
+                                                           NET, "10.160.0.20", "eth1")]
+    assert any("prio bands 15" in t for t in cmds)
+    parents = [t.split(" parent ")[1].split()[0] for t in cmds if " netem " in t]
+    flows = [t.split(" flowid ")[1] for t in cmds if " flowid " in t]
+    assert parents == flows and len(parents) == 12
+    # every class is a band of the 15-band prio (tc parses the minor as hex), each used once
+    assert sorted(int(p.split(":")[1], 16) for p in parents) == list(range(4, 16))
+    assert "1:a" in parents and "1:10" not in parents
+    handles = [t.split(" handle ")[1].split()[0] for t in cmds if " netem " in t]
+    assert len(set(handles)) == 12

@@ -160,6 +160,13 @@ def file_names(n):
 
 
 # --- worker: addresses, policy routing and per-cell netem ------------------------------
+def prio_class(band):
+    """tc's id of the prio qdisc's band `band` (1-based): tc reads the minor number as
+    hexadecimal, so band 10 is `1:a` (`1:10` names band 16, which a 15-band prio lacks:
+    "Specified class not found" when four sites' 12 delayed cells first needed band 10)."""
+    return f"1:{band:x}"
+
+
 def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
     """argv lists (run in order, each idempotent) that give every compute site its own
     source address and every (compute, storage) cell with RTT > 0 its own netem class.
@@ -185,12 +192,13 @@ def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
                  "priomap"] + ["1"] * 16)
     for i, (x, y, r) in enumerate(active):
         band = 4 + i
-        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", f"1:{band}", "handle", f"{band}0:",
+        cls = prio_class(band)
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", cls, "handle", f"{band:x}0:",
                      "netem", "delay", f"{r:g}ms", "limit", "10000"])
         cmds.append(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
                      "u32", "match", "ip", "src", f"{site_address(site_net, sites, x)}/32",
                      "match", "ip", "dst", f"{dtn_ip}/32",
-                     "match", "ip", "dport", str(server_port(sites, y)), "0xffff", "flowid", f"1:{band}"])
+                     "match", "ip", "dport", str(server_port(sites, y)), "0xffff", "flowid", cls])
     return cmds
 
 
