@@ -147,3 +147,11 @@ def test_the_negotiator_publishes_its_cycles_as_often_as_it_runs_them():
     c = conf(files_for("cm1"))
     assert c["NEGOTIATOR_UPDATE_INTERVAL"] == "$(NEGOTIATOR_INTERVAL)"
     assert int(c["NEGOTIATOR_INTERVAL"]) <= 60
+
+
+def test_workers_run_no_preen_that_would_delete_the_per_startd_execute_dirs():
+    """condor_preen removes what it does not know from $(EXECUTE), the startdN/ directories
+    included (seen on `default` an hour after start); an empty PREEN keeps the master from
+    starting it. Hosts without per-startd directories keep HTCondor's default."""
+    assert conf(files_for("worker1"))["PREEN"] == ""
+    assert "PREEN" not in conf(files_for("cm1")) and "PREEN" not in conf(files_for("dtn"))
