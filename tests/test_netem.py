@@ -64,3 +64,20 @@ def test_an_rtt_label_is_whole_when_the_rtt_is():
     assert rtt_label("0") == 0 and isinstance(rtt_label("0"), int)
     assert rtt_label(80) == 80 and isinstance(rtt_label(80), int)
     assert rtt_label("12.5") == 12.5 and rtt_label(0.25) == 0.25
+
+
+def test_a_host_with_many_impaired_links_names_its_bands_as_tc_reads_them():
+    """tc reads a class's minor id as hex: the 7th impaired link of a host is band 10, `1:a`."""
+    topo = topology.load("small")
+    others = [h for h in topo.hosts if h != "submit"]
+    links = [netem.Link("submit", h, rtt_ms=10 + i) for i, h in enumerate(others)]
+    links += [netem.Link("submit", h, rtt_ms=50 + i, loss_pct=0.1) for i, h in enumerate(others)]
+    submit = [" ".join(c) for c in netem.host_plans(topo, links)["submit"]]
+    bands = 3 + len(links)
+    assert bands >= 10 and any(f"prio bands {bands}" in t for t in submit)
+    parents = [t.split(" parent ")[1].split()[0] for t in submit if " netem " in t]
+    assert sorted(int(p.split(":")[1], 16) for p in parents) == list(range(4, bands + 1))
+    assert "1:a" in parents and "1:10" not in parents
+    flows = {t.split(" flowid ")[1] for t in submit if " flowid " in t}
+    assert flows == set(parents)
+    assert netem.prio_class(15) == "1:f" and netem.netem_handle(10) == "a0:"

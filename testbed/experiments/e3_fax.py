@@ -28,6 +28,7 @@ from testbed.experiments.registry import Experiment, Param
 from testbed.model import constants as c
 from testbed.model.errors import RemoteError
 from testbed.model.links import rtt_label
+from testbed.network.netem import netem_handle, prio_class
 
 EXPERIMENT = Experiment(
     name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
@@ -160,13 +161,6 @@ def file_names(n):
 
 
 # --- worker: addresses, policy routing and per-cell netem ------------------------------
-def prio_class(band):
-    """tc's id of the prio qdisc's band `band` (1-based): tc reads the minor number as
-    hexadecimal, so band 10 is `1:a` (`1:10` names band 16, which a 15-band prio lacks:
-    "Specified class not found" when four sites' 12 delayed cells first needed band 10)."""
-    return f"1:{band:x}"
-
-
 def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
     """argv lists (run in order, each idempotent) that give every compute site its own
     source address and every (compute, storage) cell with RTT > 0 its own netem class.
@@ -193,7 +187,7 @@ def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
     for i, (x, y, r) in enumerate(active):
         band = 4 + i
         cls = prio_class(band)
-        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", cls, "handle", f"{band:x}0:",
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", cls, "handle", netem_handle(band),
                      "netem", "delay", f"{r:g}ms", "limit", "10000"])
         cmds.append(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
                      "u32", "match", "ip", "src", f"{site_address(site_net, sites, x)}/32",

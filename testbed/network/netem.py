@@ -37,6 +37,18 @@ def netem_args(link):
     return args
 
 
+def prio_class(band):
+    """tc's id of band `band` (1-based) of the prio qdisc `1:`: tc reads the minor number as
+    hexadecimal, so band 10 is `1:a` (`1:10` names band 16: "Specified class not found"
+    when E3's four sites' 12 delayed cells first needed band 10)."""
+    return f"1:{band:x}"
+
+
+def netem_handle(band):
+    """A handle of its own for the netem qdisc under band `band` (hexadecimal, as tc reads it)."""
+    return f"{band:x}0:"
+
+
 def host_plans(topology, links, device="eth1"):
     """For each host, the tc commands that put its side of every link in place.
 
@@ -65,11 +77,11 @@ def host_plans(topology, links, device="eth1"):
                          "bands", str(bands), "priomap"] + ["1"] * 16)
             for i, (link, ips) in enumerate(active):
                 band = 4 + i
-                cmds.append(["tc", "qdisc", "add", "dev", device, "parent", f"1:{band}",
-                             "handle", f"{band}0:", "netem"] + netem_args(link))
+                cmds.append(["tc", "qdisc", "add", "dev", device, "parent", prio_class(band),
+                             "handle", netem_handle(band), "netem"] + netem_args(link))
                 for ip in ips:
                     cmds.append(["tc", "filter", "add", "dev", device, "parent", "1:", "protocol",
                                  "ip", "prio", "1", "u32", "match", "ip", "dst", f"{ip}/32",
-                                 "flowid", f"1:{band}"])
+                                 "flowid", prio_class(band)])
         plans[name] = cmds
     return plans
