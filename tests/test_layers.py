@@ -31,3 +31,30 @@ def test_every_module_says_what_it_is_for():
     missing = [str(p.relative_to(ROOT.parent)) for p in ROOT.rglob("*.py")
                if p.name != "__main__.py" and not (ast.get_docstring(ast.parse(p.read_text())) or "").strip()]
     assert not missing, f"modules without a first-line docstring: {missing}"
+
+
+def deadline_loops(path):
+    """`while` loops of a module that test a clock (time.monotonic/time.time, a `deadline`,
+    an `elapsed` or `started` variable) or loop for ever around a time.sleep: waits written
+    by hand instead of through remote/poll.wait_for."""
+    src = path.read_text()
+    tree = ast.parse(src)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.While):
+            continue
+        test = ast.unparse(node.test)
+        body = "\n".join(ast.unparse(s) for s in node.body)
+        clocky = any(w in test for w in ("monotonic", "time.time", "deadline", "elapsed", "started"))
+        forever_sleeping = test == "True" and "time.sleep" in body
+        if clocky or forever_sleeping:
+            found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} while {test}")
+    return found
+
+
+def test_every_wait_goes_through_wait_for():
+    loops = [loop for path in sorted(ROOT.rglob("*.py")) if path.name != "poll.py" and "guest" not in path.parts
+             for loop in deadline_loops(path)]
+    robot_libs = Path(__file__).resolve().parents[1] / "robot" / "libraries"
+    loops += [loop for path in sorted(robot_libs.glob("*.py")) for loop in deadline_loops(path)]
+    assert not loops, f"{len(loops)} hand-written wait loops (use testbed.remote.poll.wait_for):\n" + "\n".join(loops)

@@ -108,3 +108,55 @@ def test_the_scale_library_waits_for_a_single_had_leader(clock, monkeypatch):
     pool.had_leaders = lambda: []
     with pytest.raises(AssertionError, match="^no single HAD leader 10 s after reconfiguring the CMs$"):
         lib()._wait_single_negotiator(10.0)
+
+
+# --- wait_for: the one wait primitive ----------------------------------------------------------
+
+def test_wait_for_names_what_where_and_the_last_state(clock):
+    listed = []
+
+    def check():
+        listed.append(1)
+        return False
+    with pytest.raises(RemoteError, match=r"^cm1: worker startds: not reached after 10 s; last seen: 4 of 8 listed$"):
+        poll.wait_for("worker startds", check, 10, 5, host="cm1", state=lambda: f"{len(listed)} of 8 listed")
+
+
+def test_wait_for_returns_the_seconds_and_the_checks_value(clock):
+    waited = poll.wait_for("md0", checks(None, {"fs": "xfs"}), 30, 5)
+    assert waited == 5 and waited.value == {"fs": "xfs"}
+
+
+def test_wait_for_fails_fast_with_the_reason(clock):
+    with pytest.raises(RemoteError, match=r"^job 7\.0 done: given up after 5 s: held \(disk full\)$"):
+        poll.wait_for("job 7.0 done", lambda: False, 600, 5,
+                      fail_fast=checks(None, "held (disk full)"))
+    assert clock.sleeps == [5]
+
+
+def test_wait_for_settles_a_condition_that_must_keep_holding(clock):
+    # holds, lapses, then holds for good: settling starts again after the lapse
+    check = checks(True, False, True, True, True, clock=clock)
+    assert poll.wait_for("quiet", check, 100, 5, settle=10) == 20
+    assert len(check.calls) == 5
+
+
+def test_wait_for_prints_progress_on_a_long_wait(clock):
+    lines = []
+    check = checks(*([False] * 30 + [True]))
+    poll.wait_for("the slots", check, 600, 5, host="submit", echo=lines.append, state="12 idle")
+    assert lines == ["  submit: waiting for the slots: 60 s of 600 s (12 idle)",
+                     "  submit: waiting for the slots: 120 s of 600 s (12 idle)"]
+
+
+def test_a_state_that_cannot_be_read_does_not_hide_the_timeout(clock):
+    def broken():
+        raise OSError("ssh gone")
+    with pytest.raises(RemoteError, match=r"not reached after 3 s; last seen: \(state unknown: ssh gone\)"):
+        poll.wait_for("x", lambda: False, 3, 2, state=broken)
+
+
+def test_repeat_for_calls_the_action_for_the_time_given(clock):
+    seen = []
+    assert poll.repeat_for(10, seen.append, 2) == 5 and seen == [0, 2, 4, 6, 8]
+    assert poll.repeat_for(10, lambda t: t < 4, 2) == 3  # stopped by the action at t=4
