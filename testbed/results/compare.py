@@ -39,7 +39,7 @@ def load_paper(path=PAPER_DIR):
     if path.is_dir():
         return [fig for f in sorted(path.glob("*.yaml")) for fig in load_paper(f)]
     r = Reader(load_yaml(path), path)
-    r.only({"figures"})
+    r.only({"figures", "claims"})
     figures = []
     for i, item in enumerate(r.list("figures")):
         f = Reader(item, path, f"figures[{i}]")

@@ -1,0 +1,115 @@
+"""Claims and verdicts: the interval, the three verdicts, the trials a spread needs, bad input."""
+import pytest
+
+from testbed.model.errors import ConfigError
+from testbed.model.schema import Reader
+from testbed.results import verdict as v
+
+
+def rec(name, value, trial=1, **params):
+    return {"name": name, "value": value, "params": dict(params, trial=trial)}
+
+
+def claim(expect="> 1", ratio=True, **extra):
+    value = ({"ratio": [{"metric": "e1.efficiency_lost", "params": {"rtt_ms": 80}},
+                        {"metric": "e1.efficiency_lost", "params": {"rtt_ms": 0}}]}
+             if ratio else {"metric": "e1.achieved_over_expected"})
+    item = dict({"id": "c1", "words": "loss grows with latency", "where": "seed 000, Figure 2",
+                 "value": value, "expect": expect}, **extra)
+    return v.load_claims(Reader({"claims": [item]}, "results/paper/e1.yaml"), "e1")[0]
+
+
+def losses(pairs):
+    """[(loss at 0 ms, loss at 80 ms)] per trial -> records (rtt 80 recorded as 80.0)."""
+    out = []
+    for t, (at0, at80) in enumerate(pairs, 1):
+        out += [rec("e1.efficiency_lost", at0, t, rtt_ms=0), rec("e1.efficiency_lost", at80, t, rtt_ms=80.0)]
+    return out
+
+
+def test_the_expression_is_evaluated_per_trial_and_numbers_match_as_numbers():
+    c = claim()
+    assert c.per_trial(losses([(0.25, 0.5), (0.4, 0.6)])) == pytest.approx([2.0, 1.5])
+    assert c.expression() == "e1.efficiency_lost{rtt_ms=80} / e1.efficiency_lost{rtt_ms=0}"
+
+
+def test_reproduced_when_the_interval_is_on_the_papers_side():
+    got = v.evaluate(claim(), losses([(0.257, 0.474), (0.369, 0.535), (0.265, 0.772)]))
+    # ratios 1.844, 1.450, 2.913: mean 2.07, t(2)=4.303 * sd 0.757 / sqrt 3 = 1.88 -> [0.19, 3.95]
+    assert got.verdict == v.INCONCLUSIVE and got.lo < 1 < got.hi and got.more_trials > 3
+    tight = v.evaluate(claim(), losses([(0.3, 0.6), (0.3, 0.63), (0.3, 0.57)]))
+    assert tight.verdict == v.REPRODUCED and tight.lo > 1 and tight.passes
+    assert tight.median == pytest.approx(2.0)
+
+
+def test_contradicted_when_the_interval_is_on_the_other_side_and_the_row_fails():
+    got = v.evaluate(claim(), losses([(0.6, 0.3), (0.6, 0.33), (0.6, 0.27)]))
+    assert got.verdict == v.CONTRADICTED and got.hi < 1 and not got.passes
+    assert "contradicted" in got.line() and "3 trials" in got.line()
+
+
+def test_one_trial_is_inconclusive_and_says_which_side_it_leans():
+    got = v.evaluate(claim(), losses([(0.6, 0.3)]))
+    assert got.verdict == v.INCONCLUSIVE and got.passes and "against the paper" in got.line()
+    assert v.evaluate(claim(), []).verdict == v.NO_DATA
+
+
+def test_approximately_with_a_tolerance():
+    c = claim("~ 1.44 +- 25%", ratio=False)
+    assert c.expect.x == 1.44 and c.expect.tol == pytest.approx(0.36)
+    near = [rec("e1.achieved_over_expected", x, t) for t, x in enumerate([1.3, 1.4, 1.35], 1)]
+    far = [rec("e1.achieved_over_expected", x, t) for t, x in enumerate([0.8, 0.81, 0.79], 1)]
+    assert v.evaluate(c, near).verdict == v.REPRODUCED
+    assert v.evaluate(c, far).verdict == v.CONTRADICTED
+
+
+def test_trials_needed_shrinks_with_the_spread():
+    e = v.Expectation.parse("> 1", None)
+    assert v.trials_needed([1.2, 1.5, 1.1], e) < v.trials_needed([0.9, 1.8, 1.2], e)
+    assert v.trials_needed([1.0, 1.0], e) is None  # on the edge: no number of trials decides it
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"expect": ">> 1"}, "claims[0].expect"),
+    ({"value": {"ratio": [{"metric": "a"}]}}, "claims[0].value.ratio"),
+    ({"value": {"metrik": "a"}}, "claims[0].value"),
+    ({"paper": "lots"}, "claims[0].paper"),
+    ({"colour": "red"}, "claims[0].colour"),
+])
+def test_bad_claims_are_one_line_errors_naming_the_field(bad, field):
+    item = dict({"id": "c1", "words": "w", "where": "x", "value": {"metric": "a"}, "expect": "> 1"}, **bad)
+    with pytest.raises(ConfigError) as err:
+        v.load_claims(Reader({"claims": [item]}, "results/paper/e1.yaml"), "e1")
+    assert field in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_claim_declared_twice_is_refused():
+    item = {"id": "c1", "words": "w", "where": "x", "value": {"metric": "a"}, "expect": "> 1"}
+    with pytest.raises(ConfigError, match="declared twice"):
+        v.load_claims(Reader({"claims": [item, item]}, "p.yaml"), "e1")
+
+
+def test_every_declared_claim_names_metrics_its_experiment_records():
+    from testbed.experiments import registry
+    for exp in registry.experiments().values():
+        if not exp.paper:
+            continue
+        for c in v.load_file(exp.paper_path):
+            for sel in filter(None, (c.numerator, c.denominator)):
+                assert sel.metric in exp.metrics, f"{exp.paper}: {c.id} reads {sel.metric}, not a metric of {exp.name}"
+
+
+def test_each_paper_experiment_declares_its_headline_claims():
+    from testbed.experiments import registry
+    counts = {e.name: len(v.load_file(e.paper_path)) for e in registry.experiments().values() if e.paper}
+    assert counts and all(n >= 3 for n in counts.values()), counts
+
+
+def test_the_verdict_table_counts_and_lists_each_claim():
+    import types
+    run = types.SimpleNamespace(label="20261125T000000Z-e1-default")
+    verdicts = [v.evaluate(claim(), losses([(0.3, 0.6), (0.3, 0.63), (0.3, 0.57)])),
+                v.evaluate(claim(), losses([(0.3, 0.6), (0.3, 0.2), (0.3, 0.5)]))]
+    text = v.render_text([(run, verdicts)])
+    assert text.startswith("Does 20261125T000000Z-e1-default reproduce the paper? (1 inconclusive, 1 reproduced;")
+    assert "c1     reproduced    3" in text and "trials would decide it" in text
