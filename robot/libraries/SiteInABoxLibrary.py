@@ -2,20 +2,16 @@
 RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; they
 return what they measure and the suite records it into the run opened by
 TestbedLibrary."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import e2_site as siteinabox  # noqa: E402
-from testbed.machines import disks  # noqa: E402
-from testbed.results import compare  # noqa: E402
-from testbed.model import constants  # noqa: E402
-from testbed.network.sampler import Sampler  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e2_site as siteinabox
+from testbed.machines import disks
+from testbed.results import compare
+from testbed.model import constants
+from testbed.network.sampler import Sampler
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)

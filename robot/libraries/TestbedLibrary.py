@@ -3,29 +3,25 @@ WAN emulation, jobs and the run's results folder. Experiment-specific keywords
 live in TransferLibrary (E1) and SiteInABoxLibrary (E2) and share this one's
 site connection and results folder."""
 import os
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import SkipExecution, logger
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
 
-from robot.api import SkipExecution, logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
-
-from testbed.results import compare, runs as results  # noqa: E402
-from testbed.remote import health  # noqa: E402
-from testbed.network import netem, wan  # noqa: E402
-from testbed.model import profiles, topology  # noqa: E402
-from testbed.experiments import registry, runner as suites  # noqa: E402
-from testbed.services import tuning  # noqa: E402
-from testbed.model import constants  # noqa: E402
-from testbed.model.errors import RemoteError  # noqa: E402
-from testbed.services.condor import Pool, submit_description  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
-from testbed.model.state import TestbedState  # noqa: E402
-from testbed.services.storage import Storage  # noqa: E402
-from testbed.experiments.e1_transfer import job_stats  # noqa: E402
+from testbed.results import compare, runs as results
+from testbed.remote import health
+from testbed.network import netem, wan
+from testbed.model import profiles, topology
+from testbed.experiments import registry, runner as suites
+from testbed.services import tuning
+from testbed.model import constants
+from testbed.model.errors import RemoteError
+from testbed.services.condor import Pool, submit_description
+from testbed.remote.ssh import SSH
+from testbed.model.state import TestbedState
+from testbed.services.storage import Storage
+from testbed.experiments.e1_transfer import job_stats
 
 VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
                 "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "

@@ -1,17 +1,13 @@
 """E1 keywords (seed 000): raw TCP, saturation, latency sweep. Thin over
 `testbed.experiments.e1_transfer`; they return what they measure and the suite
 records it into the run opened by TestbedLibrary."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import e1_transfer as transfer  # noqa: E402
-from testbed.network.sampler import Sampler, active_mean, in_window  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e1_transfer as transfer
+from testbed.network.sampler import Sampler, active_mean, in_window
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)
