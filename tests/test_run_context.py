@@ -108,3 +108,17 @@ def test_the_vagrantfile_reads_the_plan_of_the_topology_file(tmp_path):
     ruby = subprocess.run(["which", "ruby"], capture_output=True).returncode == 0
     if ruby:
         assert subprocess.run(["ruby", "-c", str(PROJECT_ROOT / "Vagrantfile")], capture_output=True).returncode == 0
+
+
+ADAPTERS = ("TestbedLibrary", "TransferLibrary", "SiteInABoxLibrary", "FaxLibrary", "HpcLibrary")
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_robot_libraries_import_experiments_and_model_only(name):
+    import ast
+    tree = ast.parse((PROJECT_ROOT / "robot" / "libraries" / f"{name}.py").read_text())
+    layers = {node.module.split(".")[1] for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("testbed.")}
+    layers |= {alias.name.split(".")[1] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names if alias.name.startswith("testbed.")}
+    assert layers <= {"experiments", "model"}, f"{name} imports testbed.{sorted(layers - {'experiments', 'model'})}"
