@@ -122,3 +122,18 @@ def test_robot_libraries_import_experiments_and_model_only(name):
     layers |= {alias.name.split(".")[1] for node in ast.walk(tree) if isinstance(node, ast.Import)
                for alias in node.names if alias.name.startswith("testbed.")}
     assert layers <= {"experiments", "model"}, f"{name} imports testbed.{sorted(layers - {'experiments', 'model'})}"
+
+
+def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch):
+    lib = library_as_robot_imports_it([])             # no RESULTS_DIR: the resource's TOPOLOGY (small)
+    assert lib.context is None and lib.topo.name == "small"
+    monkeypatch.setattr(lib.site, "guest_versions", lambda: {"condor": "23.9"})
+    path = lib.start_experiment("smoke")
+    lib.record_metric("wan.rtt_measured", "0.5", "ms", link="a-b", rtt_ms="20")
+    lib.finish_experiment()
+    run = runs.Run(path)
+    m = run.manifest()
+    assert m["status"] == "complete" and m["versions"] == {"condor": "23.9"} and m["suite"] == "smoke"
+    assert m["topology"]["file"] == str((PROJECT_ROOT / "topologies" / "small.yaml").resolve())
+    assert run.metrics()[0]["params"] == {"link": "a-b", "rtt_ms": 20}
+    assert (run.path / "report.html").exists()
