@@ -15,7 +15,7 @@ from pathlib import Path
 
 from testbed.experiments import registry
 from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
-from testbed.model import constants, profiles, topology
+from testbed.model import constants, profiles
 from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
@@ -88,10 +88,6 @@ class Session:
         self.run = None
         self.profile_in_force = None
         self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last
-
-    @classmethod
-    def for_context(cls, context):
-        return cls(topology.load(context.topology))
 
     # --- site and run ---------------------------------------------------------------
     def wait_healthy(self, timeout, echo):
