@@ -34,8 +34,7 @@ fi
 if [ ! -f "$stamp" ] || ! cat "$req" "$root/pyproject.toml" | cmp -s - "$stamp"; then
   log "pip: installing requirements.txt and the testbed package (editable)"
   "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-  "$root/.venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation -e "$root" \
-    || "$root/.venv/bin/pip" install -q --disable-pip-version-check -e "$root"
+  "$root/.venv/bin/pip" install -q --disable-pip-version-check -e "$root"
   cat "$req" "$root/pyproject.toml" > "$stamp"
 fi
 
