@@ -128,7 +128,10 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
             rc = proc.wait()
         run_.finish("interrupted")
         echo(f"interrupted: finished points kept in {run_.path}")
-        write_report(run_, echo)
+        try:
+            write_report(run_, echo)
+        except Exception as exc:  # the interruption is what the caller must see
+            echo(f"no report: {exc}")
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
