@@ -15,13 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.machines import hostload, site  # noqa: E402
-from testbed.model.state import TestbedState  # noqa: E402
-from testbed.model import tables, topology  # noqa: E402
-from testbed.remote import bootrecord  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
+from testbed.machines import hostload, site
+from testbed.model.state import TestbedState
+from testbed.model import tables, topology
+from testbed.remote import bootrecord
+from testbed.remote.ssh import SSH
 
 ROOT = Path(__file__).resolve().parents[1]
 

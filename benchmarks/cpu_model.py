@@ -9,35 +9,26 @@ model back in force.
     .venv/bin/python benchmarks/cpu_model.py [-t small] [--jobs 4] [--output-mb 32]
 """
 import argparse
-import re
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.experiments import e1_transfer as transfer  # noqa: E402
-from testbed.machines import cpumodel, plan, site  # noqa: E402
-from testbed.model import tables, topology  # noqa: E402
-from testbed.remote import health  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
-from testbed.services.condor import Pool  # noqa: E402
+from testbed.experiments import e1_transfer as transfer
+from testbed.machines import cpumodel, plan, site
+from testbed.model import tables, topology
+from testbed.remote import health
+from testbed.remote.ssh import SSH
+from testbed.services.condor import Pool
 
 MODELS = (("old: qemu64", plan.TCG_CPU_MODEL, ()),
           ("new: qemu64+" + ",".join(plan.TCG_CPU_FEATURES), plan.TCG_CPU_MODEL, plan.TCG_CPU_FEATURES))
-
-
-def openssl_rate(text):
-    """MB/s of the last `openssl speed -evp aes-128-gcm -bytes 4096` result line (in 1000s of bytes/s)."""
-    m = re.search(r"^aes-128-gcm\s+([0-9.]+)k\s*$", text, re.MULTILINE | re.IGNORECASE)
-    return float(m.group(1)) / 1000 if m else None
 
 
 def measure(topo, ssh, pool, jobs, output_mb, tag):
     exp = transfer.TransferExperiment(topo, ssh, pool)
     worker = exp.workers[0].name
     flags = cpumodel.cpu_flags(ssh.run(worker, "cat /proc/cpuinfo").stdout)
-    gcm = openssl_rate(ssh.run(worker, "openssl speed -evp aes-128-gcm -bytes 4096 -seconds 3 2>/dev/null",
+    gcm = cpumodel.openssl_rate(ssh.run(worker, "openssl speed -evp aes-128-gcm -bytes 4096 -seconds 3 2>/dev/null",
                                timeout=120).stdout)
     tcp = exp.iperf(worker, exp.submit.name, seconds=10)
     batch = exp.run_batch(jobs, 1, output_mb, 1, f"cpu-model-{tag}", timeout=1800)

@@ -10,13 +10,10 @@ member_iops=0` count as spindles off too.
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.experiments import e2_site  # noqa: E402
-from testbed.model.errors import TestbedError  # noqa: E402
-from testbed.results import compare, runs  # noqa: E402
+from testbed.experiments import e2_site
+from testbed.model.errors import TestbedError
+from testbed.results import compare, runs
 
 
 def main():

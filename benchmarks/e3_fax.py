@@ -7,12 +7,9 @@ them; this prints them.
     ./tb -t small run e3 --scale ci && .venv/bin/python benchmarks/e3_fax.py
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.experiments import e3_fax as fax  # noqa: E402
-from testbed.results import runs  # noqa: E402
+from testbed.experiments import e3_fax as fax
+from testbed.results import runs
 
 
 def main():

@@ -6,11 +6,8 @@ back-fill, and the throughput estimator's error. The suite records them; this pr
     ./tb -t small run e4 --scale ci && .venv/bin/python benchmarks/e4_hpc.py
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.results import runs  # noqa: E402
+from testbed.results import runs
 
 ROWS = [("total efficiency, DB on every node", "e4.total_efficiency", {"layout": "colocated", "backfill": 0}),
         ("total efficiency, dedicated DB node", "e4.total_efficiency", {"layout": "dedicated", "backfill": 0}),

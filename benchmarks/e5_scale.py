@@ -8,12 +8,9 @@ records them; this prints them beside the paper's, one column per run given.
     ./tb -t small run e5 --scale ci && .venv/bin/python benchmarks/e5_scale.py
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.experiments import e5_figures  # noqa: E402
-from testbed.results import runs  # noqa: E402
+from testbed.experiments import e5_figures
+from testbed.results import runs
 
 
 def main():

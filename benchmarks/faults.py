@@ -6,12 +6,9 @@ and files corrupted (target: 0 and 0). The suite records them; this prints them.
     ./tb run faults --scale quick && .venv/bin/python benchmarks/faults.py
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.experiments import faults  # noqa: E402
-from testbed.results import runs  # noqa: E402
+from testbed.experiments import faults
+from testbed.results import runs
 
 
 def main():

@@ -5,14 +5,11 @@ back every value). Issue target: 20 s or less on `default` under TCG.
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.model import profiles, tables, topology  # noqa: E402
-from testbed.machines import site  # noqa: E402
-from testbed.services import tuning  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
+from testbed.model import profiles, tables, topology
+from testbed.machines import site
+from testbed.services import tuning
+from testbed.remote.ssh import SSH
 
 
 def main():

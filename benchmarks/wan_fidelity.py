@@ -5,14 +5,11 @@ after subtracting the VMs' own RTT measured with no emulation in the same run).
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from testbed.network import netem, wan  # noqa: E402
-from testbed.machines import site  # noqa: E402
-from testbed.model import tables, topology  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
+from testbed.network import netem, wan
+from testbed.machines import site
+from testbed.model import tables, topology
+from testbed.remote.ssh import SSH
 
 
 def main():

@@ -1,10 +1,5 @@
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-import pytest  # noqa: E402
+"""Shared fixtures; the project root is on sys.path through pyproject.toml's pytest pythonpath."""
+import pytest
 
 
 @pytest.fixture(autouse=True)

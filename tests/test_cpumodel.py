@@ -1,11 +1,7 @@
 """The CPU-model switch rewrites only the domain's <cpu>, and the benchmark's parsers."""
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from testbed.machines import cpumodel
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 DOMAIN = """<domain type='qemu'><name>tb-small-worker1</name><memory unit='KiB'>524288</memory>
 <cpu mode='custom' match='exact' check='none'><model fallback='allow'>qemu64</model>
@@ -36,8 +32,7 @@ def test_cpu_flags_reads_the_first_processor():
 
 
 def test_openssl_rate_parses_the_result_line():
-    import cpu_model
     text = ("The 'numbers' are in 1000s of bytes per second processed.\n"
             "type           4096 bytes\naes-128-gcm      21234.56k\n")
-    assert abs(cpu_model.openssl_rate(text) - 21.23456) < 1e-9
-    assert cpu_model.openssl_rate("error") is None
+    assert abs(cpumodel.openssl_rate(text) - 21.23456) < 1e-9
+    assert cpumodel.openssl_rate("error") is None

@@ -7,9 +7,11 @@ import os
 import pytest
 
 from testbed.experiments import e4_hpc as e4
-from testbed.experiments import e4_node as node
 from testbed.experiments import registry
 from testbed.machines.render import render_run_file
+from tests.support import guest_program
+
+node = guest_program("e4_node")
 
 
 def task(i, start, end, cpu, kind="task", events=10):

@@ -6,6 +6,7 @@ import sys
 from testbed import PROJECT_ROOT
 from testbed.experiments import e5_figures
 from testbed.results import runs
+from tests.support import script_env
 
 
 def rec(name, value, unit="", **params):
@@ -74,10 +75,11 @@ def test_the_benchmark_prints_a_runs_figures(tmp_path, monkeypatch):
         run.record(r["name"], r["value"], r["unit"], **r["params"])
     run.finish("complete")
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e5_scale.py"), str(run.path)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=script_env())
     assert out.returncode == 0, out.stderr
     assert "E5 figures from" in out.stdout and "running sleep jobs reached" in out.stdout
     assert "382" in out.stdout and "memory" in out.stdout
     missing = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e5_scale.py"),
-                              str(tmp_path / "nothing")], capture_output=True, text=True)
+                              str(tmp_path / "nothing")], capture_output=True, text=True,
+                             env=script_env())
     assert missing.returncode == 2 and "e5 benchmark:" in missing.stderr

@@ -116,7 +116,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
 
 
 def test_robot_argv_uses_the_registry_suite(tmp_path):
-    argv = runner.robot_argv("e2", "small", "ci", ["default"], tmp_path, {})
+    argv = runner.robot_argv("e2", "ci", tmp_path)
     assert argv[-1] == str(registry.get("e2").suite_path) and "SCALE:ci" in argv
 
 
@@ -172,8 +172,7 @@ def test_no_suite_list_outside_the_registry():
 
 def test_run_passes_robot_selection_before_the_suite_file():
     from testbed.experiments import runner
-    argv = runner.robot_argv("e1", "small", "ci", ["default"], "/tmp/r", {},
-                             ["--test", "rtt80-2W-default", "--include", "RTT80"])
+    argv = runner.robot_argv("e1", "ci", "/tmp/r", ["--test", "rtt80-2W-default", "--include", "RTT80"])
     i = argv.index("--test")
     assert argv[i:i + 4] == ["--test", "rtt80-2W-default", "--include", "RTT80"]
     assert argv[-1].endswith("e1_transfer_limits.robot")

@@ -17,6 +17,7 @@ from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE
 from testbed.model.errors import RemoteError
 from testbed.remote.ssh import Result
 from testbed.results import runs
+from tests.support import script_env
 
 
 class FakeSSH:
@@ -468,7 +469,7 @@ def test_benchmark_prints_a_runs_figures(tmp_path):
     run.record("faults.raid_resync_rate", 35.5, "MB/s", members=2)
     run.record("faults.injected", 1, "count", kind="raid-2-members")
     proc = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks/faults.py"), str(run.path)],
-                          capture_output=True, text=True, cwd=PROJECT_ROOT)
+                          capture_output=True, text=True, cwd=PROJECT_ROOT, env=script_env())
     assert proc.returncode == 0, proc.stderr
     assert "RAID member rebuild, MB/s" in proc.stdout and "35.5" in proc.stdout
     assert re.search(r"faults injected 1 \(raid-2-members\): jobs lost 0, files corrupted 0", proc.stdout)

@@ -108,8 +108,10 @@ def test_parse_sets_and_robot_argv(tmp_path):
     for bad in ("rtts", "=3", "rtts=", "scale=full"):
         with pytest.raises(ConfigError):
             suites.parse_sets([bad])
-    argv = suites.robot_argv("e1", "small", "quick", ["default", "wan-tuned"], tmp_path, {"rtts": "0,20"})
-    assert "PROFILES:default,wan-tuned" in argv and "RTTS:0,20" in argv and argv[-1].endswith("e1_transfer_limits.robot")
+    argv = suites.robot_argv("e1", "quick", tmp_path)
+    assert argv[-1].endswith("e1_transfer_limits.robot")
+    # the rest of the run's context (topology file, profiles, --set values) is in the manifest
+    assert [a for a in argv if ":" in a and a.split(":")[0].isupper()] == ["SCALE:quick", f"RESULTS_DIR:{tmp_path}"]
     with pytest.raises(ConfigError, match="unknown suite 'e9'"):
         suites.suite_file("e9")
 

@@ -30,10 +30,12 @@ if [ ! -x "$root/.venv/bin/python" ]; then
   log "python: creating .venv"
   python3 -m venv "$root/.venv"
 fi
-if [ ! -f "$stamp" ] || ! cmp -s "$req" "$stamp"; then
-  log "pip: installing requirements.txt"
+# the stamp holds requirements.txt and pyproject.toml as installed: either changing re-installs
+if [ ! -f "$stamp" ] || ! cat "$req" "$root/pyproject.toml" | cmp -s - "$stamp"; then
+  log "pip: installing requirements.txt and the testbed package (editable)"
   "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-  cp "$req" "$stamp"
+  "$root/.venv/bin/pip" install -q --disable-pip-version-check -e "$root"
+  cat "$req" "$root/pyproject.toml" > "$stamp"
 fi
 
 accel=$(cd "$root" && .venv/bin/python -c 'from testbed.machines import accel; print(accel.detect())')

@@ -3,20 +3,16 @@
 returns what it saw; the suite records the timings and asserts the invariants. Undo
 keywords are for teardowns: they put the site back whatever state a failed test left."""
 import signal
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import SkipExecution, logger
+from robot.api.deco import keyword, library
 
-from robot.api import SkipExecution, logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import faults  # noqa: E402
-from testbed.faults import security  # noqa: E402
-from testbed.model import profiles  # noqa: E402
-from testbed.network import netem, wan  # noqa: E402
-from testbed.services import tuning  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import faults
+from testbed.faults import security
+from testbed.model import profiles
+from testbed.network import netem, wan
+from testbed.services import tuning
+from _experiment_library import ExperimentLibrary
 
 
 def _truth(value):

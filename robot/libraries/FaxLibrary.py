@@ -2,19 +2,15 @@
 concurrency scan, the connectivity test and the baselines. Thin over
 `testbed.experiments.e3_fax`; they return what they measure, the suite records it."""
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
+from robot.api.exceptions import SkipExecution
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-from robot.api.exceptions import SkipExecution  # noqa: E402
-
-from testbed.experiments import e3_fax as fax  # noqa: E402
-from testbed.model import constants as c  # noqa: E402
-from testbed.model.links import rtt_label  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e3_fax as fax
+from testbed.model import constants as c
+from testbed.model.links import rtt_label
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)

@@ -2,17 +2,13 @@
 production run, the idle tail, the throughput estimator. Thin over
 `testbed.experiments.e4_hpc`; keywords return what they measured and record their
 nested figures (per node, per task) into the run opened by TestbedLibrary."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
-
-from testbed.experiments import e4_hpc as e4  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e4_hpc as e4
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)

@@ -4,21 +4,17 @@ negotiation over the WAN, failover with jobs running. Thin over
 results are nested (per step, daemon, host, collector and ad type) record them
 into the run opened by TestbedLibrary themselves; the suite records the rest."""
 import copy
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import e5_scale as scale  # noqa: E402
-from testbed.model import profiles  # noqa: E402
-from testbed.model.links import rtt_label  # noqa: E402
-from testbed.remote import health  # noqa: E402
-from testbed.remote.poll import poll_until  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e5_scale as scale
+from testbed.model import profiles
+from testbed.model.links import rtt_label
+from testbed.remote import health
+from testbed.remote.poll import poll_until
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)

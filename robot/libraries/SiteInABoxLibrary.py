@@ -2,20 +2,12 @@
 RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; they
 return what they measure and the suite records it into the run opened by
 TestbedLibrary."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import e2_site as siteinabox  # noqa: E402
-from testbed.machines import disks  # noqa: E402
-from testbed.results import compare  # noqa: E402
-from testbed.model import constants  # noqa: E402
-from testbed.network.sampler import Sampler  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e2_site as siteinabox
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)
@@ -41,7 +33,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
     def _limits(self):
         """The run's member limits: --set member_mb_per_s / member_iops, else the topology's."""
         p = self.params()
-        return disks.Limits.of(self.tb.topo.role_host("dtn").disks, p.get("member_mb_per_s"), p.get("member_iops"))
+        return self.box.member_limits(p.get("member_mb_per_s"), p.get("member_iops"))
 
     def _disk_params(self, limits):
         return {"spindles": limits.label, "member_mb_per_s": limits.mb_per_s, "member_iops": limits.iops}
@@ -51,7 +43,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         """Give every RAID member the run's limits (libvirt iotune, read back) and write the
         manifest's `disks` section. Returns {spindles, member_mb_per_s, member_iops, cache}."""
         limits = self._limits()
-        record = disks.apply(self.tb.topo, limits, echo=logger.console)
+        record = self.box.apply_member_limits(limits, echo=logger.console)
         if self.tb.run is not None:
             self.tb.run.update(disks=record)
         return dict(self._disk_params(limits), cache=record["cache"])
@@ -59,7 +51,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
     @keyword
     def restore_the_topology_disk_limits(self):
         """Suite teardown: the topology's limits again (a --set may have changed them)."""
-        disks.apply(self.tb.topo, None, echo=logger.console)
+        self.box.apply_member_limits(None, echo=logger.console)
 
     @keyword
     def check_one_member_with_fio(self, index=0):
@@ -91,11 +83,11 @@ class SiteInABoxLibrary(ExperimentLibrary):
             raise SkipExecution("the run's RAID members have no limits: the rows above are the unlimited ones")
         if not int(self.params()["unlimited_rows"]):
             raise SkipExecution("unlimited_rows is 0 in this run")
-        disks.apply(self.tb.topo, disks.Limits(0, 0), echo=logger.console)
+        self.box.apply_member_limits(siteinabox.UNLIMITED, echo=logger.console)
         try:
-            return self.write_to_raid6_in_parallel(limits=disks.Limits(0, 0))
+            return self.write_to_raid6_in_parallel(limits=siteinabox.UNLIMITED)
         finally:
-            disks.apply(self.tb.topo, limits, echo=logger.console)
+            self.box.apply_member_limits(limits, echo=logger.console)
 
     @keyword
     def stripe_cache_speedup(self, spindles):
@@ -104,7 +96,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         slow = self.tb.recorded_values("e2.raid_write_rate", stripe_cache_size=256, spindles=spindles)
         fast = self.tb.recorded_values("e2.raid_write_rate", stripe_cache_size=32768, spindles=spindles)
         ratio = siteinabox.speedup(fast, slow)
-        fig = compare.paper_match(compare.load_paper(), "e2.raid_write_speedup", {})
+        fig = siteinabox.paper_speedup()
         if ratio is not None:
             logger.console(f"  stripe cache 256 -> 32768, spindles {spindles}: {slow[-1]:.1f} -> {fast[-1]:.1f} MB/s "
                            f"= {ratio:.2f}x (paper: {fig['value'] if fig else '?'}x)")
@@ -119,15 +111,10 @@ class SiteInABoxLibrary(ExperimentLibrary):
         p = self.params()
         clients = int(clients)
         cached = str(cached).lower() in ("true", "1", "yes")
-        port = constants.XROOTD_CACHE_PORT if cached else constants.XROOTD_DIRECT_PORT
+        port = siteinabox.read_port(cached)
         label = label or ("cached" if cached else "uncached")
-        box = self.box
-        net = Sampler(self.tb.ssh, box.dtn, "net", "e2-net").start()
-        md = Sampler(self.tb.ssh, box.dtn, "md", "e2-md").start()
-        try:
-            reads, names = box.read_round(port, clients, p["reads_per_client"], seed=self.seed)
-        finally:
-            net_series, md_series = net.stop(), md.stop()
+        reads, names, net_series, md_series = self.box.sampled_read_round(port, clients, p["reads_per_client"],
+                                                                          seed=self.seed)
         s = siteinabox.summarise_reads(reads)
         logger.console(f"  {label:>11} {clients:2d} clients via :{port}: {s['aggregate']:.1f} MB/s aggregate, "
                        f"{s['per_client']:.1f} MB/s per client ({s['bytes'] / 1e6:.0f} MB, {s['failed']} failed)")
@@ -150,12 +137,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         and the members' limits (spindles, member_mb_per_s, member_iops)."""
         limits = limits or self._limits()
         p = self.params()
-        box = self.box
-        md = Sampler(self.tb.ssh, box.dtn, "md", "e2-md-write").start()
-        try:
-            rate, wall = box.raid_write(p["writers"], p["write_mb"])
-        finally:
-            series = md.stop()
+        rate, wall, series = self.box.sampled_raid_write(p["writers"], p["write_mb"])
         stripe = self._stripe()
         logger.console(f"  RAID6 {p['writers']} writers x {p['write_mb']} MB, stripe_cache_size {stripe}, "
                        f"spindles {limits.label}: {rate:.1f} MB/s ({wall:.1f} s)")

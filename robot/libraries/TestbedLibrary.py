@@ -1,35 +1,17 @@
-"""Robot Framework keywords, thin over the `testbed` package: the site, profiles,
-WAN emulation, jobs and the run's results folder. Experiment-specific keywords
-live in TransferLibrary (E1) and SiteInABoxLibrary (E2) and share this one's
-site connection and results folder."""
+"""Robot Framework keywords, thin over `testbed.experiments.session`: the site, profiles,
+WAN emulation, jobs and the run's results folder. Given the results folder of
+`testbed run` (RESULTS_DIR), the run's context (topology file, scale, profiles,
+typed parameters) is read from its manifest; under plain `robot` the library
+opens, closes and reports its own run. Experiment-specific keywords live in the
+experiment libraries (TransferLibrary, ...), which share this one's session."""
 import os
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import SkipExecution, logger
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
 
-from robot.api import SkipExecution, logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
-
-from testbed.results import compare, runs as results  # noqa: E402
-from testbed.remote import health  # noqa: E402
-from testbed.network import netem, wan  # noqa: E402
-from testbed.model import profiles, topology  # noqa: E402
-from testbed.experiments import registry, runner as suites  # noqa: E402
-from testbed.services import tuning  # noqa: E402
-from testbed.model import constants  # noqa: E402
-from testbed.model.errors import RemoteError  # noqa: E402
-from testbed.services.condor import Pool, submit_description  # noqa: E402
-from testbed.remote.ssh import SSH  # noqa: E402
-from testbed.model.state import TestbedState  # noqa: E402
-from testbed.services.storage import Storage  # noqa: E402
-from testbed.experiments.e1_transfer import job_stats  # noqa: E402
-
-VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
-                "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
-                "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
+from testbed.experiments import registry, runner as suites, session
+from testbed.model import profiles, topology
 
 
 def _var(name, default=None):
@@ -55,21 +37,37 @@ def _typed(value):
 
 @library(scope="SUITE", auto_keywords=False)
 class TestbedLibrary:
-    def __init__(self, topology_name=None):
-        self.topo = topology.load(topology_name or os.environ.get("TESTBED_TOPOLOGY", "default"))
-        self.state = TestbedState(self.topo.name)
-        self.ssh = SSH(self.topo, self.state)
-        self.pool = Pool(self.topo, self.ssh)
-        self.storage = Storage(self.topo, self.ssh)
-        self.run = None
-        self.profile_in_force = None
-        self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last
+    """`context` is the run's (from RESULTS_DIR's manifest) or None under plain robot;
+    `site` the session; topo, state, ssh, pool, storage, run are the session's."""
+
+    def __init__(self, topology_name=None, results_dir=None):
+        self.context = session.RunContext.from_results(results_dir) if results_dir else None
+        ref = self.context.topology if self.context else \
+            (topology_name or os.environ.get("TESTBED_TOPOLOGY", "default"))
+        self.site = session.Session(topology.load(ref))
+
+    topo = property(lambda self: self.site.topo)
+    state = property(lambda self: self.site.state)
+    ssh = property(lambda self: self.site.ssh)
+    pool = property(lambda self: self.site.pool)
+    storage = property(lambda self: self.site.storage)
+    run = property(lambda self: self.site.run, lambda self, value: setattr(self.site, "run", value))
+    profile_in_force = property(lambda self: self.site.profile_in_force,
+                                lambda self, value: setattr(self.site, "profile_in_force", value))
+    wan_in_force = property(lambda self: self.site.wan_in_force,
+                            lambda self, value: setattr(self.site, "wan_in_force", value))
+    profile_name = property(lambda self: self.site.profile_name,
+                            doc="The profile the suite applied last (`default` before any).")
+
+    @property
+    def scale(self):
+        return self.context.scale if self.context else str(_var("SCALE", "quick"))
 
     # --- site -------------------------------------------------------------------------
     @keyword
     def site_should_be_healthy(self, timeout=600):
-        report = health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=logger.console)
-        logger.info(health.format_report(report))
+        report = self.site.wait_healthy(timeout, echo=logger.console)
+        logger.info(session.format_health_report(report))
         return report
 
     @keyword
@@ -81,47 +79,29 @@ class TestbedLibrary:
     def start_experiment(self, suite):
         """Open the run's results folder (the one `testbed run` made, or a new one)
         and write the guests' software versions into its manifest."""
-        names = self.profiles_to_compare()
-        given = _var("RESULTS_DIR", "")
-        if given:
-            self.run = results.Run(given)
+        if self.context:
+            self.run = self.context.open_run()
         else:
-            self.run = suites.open_run(self.topo, suite, [profiles.load(n) for n in names],
-                                       _var("SCALE", "quick"), {})
-        probe = self.topo.role_host("dtn") or self.topo.role_host("submit")
-        out = self.ssh.run(probe.name, VERSIONS_CMD).stdout
-        versions = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-        versions["qemu"] = results.host_facts()["qemu"]
-        self.run.update(versions=versions)
+            names = self.profiles_to_compare()
+            self.run = suites.open_run(self.topo, suite, [profiles.load(n) for n in names], self.scale,
+                                       self._robot_overrides(suite))
+        self.run.update(versions=self.site.guest_versions())
         logger.console(f"  results: {self.run.path}")
         return str(self.run.path)
 
     @keyword
     def finish_experiment(self):
-        """Close the manifest (complete|failed) and write the figures and paper table."""
-        if self.run is None:
+        """Under plain robot, close the manifest (complete|failed) and write the report;
+        `testbed run` does both itself once robot is done."""
+        if self.run is None or self.context:
             return
-        status = _var("SUITE_STATUS", "PASS")
-        if self.run.manifest().get("status") == "running":
-            self.run.finish("complete" if status == "PASS" else "failed")
-        if self.run.metrics():
-            figures = compare.load_paper()
-            path, pngs = compare.render_html([self.run], self.run.path / "figures.html", figures,
-                                             title=f"{self.run.label}", axes=registry.plot_axes(),
-                                             figure_makers=registry.figure_makers(),
-                                             table_makers=registry.table_makers())
-            if not _var("RESULTS_DIR", ""):  # `testbed run` prints the comparison itself
-                logger.console("\n" + compare.render_text([self.run], figures,
-                                                           table_makers=registry.table_makers()))
-            logger.console(f"  figures: {path} ({len(pngs)} plots)")
+        suites.close_own_run(self.run, _var("SUITE_STATUS", "PASS") == "PASS", echo=logger.console)
 
     @keyword
     def record_metric(self, name, value, unit="", **params):
         """One measurement into the run's metrics. Parameters written in a suite come as
         text: numbers among them are stored as numbers (plots and the paper match them)."""
-        if self.run is None:
-            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        rec = self.run.record(name, float(value), unit, **{k: _typed(v) for k, v in params.items()})
+        rec = self.site.record(name, value, unit, **{k: _typed(v) for k, v in params.items()})
         logger.info(f"metric {rec}")
         return rec
 
@@ -147,19 +127,25 @@ class TestbedLibrary:
     # --- parameters and rows ----------------------------------------------------------
     @keyword
     def experiment_parameters(self, name):
-        """The experiment's parameters at ${SCALE}, overridden by robot variables named like
-        them (`testbed run --set rtts=0,20` passes RTTS); checked against its declaration."""
-        exp = registry.get(name)
-        given = {key: _var(key.upper()) for key in exp.params}
-        params = exp.parameters(str(_var("SCALE", "quick")), {k: v for k, v in given.items() if v is not None})
-        logger.info(f"{name} at {_var('SCALE', 'quick')} scale: {params}")
+        """The experiment's parameters at the run's scale with its `--set` overrides (from the
+        manifest), or under plain robot overridden by robot variables named like them
+        (`robot --variable RTTS:0,20`); checked against its declaration."""
+        if self.context:
+            params = self.context.params_for(name)
+        else:
+            params = registry.get(name).parameters(self.scale, self._robot_overrides(name))
+        logger.info(f"{name} at {self.scale} scale: {params}")
         return params
+
+    def _robot_overrides(self, name):
+        """Plain robot: robot variables named like the experiment's parameters."""
+        given = {key: _var(key.upper()) for key in registry.get(name).params}
+        return {k: v for k, v in given.items() if v is not None}
 
     @keyword
     def skip_unless_in_this_run(self, params, **point):
         """Skip the row (Robot `Skip`) when its point is not one of this run's: every value
         must be in the scale's list of that name (`profile`: among the profiles compared)."""
-        scale = _var("SCALE", "quick")
         for key, value in point.items():
             if key == "profile":
                 names = self.profiles_to_compare()
@@ -168,19 +154,17 @@ class TestbedLibrary:
                 continue
             allowed = params[key]
             if float(value) not in [float(v) for v in allowed]:
-                raise SkipExecution(f"{key} {value} is not a point of this run ({scale} scale: "
+                raise SkipExecution(f"{key} {value} is not a point of this run ({self.scale} scale: "
                                     f"{key} = {', '.join(str(v) for v in allowed)})")
 
     # --- profiles and WAN -------------------------------------------------------------
-    @property
-    def profile_name(self):
-        """The profile the suite applied last (`default` before any)."""
-        return self.profile_in_force.name if self.profile_in_force else "default"
-
     @keyword
     def profiles_to_compare(self):
-        """${PROFILES} (comma-separated, from `testbed run --profile`), or the profile
-        given to `robot --variablefile profiles/NAME.yaml`, or `default`."""
+        """The run's profiles (`testbed run --profile`, from the manifest); under plain robot
+        ${PROFILES} (comma-separated), or the profile given to
+        `robot --variablefile profiles/NAME.yaml`, or `default`."""
+        if self.context:
+            return list(self.context.profiles)
         given = _var("PROFILES", "")
         if given:
             return [p.strip() for p in str(given).split(",") if p.strip()]
@@ -197,46 +181,29 @@ class TestbedLibrary:
 
     @keyword
     def apply_profile(self, name):
-        prof = profiles.load(name)
-        previous = self.profile_in_force or health.recorded_profile(self.state)
-        outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=logger.console)
-        health.record_profile(self.state, prof, outcome)
-        self.profile_in_force = prof
-        self.wan_in_force = {}  # a profile may set links of its own
-        if self.run is not None:
-            self.record_metric("profile.apply_seconds", outcome["seconds"], "s", profile=name)
-        return outcome["seconds"]
+        return self.site.apply_profile(name, echo=logger.console)
 
     @keyword
     def restore_the_default_profile(self):
         """Suite teardown: apply `default` unless it is known to be in force (this suite applied
         it last, or the site's record says so); returns the seconds it took (0)."""
-        current = self.profile_in_force or health.recorded_profile(self.state)
+        current = self.site.current_profile()
         if current is not None and current.name == "default":
             return 0.0
         return self.apply_profile("default")
 
     @keyword
     def profile_should_be_in_force(self, name):
-        prof = profiles.load(name)
-        got, bad = tuning.read_back(self.topo, self.ssh, prof)
+        n, bad = self.site.profile_mismatches(name)
         if bad:
             raise AssertionError(f"profile {name}: {bad[0]} ({len(bad)} mismatches)")
-        n = sum(len(v) for v in got.values())
         logger.console(f"  profile {name}: {n} values read back, all as the profile says")
         return n
 
     @keyword
     def set_wan_latency(self, a, b, rtt_ms):
         """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
-        rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
-                             count=10)
-        measured = rows[0]["measured_ms"]
-        self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
-        logger.console(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
-        if self.run is not None:
-            self.record_metric("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
-        return measured
+        return self.site.set_wan_latency(a, b, rtt_ms, echo=logger.console)
 
     @keyword
     def set_wan_latency_if_needed(self, a, b, rtt_ms):
@@ -248,18 +215,16 @@ class TestbedLibrary:
 
     @keyword
     def measured_rtt_should_match(self, configured, measured, base=0.0):
-        if not wan.within_target(float(configured), float(measured), float(base)):
+        if not session.rtt_matches(float(configured), float(measured), float(base)):
             raise AssertionError(f"RTT {measured} ms (base {base} ms) is not within 1 ms + 5% of {configured} ms")
 
     @keyword
     def measure_rtt(self, a, b):
-        link = netem.Link(a=a, b=b, rtt_ms=0)
-        return wan.measure(self.topo, self.ssh, [link], count=10)[0]["measured_ms"]
+        return self.site.measure_rtt(a, b)
 
     @keyword
     def clear_wan(self):
-        self.wan_in_force = {}
-        wan.clear(self.topo, self.ssh, self.state)
+        self.site.clear_wan()
 
     # --- jobs -------------------------------------------------------------------------
     @keyword
@@ -272,8 +237,7 @@ class TestbedLibrary:
 
     @keyword
     def submit_sleep_jobs(self, count=1, seconds=5, requirements=None):
-        desc = submit_description("/bin/sleep", str(seconds), count=int(count), requirements=requirements)
-        cluster = self.pool.submit(desc, f"{constants.SUBMIT_HOME}/jobs/sleep-{os.getpid()}-{time.time_ns()}")
+        cluster = self.site.submit_sleep_jobs(count, seconds, requirements)
         logger.info(f"submitted cluster {cluster}: {count} x sleep {seconds}")
         return cluster
 
@@ -283,29 +247,15 @@ class TestbedLibrary:
 
     @keyword
     def collect_job_transfer_metrics(self, cluster):
-        from testbed.experiments.e1_transfer import AD_ATTRS
-        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS) if ad.get("JobStatus") == constants.JobStatus.COMPLETED]
+        return self.site.job_transfer_metrics(cluster)
 
     @keyword
     def jobs_should_have_run_on_role(self, cluster, role):
-        ads = self.pool.jobs(int(cluster), ["ClusterId", "ProcId", "LastRemoteHost", "JobStatus"])
-        hosts = {h.name for h in self.topo.with_role(role)}
-        for ad in ads:
-            where = str(ad.get("LastRemoteHost", "")).split("@")[-1].split(".")[0]
-            if where not in hosts:
-                raise AssertionError(f"job {cluster}.{ad['ProcId']} ran on {where!r}, not on a {role} host")
-        return ads
+        return self.site.check_jobs_ran_on_role(cluster, role)
 
     @keyword
     def startds_should_be_reached_through_ccb(self):
-        try:
-            workers = self.pool.worker_startd_ads()
-        except RemoteError as e:
-            raise AssertionError(str(e)) from None
-        missing = [f"{m} {a}" for m, a in workers if "CCBID" not in a]
-        if missing:
-            raise AssertionError(f"{len(missing)} worker startd ads without a CCB contact: {missing[0][:160]}")
-        return len(workers)
+        return self.site.check_startds_through_ccb()
 
     # --- high availability --------------------------------------------------------------
     @keyword
@@ -328,18 +278,12 @@ class TestbedLibrary:
 
     @keyword
     def other_central_manager(self, host):
-        others = [h.name for h in self.topo.with_role("cm") if h.name != host]
-        return others[0]
+        return self.site.other_central_manager(host)
 
     # --- storage ----------------------------------------------------------------------
     @keyword
     def raid_should_be(self, level, members):
-        info = self.storage.raid()
-        want = f"raid{int(level)}"
-        if info["level"] != want or len(info["members"]) != int(members) or info["degraded"] != "0" \
-                or info["state"] not in ("clean", "active", "active-idle"):
-            raise AssertionError(f"md0 is {info}, expected active {want} with {members} members")
-        return info
+        return self.site.check_raid(level, members)
 
     @keyword
     def planned_raid_members(self):
@@ -347,10 +291,4 @@ class TestbedLibrary:
 
     @keyword
     def read_through_caching_proxy_and_check(self, filename):
-        expected = self.storage.origin_checksums()[filename]
-        endpoint = f"{self.storage.dtn.name}:{constants.XROOTD_CACHE_PORT}"
-        got, seconds = self.storage.read_via(endpoint, f"/data/{filename}")
-        if got != expected:
-            raise AssertionError(f"{filename} via {endpoint}: adler32 {got}, origin recorded {expected}")
-        logger.console(f"  {filename} via caching proxy: adler32 {got} matches origin ({seconds:.1f} s)")
-        return got
+        return self.site.check_caching_proxy_read(filename, echo=logger.console)

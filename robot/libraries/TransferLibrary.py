@@ -1,17 +1,12 @@
 """E1 keywords (seed 000): raw TCP, saturation, latency sweep. Thin over
 `testbed.experiments.e1_transfer`; they return what they measure and the suite
 records it into the run opened by TestbedLibrary."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from robot.api import logger
+from robot.api.deco import keyword, library
 
-from robot.api import logger  # noqa: E402
-from robot.api.deco import keyword, library  # noqa: E402
-
-from testbed.experiments import e1_transfer as transfer  # noqa: E402
-from testbed.network.sampler import Sampler, active_mean, in_window  # noqa: E402
-from _experiment_library import ExperimentLibrary  # noqa: E402
+from testbed.experiments import e1_transfer as transfer
+from _experiment_library import ExperimentLibrary
 
 
 @library(scope="SUITE", auto_keywords=False)
@@ -46,15 +41,9 @@ class TransferLibrary(ExperimentLibrary):
         size = transfer.size_for_rate(p["saturation_load"] * tcp_rate, n, length, p["max_output_mb"])
         expected = transfer.expected_rate(n, size, length)
         logger.console(f"  saturation: {n} jobs x {size} MB after {length} s -> W = {expected:.1f} MB/s")
-        sampler = Sampler(self.tb.ssh, self.exp.submit, "net", "e1-saturation").start()
-        try:
-            batch = self.exp.run_batch(n, length, size, p["input_mb"], "saturation", progress=self._progress(n))
-        finally:
-            series = sampler.stop()
+        batch, series, first, last, sustained = self.exp.sampled_batch(n, length, size, p["input_mb"],
+                                                                       progress=self._progress(n))
         ads = batch.ads
-        first, last = self.exp.output_window(ads)
-        window = in_window(series, sampler.started_at, first, last)  # the output transfers only
-        sustained = active_mean(window, 1)
         total_mb = sum(transfer.job_stats(a)["bytes_out"] for a in ads) / 1e6
         span = max(1.0, last - first)
         achieved = total_mb / span

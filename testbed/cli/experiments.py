@@ -17,8 +17,8 @@ def cmd_run(args):
         snapshots.restore(topo, args.from_snapshot, ssh)
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
-    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)
-    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)  # writes report.html
+    _print_comparison([run], against_paper=True)
     return rc
 
 
@@ -37,7 +37,7 @@ def _print_comparison(runs, against_paper=False, html=None):
 def cmd_compare(args):
     from testbed.results import compare, runs as results
     runs = compare.check_runs(args.runs, results.resolve)
-    html = args.html or (runs[-1].path / ("comparison.html" if len(runs) == 1 else
+    html = args.html or (runs[-1].path / ("compare.html" if len(runs) == 1 else
                                           f"compare-{len(runs)}-runs.html"))
     _print_comparison(runs, against_paper=args.against == "paper", html=html)
     return 0
@@ -150,6 +150,6 @@ def cmd_demo(args):
     sets, why = head.sized_for("quick", accelerator, topo)
     for line in why:
         print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
-    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)
-    _print_comparison([run], against_paper=True, html=run.path / "comparison.html")
+    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)  # writes report.html
+    _print_comparison([run], against_paper=True)
     return rc

@@ -20,6 +20,7 @@ import time
 from collections import namedtuple
 
 from testbed.experiments.registry import Experiment, Param
+from testbed.network.sampler import Sampler, active_mean, in_window
 from testbed.services.condor import submit_description
 from testbed.model.constants import SUBMIT_HOME, JobStatus
 from testbed.model.errors import RemoteError
@@ -258,6 +259,19 @@ class TransferExperiment:
         self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)
         done = [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED]
         return Batch(cluster, done, seconds, parse_output_sizes(listing))
+
+    def sampled_batch(self, n_jobs, compute_s, output_mb, input_mb, tag="saturation", progress=None):
+        """`run_batch` with the submit host's receive rate sampled every second. Returns
+        (batch, rx series, first output transfer start, last finish, sustained rx MB/s over
+        the output transfers only)."""
+        sampler = Sampler(self.ssh, self.submit, "net", f"e1-{tag}").start()
+        try:
+            batch = self.run_batch(n_jobs, compute_s, output_mb, input_mb, tag, progress=progress)
+        finally:
+            series = sampler.stop()
+        first, last = self.output_window(batch.ads)
+        window = in_window(series, sampler.started_at, first, last)  # the output transfers only
+        return batch, series, first, last, active_mean(window, 1)
 
     def xfer_stats(self, cluster):
         text = self.ssh.run(self.submit.name, "cat /var/log/condor/XferStatsLog 2>/dev/null", check=False).stdout

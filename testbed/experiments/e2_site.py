@@ -18,7 +18,13 @@ import json
 import shlex
 
 from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME
+from testbed.machines import disks
+from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
+                                     XROOTD_DIRECT_PORT)
+from testbed.network.sampler import Sampler
+from testbed.results import compare
+
+UNLIMITED = disks.Limits(0, 0)  # every RAID member's limits lifted: the host's disk as it is
 from testbed.model.errors import RemoteError
 
 EXPERIMENT = Experiment(
@@ -205,6 +211,16 @@ def speedup(fast, slow):
     return fast[-1] / slow[-1] if fast and slow and slow[-1] else None
 
 
+def paper_speedup():
+    """The paper's stripe-cache speedup figure (e2.raid_write_speedup), or None."""
+    return compare.paper_match(compare.load_paper(), "e2.raid_write_speedup", {})
+
+
+def read_port(cached):
+    """The DTN's caching proxy port, or its pass-through proxy's."""
+    return XROOTD_CACHE_PORT if cached else XROOTD_DIRECT_PORT
+
+
 def _mean(values):
     return sum(values) / len(values) if values else None
 
@@ -293,6 +309,33 @@ class SiteInABox:
         self.dtn = topo.role_host("dtn")
         self.origin = topo.role_host("origin")
         self.workers = topo.with_role("worker")
+
+    def member_limits(self, member_mb_per_s=None, member_iops=None):
+        """The RAID members' limits: the given ones (--set), else the topology's."""
+        return disks.Limits.of(self.dtn.disks, member_mb_per_s, member_iops)
+
+    def apply_member_limits(self, limits, echo=print):
+        """Every RAID member's libvirt iotune (None: the topology's); returns the `disks` record."""
+        return disks.apply(self.topo, limits, echo=echo)
+
+    def sampled_read_round(self, port, clients, reads_per_client, seed):
+        """`read_round` with the DTN's network and RAID sampled: (reads, names, net, md series)."""
+        net = Sampler(self.ssh, self.dtn, "net", "e2-net").start()
+        md = Sampler(self.ssh, self.dtn, "md", "e2-md").start()
+        try:
+            reads, names = self.read_round(port, clients, reads_per_client, seed=seed)
+        finally:
+            net_series, md_series = net.stop(), md.stop()
+        return reads, names, net_series, md_series
+
+    def sampled_raid_write(self, writers, mb_each):
+        """`raid_write` with the RAID sampled every second: (rate MB/s, seconds, md series)."""
+        md = Sampler(self.ssh, self.dtn, "md", "e2-md-write").start()
+        try:
+            rate, wall = self.raid_write(writers, mb_each)
+        finally:
+            series = md.stop()
+        return rate, wall, series
 
     def origin_files(self):
         """{file name: bytes} of the origin's test files."""

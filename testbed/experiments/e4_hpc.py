@@ -5,7 +5,7 @@ estimator, and the event-service back-fill the paper proposed.
 Scaling to the testbed: an HPC node allocated whole is one startd of a worker VM,
 switched for the run to one partitionable slot (`cpus_per_node` cpus) that one
 whole-node job claims whole (request_cpus = all of them). The job runs
-`e4_node.py` (shipped with it): start-up timed part by part (the paper's (T)),
+`provision/guest/e4_node.py` (shipped with it): start-up timed part by part (the paper's (T)),
 then `tasks_per_node` tasks. The dedicated DB node is the DTN (a pool of its own,
 another VM: its look-ups cross the site network); the shared software area and
 the calibration dumps are an NFS export of the submit host (read-only, site network).
@@ -26,8 +26,8 @@ import math
 import shlex
 import statistics
 import time
-from pathlib import Path
 
+from testbed import PROJECT_ROOT
 from testbed.experiments import e4_figures
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines.render import render_run_file
@@ -36,7 +36,7 @@ from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_
 from testbed.model.errors import RemoteError
 from testbed.services.condor import submit_description
 
-NODE_PROGRAM = Path(__file__).with_name("e4_node.py")
+NODE_PROGRAM = PROJECT_ROOT / "provision" / "guest" / "e4_node.py"  # a guest program
 LAYOUTS = ("colocated", "dedicated")
 PARTS = ("copy", "install", "start", "load", "db_wait", "delay", "env")
 

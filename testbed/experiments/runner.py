@@ -1,9 +1,13 @@
 """The experiment suites and how `testbed run` drives them through Robot Framework.
 
-`testbed run` opens the results folder (manifest first), hands it to robot
-with the topology, scale, profiles and `--set` parameters as variables, and
-closes the manifest as complete, failed or interrupted. Plain
-`robot robot/suites/X.robot` works too: the library then opens its own folder.
+`testbed run` resolves the run's context once (the topology *file*, the scale,
+the profiles, the typed `--set` parameters) and writes it into the results
+folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
+own text) and the library reads the context from the manifest. The runner alone
+closes the manifest (complete, failed or interrupted) and writes the run's one
+report, `report.html` (figures and the comparison with the paper). Plain
+`robot robot/suites/X.robot` works too: the library then opens, closes and
+reports its own folder.
 """
 import re
 import signal
@@ -14,13 +18,14 @@ import time
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks
 from testbed.model import profiles
-from testbed.results import runs as results
-from testbed.experiments import registry
+from testbed.results import compare, runs as results
+from testbed.experiments import registry, session
 from testbed.model.errors import ConfigError
 from testbed.model.schema import load_yaml
 
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+REPORT = "report.html"
 
 
 def suite_file(name):
@@ -41,21 +46,42 @@ def parse_sets(items):
     return out
 
 
-def robot_argv(suite, topo_name, scale, profile_names, run_dir, sets, select=()):
-    """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"]."""
+def robot_argv(suite, scale, run_dir, select=()):
+    """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
+    The rest of the run's context is in `run_dir`'s manifest."""
     argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir), "--consolewidth", "100",
-            "--variable", f"TOPOLOGY:{topo_name}", "--variable", f"SCALE:{scale}",
-            "--variable", f"PROFILES:{','.join(profile_names)}", "--variable", f"RESULTS_DIR:{run_dir}"]
-    for key, value in sets.items():
-        argv += ["--variable", f"{key.upper()}:{value}"]
+            "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
     return argv + list(select) + [str(suite_file(suite))]
 
 
 def open_run(topo, suite, profile_list, scale, sets):
+    """The results folder with the run's context in its manifest: the topology (contents and
+    absolute file), profiles, scale, typed `--set` overrides and the suite's parameters."""
+    overrides, params = session.resolve(suite, scale, sets)
     return results.Run.create(
-        suite, [p.name for p in profile_list], topology=load_yaml(topo.source) | {"file": str(topo.source)},
+        suite, [p.name for p in profile_list],
+        topology=load_yaml(topo.source) | {"file": session.topology_file(topo)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
-        scale=scale, parameters=sets, disks=disks.describe(topo))
+        scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params)
+
+
+def write_report(run, echo=print):
+    """The run's one HTML report, `report.html`: its figures and the comparison with the paper."""
+    path, pngs = compare.render_html([run], run.path / REPORT, compare.load_paper(), title=run.label,
+                                     axes=registry.plot_axes(), figure_makers=registry.figure_makers(),
+                                     table_makers=registry.table_makers())
+    echo(f"report: {path} ({len(pngs)} plots)")
+    return path
+
+
+def close_own_run(run, passed, echo=print):
+    """For a run plain `robot` opened itself, what `run` does after robot: close the manifest
+    (complete|failed) and, when it holds metrics, print the comparison and write the report."""
+    if run.manifest().get("status") == "running":
+        run.finish("complete" if passed else "failed")
+    if run.metrics():
+        echo("\n" + compare.render_text([run], compare.load_paper(), table_makers=registry.table_makers()))
+        write_report(run, echo)
 
 
 def check(suite, scale, profile_names, sets, topo=None):
@@ -71,15 +97,15 @@ def check(suite, scale, profile_names, sets, topo=None):
 
 
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=()):
-    """Run one suite into a new results folder; returns (robot rc, Run).
-    Without profile names, the experiment's own default profiles."""
+    """Run one suite into a new results folder, close its manifest and write its report;
+    returns (robot rc, Run). Without profile names, the experiment's own default profiles."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
     profile_list = [profiles.load(n) for n in profile_names]
     run_ = open_run(topo, suite, profile_list, scale, sets)
-    argv = robot_argv(suite, topo.name, scale, [p.name for p in profile_list], run_.path, sets, select)
+    argv = robot_argv(suite, scale, run_.path, select)
     if select:
         run_.update(selection=list(select))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")
@@ -102,6 +128,10 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
             rc = proc.wait()
         run_.finish("interrupted")
         echo(f"interrupted: finished points kept in {run_.path}")
+        try:
+            write_report(run_, echo)
+        except Exception as exc:  # the interruption is what the caller must see
+            echo(f"no report: {exc}")
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -110,4 +140,5 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
         status = "complete" if rc == 0 else "failed"
         run_.finish(status)
     echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc {rc}); {run_.path}")
+    write_report(run_, echo)
     return rc, run_

@@ -45,3 +45,9 @@ def switch(topo, host, model, features, tmpdir, timeout=600):
         if res.returncode != 0:
             raise TestbedError(f"{host}: virsh {' '.join(args)}: {res.stderr.strip()}")
     return time.monotonic() - started
+
+
+def openssl_rate(text):
+    """MB/s of the last `openssl speed -evp aes-128-gcm -bytes 4096` result line (in 1000s of bytes/s)."""
+    m = re.search(r"^aes-128-gcm\s+([0-9.]+)k\s*$", text, re.MULTILINE | re.IGNORECASE)
+    return float(m.group(1)) / 1000 if m else None

@@ -39,7 +39,8 @@ BOOT_ORDER = ("dtn", "cm", "ccb", "submit", "origin", "worker")
 
 def vagrant_env(topo, profile_name="default"):
     env = dict(os.environ)
-    env.update({"TESTBED_TOPOLOGY": topo.name, "TESTBED_PROFILE": profile_name,
+    env.update({"TESTBED_TOPOLOGY": topo.name, "TESTBED_TOPOLOGY_FILE": str(Path(topo.source).resolve()),
+                "TESTBED_PROFILE": profile_name,
                 "VAGRANT_DEFAULT_PROVIDER": "libvirt", "VAGRANT_CHECKPOINT_DISABLE": "1",
                 "VAGRANT_NO_COLOR": "1", "TESTBED_MANAGED": "1"})
     return env

@@ -1,6 +1,7 @@
 """Results folders: one per run, `results/<UTC time>-<suite>-<profiles>/`.
 
-    manifest.json   what ran where: topology, full profile contents, versions,
+    manifest.json   what ran where: topology (contents and file), full profile contents,
+                    scale, typed parameters (`--set` overrides and all the suite's), versions,
                     git revision, kvm|tcg, host cores/RAM, start/end, status,
                     the DTN's RAID members (`disks`: count, level, chunk, limits,
                     host cache mode; testbed/machines/disks.py)
@@ -102,7 +103,7 @@ class Run:
 
     @classmethod
     def create(cls, suite, profiles, topology, profile_contents, accel, scale="quick",
-               parameters=None, root=None, path=None, disks=None):
+               parameters=None, root=None, path=None, disks=None, experiment_parameters=None):
         root = Path(root or RESULTS_ROOT)
         root.mkdir(parents=True, exist_ok=True)
         if path is None:
@@ -120,6 +121,8 @@ class Run:
                     "start": utc(), "end": None, "status": "running"}
         if disks is not None:
             manifest["disks"] = disks
+        if experiment_parameters is not None:
+            manifest["experiment_parameters"] = experiment_parameters
         write_json_atomic(run.manifest_path, manifest)
         run.metrics_path.touch()
         return run

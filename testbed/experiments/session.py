@@ -1,0 +1,204 @@
+"""One run's context and the site a suite talks to.
+
+`RunContext` is what `testbed run` resolves once and writes into the results
+folder's manifest (the topology *file*, the scale, the profiles, the typed `--set`
+parameters); a Robot suite given the folder reads it back from there instead of
+re-parsing Robot variables. `Session` is the site seen from one suite: the
+topology, its state, SSH, the pool and the storage, built once, with the
+operations the keywords need (health, profiles, WAN, jobs, HA, storage, the
+run's metrics). Robot's TestbedLibrary is a thin adapter over it.
+"""
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.experiments import registry
+from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
+from testbed.model import constants, profiles
+from testbed.model.errors import RemoteError
+from testbed.model.state import TestbedState
+from testbed.network import netem, wan
+from testbed.remote import health
+from testbed.remote.ssh import SSH
+from testbed.results import runs as results
+from testbed.services import tuning
+from testbed.services.condor import Pool, submit_description
+from testbed.services.storage import Storage
+
+format_health_report = health.format_report  # the report `wait_healthy` returns, as text
+rtt_matches = wan.within_target              # a measured RTT within 1 ms + 5% of the configured
+
+VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
+                "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
+                "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
+
+
+@dataclass
+class RunContext:
+    """What a run is about, resolved once: `topology` is a file path (or, for a plain
+    `robot` run, a name under topologies/), `parameters` the typed `--set` overrides,
+    `experiment_parameters` the suite's parameters at the scale with them (when known)."""
+    topology: str = "default"
+    suite: str = ""
+    scale: str = "quick"
+    profiles: list = field(default_factory=lambda: ["default"])
+    parameters: dict = field(default_factory=dict)
+    experiment_parameters: dict | None = None
+    results_dir: str | None = None
+
+    @classmethod
+    def from_results(cls, path):
+        """The context `testbed run` wrote into the manifest of the results folder `path`."""
+        m = results.Run(path).manifest()
+        topo = m.get("topology") or {}
+        source = topo.get("file") if isinstance(topo, dict) else topo
+        return cls(topology=str(source or "default"), suite=m.get("suite", ""), scale=m.get("scale", "quick"),
+                   profiles=list(m.get("profiles") or ["default"]), parameters=dict(m.get("parameters") or {}),
+                   experiment_parameters=m.get("experiment_parameters"), results_dir=str(path))
+
+    def open_run(self):
+        """The results folder `testbed run` made for this context."""
+        return results.Run(self.results_dir)
+
+    def params_for(self, name):
+        """Experiment `name`'s parameters at this scale with this run's overrides."""
+        if self.experiment_parameters is not None and name == self.suite:
+            return dict(self.experiment_parameters)
+        exp = registry.get(name)
+        return exp.parameters(self.scale, {k: v for k, v in self.parameters.items() if k.lower() in exp.params})
+
+
+def resolve(suite, scale, sets):
+    """The typed `--set` overrides and the suite's parameters at `scale` with them."""
+    params = registry.get(suite).parameters(scale, sets)
+    return {str(k).lower(): params[str(k).lower()] for k in sets}, params
+
+
+class Session:
+    """The site one suite talks to: topology, state, SSH, pool and storage built once,
+    the run it records into, and what the suite set last (profile, WAN links)."""
+
+    def __init__(self, topo, state=None, ssh=None):
+        self.topo = topo
+        self.state = state or TestbedState(topo.name)
+        self.ssh = ssh or SSH(topo, self.state)
+        self.pool = Pool(topo, self.ssh)
+        self.storage = Storage(topo, self.ssh)
+        self.run = None
+        self.profile_in_force = None
+        self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last
+
+    # --- site and run ---------------------------------------------------------------
+    def wait_healthy(self, timeout, echo):
+        return health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=echo)
+
+    def guest_versions(self):
+        """condor, xrootd, kernel and os of the DTN (else the submit host), and the host's qemu."""
+        probe = self.topo.role_host("dtn") or self.topo.role_host("submit")
+        out = self.ssh.run(probe.name, VERSIONS_CMD).stdout
+        versions = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        versions["qemu"] = results.host_facts()["qemu"]
+        return versions
+
+    def record(self, name, value, unit="", **params):
+        if self.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        return self.run.record(name, float(value), unit, **params)
+
+    # --- profiles and WAN -----------------------------------------------------------
+    @property
+    def profile_name(self):
+        """The profile the suite applied last (`default` before any)."""
+        return self.profile_in_force.name if self.profile_in_force else "default"
+
+    def current_profile(self):
+        return self.profile_in_force or health.recorded_profile(self.state)
+
+    def apply_profile(self, name, echo):
+        """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""
+        prof = profiles.load(name)
+        outcome = tuning.apply(self.topo, self.ssh, prof, self.current_profile(), echo=echo)
+        health.record_profile(self.state, prof, outcome)
+        self.profile_in_force = prof
+        self.wan_in_force = {}  # a profile may set links of its own
+        if self.run is not None:
+            self.record("profile.apply_seconds", outcome["seconds"], "s", profile=name)
+        return outcome["seconds"]
+
+    def profile_mismatches(self, name):
+        """(values read back, mismatches) of profile `name` on the site."""
+        got, bad = tuning.read_back(self.topo, self.ssh, profiles.load(name))
+        return sum(len(v) for v in got.values()), bad
+
+    def set_wan_latency(self, a, b, rtt_ms, echo):
+        """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
+        rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
+                             count=10)
+        measured = rows[0]["measured_ms"]
+        self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
+        echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
+        if self.run is not None:
+            self.record("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
+        return measured
+
+    def measure_rtt(self, a, b):
+        return wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["measured_ms"]
+
+    def clear_wan(self):
+        self.wan_in_force = {}
+        wan.clear(self.topo, self.ssh, self.state)
+
+    # --- jobs -----------------------------------------------------------------------
+    def submit_sleep_jobs(self, count, seconds, requirements=None):
+        desc = submit_description("/bin/sleep", str(seconds), count=int(count), requirements=requirements)
+        return self.pool.submit(desc, f"{constants.SUBMIT_HOME}/jobs/sleep-{os.getpid()}-{time.time_ns()}")
+
+    def job_transfer_metrics(self, cluster):
+        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS)
+                if ad.get("JobStatus") == constants.JobStatus.COMPLETED]
+
+    def check_jobs_ran_on_role(self, cluster, role):
+        ads = self.pool.jobs(int(cluster), ["ClusterId", "ProcId", "LastRemoteHost", "JobStatus"])
+        hosts = {h.name for h in self.topo.with_role(role)}
+        for ad in ads:
+            where = str(ad.get("LastRemoteHost", "")).split("@")[-1].split(".")[0]
+            if where not in hosts:
+                raise AssertionError(f"job {cluster}.{ad['ProcId']} ran on {where!r}, not on a {role} host")
+        return ads
+
+    def check_startds_through_ccb(self):
+        try:
+            workers = self.pool.worker_startd_ads()
+        except RemoteError as e:
+            raise AssertionError(str(e)) from None
+        missing = [f"{m} {a}" for m, a in workers if "CCBID" not in a]
+        if missing:
+            raise AssertionError(f"{len(missing)} worker startd ads without a CCB contact: {missing[0][:160]}")
+        return len(workers)
+
+    def other_central_manager(self, host):
+        return [h.name for h in self.topo.with_role("cm") if h.name != host][0]
+
+    # --- storage --------------------------------------------------------------------
+    def check_raid(self, level, members):
+        info = self.storage.raid()
+        want = f"raid{int(level)}"
+        if info["level"] != want or len(info["members"]) != int(members) or info["degraded"] != "0" \
+                or info["state"] not in ("clean", "active", "active-idle"):
+            raise AssertionError(f"md0 is {info}, expected active {want} with {members} members")
+        return info
+
+    def check_caching_proxy_read(self, filename, echo):
+        expected = self.storage.origin_checksums()[filename]
+        endpoint = f"{self.storage.dtn.name}:{constants.XROOTD_CACHE_PORT}"
+        got, seconds = self.storage.read_via(endpoint, f"/data/{filename}")
+        if got != expected:
+            raise AssertionError(f"{filename} via {endpoint}: adler32 {got}, origin recorded {expected}")
+        echo(f"  {filename} via caching proxy: adler32 {got} matches origin ({seconds:.1f} s)")
+        return got
+
+
+def topology_file(topo):
+    """The absolute path of the file `topo` was read from (what a run context names)."""
+    return str(Path(topo.source).resolve())

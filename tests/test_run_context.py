@@ -1,0 +1,139 @@
+"""One run context: `testbed run` resolves the topology *by file*, the typed `--set`
+parameters and the profiles once, writes them into the manifest, and the Robot library
+reads them from there; the runner alone closes the manifest and writes one report."""
+import re
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+from robot.utils import Importer
+
+from testbed import PROJECT_ROOT
+from testbed.experiments import runner
+from testbed.model import topology
+from testbed.results import runs
+
+RESOURCE = PROJECT_ROOT / "robot" / "resources" / "experiment.resource"
+
+
+def elsewhere_topology(tmp_path):
+    """topologies/small.yaml copied to <tmp>/sites/mine.yaml under another `name:`."""
+    text = (PROJECT_ROOT / "topologies" / "small.yaml").read_text()
+    path = tmp_path / "sites" / "mine.yaml"
+    path.parent.mkdir()
+    path.write_text(re.sub(r"^name: small$", "name: elsewhere", text, flags=re.M))
+    return path
+
+
+class FakeRobot:
+    """subprocess.Popen for the runner: records robot's argv, 'runs' at once with rc 0."""
+    argv = None
+
+    def __init__(self, argv, cwd=None):
+        FakeRobot.argv = argv
+
+    def wait(self, timeout=None):
+        return 0
+
+
+def library_as_robot_imports_it(argv):
+    """TestbedLibrary built the way Robot builds it from experiment.resource's Library line:
+    its arguments' ${VARS} from robot's --variable options, else the resource's defaults."""
+    text = RESOURCE.read_text()
+    defaults = dict(re.findall(r"^\$\{(\w+)\}\s+(.*?)\s*$", text, flags=re.M))
+    given = dict(argv[i + 1].split(":", 1) for i, a in enumerate(argv) if a == "--variable")
+    values = {k: ("" if v == "${EMPTY}" else v) for k, v in defaults.items()} | given
+    line = next(line for line in text.splitlines() if "TestbedLibrary.py" in line)
+    args = [re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], a) for a in re.split(r"\s{2,}", line.strip())[2:]]
+    cls = Importer("test library").import_class_or_module_by_path(str(PROJECT_ROOT / "robot" / "libraries" /
+                                                                      "TestbedLibrary.py"))
+    return cls(*args)
+
+
+@pytest.fixture
+def fake_site(tmp_path, monkeypatch):
+    monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
+    monkeypatch.setattr(runner.accel, "detect", lambda: "tcg")
+    monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
+    monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=FakeRobot,
+                                                              TimeoutExpired=subprocess.TimeoutExpired))
+    return tmp_path
+
+
+def test_run_with_a_topology_file_elsewhere_drives_the_suite_against_that_file(fake_site, monkeypatch):
+    path = elsewhere_topology(fake_site)
+    monkeypatch.chdir(fake_site)                      # `testbed -t sites/mine.yaml run ...`
+    topo = topology.load("sites/mine.yaml")
+    assert topo.name == "elsewhere"                   # no topologies/elsewhere.yaml exists
+    rc, run = runner.run(topo, "e1", ["default"], "ci", ["rtts=0,20"], echo=lambda *_: None)
+    assert rc == 0
+    monkeypatch.chdir(PROJECT_ROOT)                   # robot runs in the project root
+    lib = library_as_robot_imports_it(FakeRobot.argv)
+    assert lib.topo.source.resolve() == path.resolve() and lib.topo.name == "elsewhere"
+    assert lib.experiment_parameters("e1")["rtts"] == [0, 20]
+    assert lib.profiles_to_compare() == ["default"]
+
+
+def test_the_manifest_holds_the_resolved_context_and_the_runner_writes_one_report(fake_site):
+    path = elsewhere_topology(fake_site)
+    rc, run = runner.run(topology.load(path), "e1", ["default"], "ci", {"rtts": "0,20"},
+                         echo=lambda *_: None)
+    m = run.manifest()
+    assert m["topology"]["file"] == str(path.resolve()) and m["topology"]["name"] == "elsewhere"
+    assert m["parameters"] == {"rtts": [0, 20]} and m["experiment_parameters"]["rtts"] == [0, 20]
+    assert m["scale"] == "ci" and m["profiles"] == ["default"] and m["status"] == "complete"
+    assert (run.path / "report.html").exists()
+    assert not (run.path / "figures.html").exists() and not (run.path / "comparison.html").exists()
+    argv = " ".join(FakeRobot.argv)
+    assert "TOPOLOGY:" not in argv and "RTTS:" not in argv and f"RESULTS_DIR:{run.path}" in argv
+
+
+def test_the_library_leaves_a_runners_manifest_to_the_runner(fake_site):
+    rc, run = runner.run(topology.load(elsewhere_topology(fake_site)), "smoke", ["default"], "ci", {},
+                         echo=lambda *_: None)
+    run.update(status="running")
+    lib = library_as_robot_imports_it(FakeRobot.argv)
+    lib.run = runs.Run(run.path)
+    lib.finish_experiment()
+    assert run.manifest()["status"] == "running"
+
+
+def test_the_vagrantfile_reads_the_plan_of_the_topology_file(tmp_path):
+    from testbed.machines import site
+    topo = topology.load(elsewhere_topology(tmp_path))
+    env = site.vagrant_env(topo)
+    assert env["TESTBED_TOPOLOGY"] == "elsewhere" and env["TESTBED_TOPOLOGY_FILE"] == str(topo.source.resolve())
+    text = (PROJECT_ROOT / "Vagrantfile").read_text()
+    assert "TESTBED_TOPOLOGY_FILE" in text
+    ruby = subprocess.run(["which", "ruby"], capture_output=True).returncode == 0
+    if ruby:
+        assert subprocess.run(["ruby", "-c", str(PROJECT_ROOT / "Vagrantfile")], capture_output=True).returncode == 0
+
+
+ADAPTERS = ("TestbedLibrary", "TransferLibrary", "SiteInABoxLibrary", "FaxLibrary", "HpcLibrary")
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_robot_libraries_import_experiments_and_model_only(name):
+    import ast
+    tree = ast.parse((PROJECT_ROOT / "robot" / "libraries" / f"{name}.py").read_text())
+    layers = {node.module.split(".")[1] for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("testbed.")}
+    layers |= {alias.name.split(".")[1] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names if alias.name.startswith("testbed.")}
+    assert layers <= {"experiments", "model"}, f"{name} imports testbed.{sorted(layers - {'experiments', 'model'})}"
+
+
+def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch):
+    lib = library_as_robot_imports_it([])             # no RESULTS_DIR: the resource's TOPOLOGY (small)
+    assert lib.context is None and lib.topo.name == "small"
+    monkeypatch.setattr(lib.site, "guest_versions", lambda: {"condor": "23.9"})
+    path = lib.start_experiment("smoke")
+    lib.record_metric("wan.rtt_measured", "0.5", "ms", link="a-b", rtt_ms="20")
+    lib.finish_experiment()
+    run = runs.Run(path)
+    m = run.manifest()
+    assert m["status"] == "complete" and m["versions"] == {"condor": "23.9"} and m["suite"] == "smoke"
+    assert m["topology"]["file"] == str((PROJECT_ROOT / "topologies" / "small.yaml").resolve())
+    assert run.metrics()[0]["params"] == {"link": "a-b", "rtt_ms": 20}
+    assert (run.path / "report.html").exists()
