@@ -84,7 +84,7 @@ def test_html_report_has_table_and_one_plot_per_metric_and_axis(tmp_path):
         ("e1.efficiency_lost", 0.1 * r, "ratio", {"rtt_ms": r, "rate": "W", "profile": p})
         for r in (0, 40, 80) for p in ("default", "wan-tuned")
     ] + [("e1.submit_rx_rate", float(t), "MB/s", {"t": float(t), "profile": "default"}) for t in range(5)])
-    path, pngs = compare.render_html([run], tmp_path / "report.html", compare.load_paper(),
+    path, pngs = compare.render_html([run], tmp_path / "summary.html", compare.load_paper(),
                                      axes=registry.plot_axes())
     text = path.read_text()
     assert "<table>" in text and "e1.efficiency_lost" in text and "seed 000" in text

@@ -82,7 +82,7 @@ def test_the_manifest_holds_the_resolved_context_and_the_runner_writes_one_repor
     assert m["topology"]["file"] == str(path.resolve()) and m["topology"]["name"] == "elsewhere"
     assert m["parameters"] == {"rtts": [0, 20]} and m["experiment_parameters"]["rtts"] == [0, 20]
     assert m["scale"] == "ci" and m["profiles"] == ["default"] and m["status"] == "complete"
-    assert (run.path / "report.html").exists()
+    assert (run.path / "summary.html").exists()
     assert not (run.path / "figures.html").exists() and not (run.path / "comparison.html").exists()
     argv = " ".join(FakeRobot.argv)
     assert "TOPOLOGY:" not in argv and "RTTS:" not in argv and f"RESULTS_DIR:{run.path}" in argv
@@ -136,4 +136,9 @@ def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch
     assert m["status"] == "complete" and m["versions"] == {"condor": "23.9"} and m["suite"] == "smoke"
     assert m["topology"]["file"] == str((PROJECT_ROOT / "topologies" / "small.yaml").resolve())
     assert run.metrics()[0]["params"] == {"link": "a-b", "rtt_ms": 20}
-    assert (run.path / "report.html").exists()
+    assert (run.path / "summary.html").exists()
+
+
+def test_the_runs_report_is_not_a_file_robot_writes_in_the_same_folder():
+    from testbed.experiments import runner
+    assert runner.REPORT not in {"report.html", "log.html", "output.xml"}

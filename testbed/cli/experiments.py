@@ -17,7 +17,7 @@ def cmd_run(args):
         snapshots.restore(topo, args.from_snapshot, ssh)
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
-    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)  # writes report.html
+    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)  # writes summary.html
     _print_comparison([run], against_paper=True)
     return rc
 
@@ -150,6 +150,6 @@ def cmd_demo(args):
     sets, why = head.sized_for("quick", accelerator, topo)
     for line in why:
         print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
-    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)  # writes report.html
+    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)  # writes summary.html
     _print_comparison([run], against_paper=True)
     return rc

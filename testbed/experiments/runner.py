@@ -5,7 +5,7 @@ the profiles, the typed `--set` parameters) and writes it into the results
 folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
 own text) and the library reads the context from the manifest. The runner alone
 closes the manifest (complete, failed or interrupted) and writes the run's one
-report, `report.html` (figures and the comparison with the paper). Plain
+report, `summary.html` (figures and the comparison with the paper). Plain
 `robot robot/suites/X.robot` works too: the library then opens, closes and
 reports its own folder.
 """
@@ -25,7 +25,7 @@ from testbed.model.schema import load_yaml
 
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-REPORT = "report.html"
+REPORT = "summary.html"
 
 
 def suite_file(name):
@@ -66,7 +66,7 @@ def open_run(topo, suite, profile_list, scale, sets):
 
 
 def write_report(run, echo=print):
-    """The run's one HTML report, `report.html`: its figures and the comparison with the paper."""
+    """The run's one HTML report, `summary.html`: its figures and the comparison with the paper."""
     path, pngs = compare.render_html([run], run.path / REPORT, compare.load_paper(), title=run.label,
                                      axes=registry.plot_axes(), figure_makers=registry.figure_makers(),
                                      table_makers=registry.table_makers())

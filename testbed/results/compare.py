@@ -27,6 +27,7 @@ from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader, load_yaml
+from testbed.results import verdict
 
 PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
@@ -217,14 +218,22 @@ def table(runs, figures=None):
     return headers, out, legend
 
 
+def verdicts(runs, paper_dir=PAPER_DIR):
+    """[(run, [Verdict])]: each run's paper claims and their verdicts (results/verdict.py)."""
+    return verdict.for_runs(runs, sorted(Path(paper_dir).glob("*.yaml")))
+
+
 def render_text(runs, figures=None, table_makers=None):
+    """The comparison table, the experiments' own tables and, against the paper, the verdict
+    of each of the paper's claims."""
     headers, rows, legend = table(runs, figures)
     if not rows:
         return "no metrics recorded in " + ", ".join(r.label for r in runs)
     status = [f"{r.label}: {r.manifest().get('status')}" for r in runs]
     extra = experiment_tables(runs, table_makers)
+    judged = verdict.render_text(verdicts(runs)) if figures is not None else ""
     return "\n".join(legend + [tables.render(headers, rows)] + (["", extra, ""] if extra else [])
-                     + ["status: " + "; ".join(status)])
+                     + (["", judged, ""] if judged else []) + ["status: " + "; ".join(status)])
 
 
 def plots(runs, outdir, axes=None, figure_makers=None):
@@ -285,6 +294,18 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
     for row in rows:
         parts.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>")
     parts.append("</table>")
+    if figures is not None:
+        for run, judged in verdicts(runs):
+            vh, vrows = verdict.table(judged)
+            parts.append(f"<h2>Does {esc(run.label)} reproduce the paper?</h2>"
+                         f"<p>{esc(verdict.INTERVAL_METHOD)}</p><table><tr>"
+                         + "".join(f"<th>{esc(h)}</th>" for h in vh) + "</tr>")
+            colour = {verdict.REPRODUCED: "#dfd", verdict.CONTRADICTED: "#fdd"}
+            for row in vrows:
+                bg = colour.get(row[1], "#fff")
+                parts.append(f"<tr style='background:{bg}'>" + "".join(f"<td>{esc(str(c))}</td>" for c in row)
+                             + "</tr>")
+            parts.append("</table><ul>" + "".join(f"<li>{esc(x.line())}</li>" for x in judged) + "</ul>")
     extra = experiment_tables(runs, table_makers)
     if extra:
         parts.append(f"<h2>Tables</h2><pre>{esc(extra)}</pre>")

@@ -291,5 +291,5 @@ def render_text(pairs):
         summary = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
         parts.append(f"Does {run.label} reproduce the paper? ({summary}; {INTERVAL_METHOD})\n"
                      + tables.render(headers, rows))
-        parts += [f"  {x.line()}" for x in verdicts if x.verdict == INCONCLUSIVE and x.more_trials]
+        parts += [f"  {x.line()}" for x in verdicts if x.verdict == INCONCLUSIVE]
     return "\n".join(parts)
