@@ -107,3 +107,20 @@ def test_paper_figures_come_from_every_file_of_the_paper_folder():
     assert {"e1.yaml", "e2.yaml"} <= files
     assert {f["metric"].split(".")[0] for f in figures} == {name[:-len(".yaml")] for name in files}
     assert len(compare.load_paper(compare.PAPER_DIR / "e2.yaml")) < len(figures)
+
+
+def test_a_repeated_run_shows_the_median_and_interval_and_plots_error_bars(tmp_path):
+    from testbed.results import runs as results
+    run = results.Run.create("e1", ["default"], topology={"name": "t"}, profile_contents={}, accel="tcg",
+                             root=tmp_path)
+    for trial, (a, b) in enumerate([(0.25, 0.5), (0.37, 0.53), (0.27, 0.77)], 1):
+        trial_run = results.Run(run.path, trial=trial)
+        trial_run.record("e1.efficiency_lost", a, "ratio", rtt_ms=0, rate="2W")
+        trial_run.record("e1.efficiency_lost", b, "ratio", rtt_ms=80, rate="2W")
+        assert [r["value"] for r in trial_run.metrics()] == [a, b]  # a trial sees its own records
+    assert len(run.metrics()) == 6
+    headers, rows, _ = compare.table([run])
+    row = next(r for r in rows if "rtt_ms=80" in r[1])
+    assert row[3].startswith("0.53 [") and row[3].endswith("n=3")
+    pngs = compare.plots([run], tmp_path / "plots", {"e1": ("rtt_ms",)})
+    assert [p.name for p in pngs] == ["e1_efficiency_lost-vs-rtt_ms.png"]

@@ -59,7 +59,9 @@ class RunContext:
 
     def open_run(self):
         """The results folder `testbed run` made for this context."""
-        return results.Run(self.results_dir)
+        run = results.Run(self.results_dir)
+        trials = run.manifest().get("trials") or 1
+        return results.Run(self.results_dir, trial=run.manifest().get("trial") if trials > 1 else None)
 
     def params_for(self, name):
         """Experiment `name`'s parameters at this scale with this run's overrides."""

@@ -19,6 +19,7 @@ without them there are only the table and the line plots.
 """
 import html
 import math
+import statistics
 import sys
 from collections import OrderedDict, defaultdict
 from pathlib import Path
@@ -31,6 +32,7 @@ from testbed.results import verdict
 
 PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
+TRIAL_PARAM = "trial"  # a repeated run's records carry the trial they belong to
 DEFAULT_AXES = (SERIES_PARAM,)
 
 
@@ -90,12 +92,14 @@ def _axes_for(axes, run):
     return tuple(axes)
 
 
-def collect(runs, axes=None):
-    """(columns, rows, series): rows {(metric, params-tuple, unit): {column: mean}},
+def collect(runs, axes=None, trials=None):
+    """(columns, rows, series): rows {(metric, params-tuple, unit): {column: value}},
     series {metric: {(column, other-params): [(x, y)]}} for plotting. `axes`: the x
-    parameters, {suite: (name, ...)} or one tuple for all runs."""
+    parameters, {suite: (name, ...)} or one tuple for all runs. A repeated run's records
+    carry `trial`: a row's value is the median over the trials of each trial's mean, and
+    `trials` (a dict, when given) receives {row key: {column: [each trial's mean]}}."""
     columns = []
-    sums = defaultdict(lambda: defaultdict(list))
+    sums = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     series = defaultdict(lambda: defaultdict(list))
     for run in runs:
         default_profile = (run.manifest().get("profiles") or ["default"])[0]  # read once per run
@@ -104,7 +108,8 @@ def collect(runs, axes=None):
             col = series_key(run.label, default_profile, rec)
             if col not in columns:
                 columns.append(col)
-            params = {k: v for k, v in rec.get("params", {}).items() if k != "profile"}
+            params = {k: v for k, v in rec.get("params", {}).items() if k not in ("profile", TRIAL_PARAM)}
+            trial = rec.get("params", {}).get(TRIAL_PARAM, 1)
             x_name = next((p for p in x_params if isinstance(params.get(p), (int, float))), None)
             if x_name:
                 others = tuple(sorted((k, v) for k, v in params.items() if k != x_name))
@@ -113,11 +118,23 @@ def collect(runs, axes=None):
             if SERIES_PARAM in params:
                 continue
             key = (rec["name"], tuple(sorted(params.items())), rec.get("unit", ""))
-            sums[key][col].append(rec["value"])
+            sums[key][col][trial].append(rec["value"])
     rows = OrderedDict()
     for key in sorted(sums, key=lambda k: (k[0], [str(v) for v in k[1]])):
-        rows[key] = {col: sum(v) / len(v) for col, v in sums[key].items()}
+        per_trial = {col: [sum(v) / len(v) for _t, v in sorted(by_trial.items())]
+                     for col, by_trial in sums[key].items()}
+        rows[key] = {col: statistics.median(v) for col, v in per_trial.items()}
+        if trials is not None:
+            trials[key] = per_trial
     return columns, rows, series
+
+
+def _cell(value, per_trial):
+    """A table cell: the value, and with several trials the 95% interval on their mean."""
+    if len(per_trial) < 2:
+        return _fmt(float(value))
+    _mean, _median, lo, hi = verdict.interval(per_trial)
+    return f"{_fmt(float(value))} [{_fmt(lo)}, {_fmt(hi)}] n={len(per_trial)}"
 
 
 def ratio(values, columns):
@@ -190,7 +207,8 @@ def experiment_figures(runs, outdir, figure_makers=None):
 
 def table(runs, figures=None):
     """(headers, rows, legend) for the terminal and the report."""
-    columns, rows, _ = collect(runs, axes=DEFAULT_AXES)
+    spreads = {}
+    columns, rows, _ = collect(runs, axes=DEFAULT_AXES, trials=spreads)
     labels, legend = column_labels(columns)
     headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
     if figures is not None:
@@ -199,7 +217,7 @@ def table(runs, figures=None):
     for (metric, params, unit), values in rows.items():
         r = ratio(values, columns)
         row = [metric, _fmt_params(dict(params)), unit] + \
-              [_fmt(float(values[c])) if c in values else "-" for c in columns] + \
+              [_cell(values[c], spreads[(metric, params, unit)][c]) if c in values else "-" for c in columns] + \
               [f"{r:.2f}x" if r is not None and math.isfinite(r) else "-"]
         if figures is not None:
             fig = paper_match(figures, metric, params)
@@ -255,6 +273,18 @@ def plots(runs, outdir, axes=None, figure_makers=None):
         for (col, others), points in sorted(lines.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
             points.sort()
             label = labels[col] + ("" if not others else " " + _fmt_params(dict(others)))
+            by_x = OrderedDict()
+            for x, y in points:
+                by_x.setdefault(x, []).append(y)
+            if x_name != SERIES_PARAM and any(len(ys) > 1 for ys in by_x.values()):
+                # repeated trials: the median and the 95% interval at each x
+                xs = list(by_x)
+                mids = [statistics.median(ys) for ys in by_x.values()]
+                bands = [verdict.interval(ys)[2:] if len(ys) > 1 else (m, m) for ys, m in zip(by_x.values(), mids)]
+                ax.errorbar(xs, mids, yerr=[[max(0.0, m - lo) for m, (lo, _) in zip(mids, bands)],
+                                            [max(0.0, hi - m) for m, (_, hi) in zip(mids, bands)]],
+                            marker="o", capsize=3, label=label + " (median, 95% interval)")
+                continue
             ax.plot([p[0] for p in points], [p[1] for p in points],
                     marker="" if x_name == SERIES_PARAM else "o", label=label)
         ax.set_xlabel({"t": "time (s)", "rtt_ms": "RTT (ms)"}.get(x_name, x_name))

@@ -96,8 +96,12 @@ def validate_metric(name, value, unit, params):
 class Run:
     """One results folder. Create it with `Run.create`, reopen with `Run(path)`."""
 
-    def __init__(self, path):
+    def __init__(self, path, trial=None):
+        """`trial`: the trial (1, 2, ...) of a repeated run this process records for: its
+        records carry `trial` and `metrics()` returns that trial's records only (what a
+        suite's summary row computes from). Without it, every record of the run."""
         self.path = Path(path)
+        self.trial = trial
         self.manifest_path = self.path / "manifest.json"
         self.metrics_path = self.path / "metrics.jsonl"
 
@@ -148,6 +152,8 @@ class Run:
 
     def record(self, name, value, unit="", **params):
         """Append one measurement; returns the record."""
+        if self.trial is not None:
+            params = dict(params, trial=self.trial)
         validate_metric(name, value, unit, params)
         rec = {"name": name, "value": value, "unit": unit, "params": params, "time": utc()}
         line = json.dumps(rec, sort_keys=True) + "\n"
@@ -169,9 +175,11 @@ class Run:
             if not line:
                 continue
             try:
-                out.append(json.loads(line))
+                rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if self.trial is None or rec.get("params", {}).get("trial", 1) == self.trial:
+                out.append(rec)
         return out
 
     @property
