@@ -113,3 +113,37 @@ def test_the_verdict_table_counts_and_lists_each_claim():
     text = v.render_text([(run, verdicts)])
     assert text.startswith("Does 20261125T000000Z-e1-default reproduce the paper? (1 inconclusive, 1 reproduced;")
     assert "c1     reproduced    3" in text and "trials would decide it" in text
+
+
+def test_each_suite_has_one_claim_row_per_declared_claim_in_order():
+    from robot.api import TestSuiteBuilder
+
+    from testbed.experiments import registry
+    for exp in registry.experiments().values():
+        if not exp.paper:
+            continue
+        suite = TestSuiteBuilder().build(str(exp.suite_path))
+        rows = [(t.name, t.template, [str(a) for a in t.body[0].args]) for t in suite.tests if "claim" in t.tags]
+        want = [(c.id, "Paper Claim Should Hold", [c.id]) for c in v.load_file(exp.paper_path)]
+        assert rows == want, f"{exp.suite}: claim rows differ from {exp.paper}'s claims"
+        assert all("claim" in t.tags for t in suite.tests[-len(want):]), f"{exp.suite}: claim rows must come last"
+
+
+def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_path):
+    from testbed.experiments import session
+    from testbed.results import runs as results
+    run = results.Run.create("e1", ["default", "wan-tuned"], topology={"name": "t"}, profile_contents={},
+                             accel="tcg", root=tmp_path)
+    run.update(trials=3)
+    site = session.Session.__new__(session.Session)
+    for trial, (at0, at80) in enumerate([(0.3, 0.6), (0.3, 0.63), (0.3, 0.57)], 1):
+        run.update(trial=trial)
+        site.run = results.Run(run.path, trial=trial)
+        site.run.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate="2W", profile="default")
+        site.run.record("e1.efficiency_lost", at80, "ratio", rtt_ms=80.0, rate="2W", profile="default")
+        found, why = site.claim_verdict("e1", "e1-loss-grows-with-rtt")
+        if trial < 3:
+            assert found is None and why == f"judged after the last trial (this is trial {trial} of 3)"
+    assert found.verdict == v.REPRODUCED and len(found.values) == 3
+    with pytest.raises(AssertionError, match="no claim 'e1-nothing'"):
+        site.claim_verdict("e1", "e1-nothing")

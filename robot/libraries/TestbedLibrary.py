@@ -124,6 +124,24 @@ class TestbedLibrary:
         return [r["value"] for r in self.run.metrics() if r["name"] == name
                 and all(str(r.get("params", {}).get(k)) == v for k, v in want.items())]
 
+    @keyword
+    def paper_claim_should_hold(self, claim_id):
+        """One of the paper's headline claims (results/paper/<suite>.yaml `claims:`), judged
+        over every trial of this run: FAIL when contradicted, SKIP when this run has no data
+        for it (or it is judged after a later trial), PASS with the verdict as the message."""
+        found, why = self.site.claim_verdict(self.context.suite if self.context else self.run.manifest()["suite"],
+                                             claim_id)
+        if found is None:
+            raise SkipExecution(why)
+        line = found.line()
+        logger.console(f"  {line}")
+        if found.verdict == "no data":
+            raise SkipExecution(line)
+        if not found.passes:
+            raise AssertionError(line)
+        BuiltIn().set_test_message(line)
+        return found.verdict
+
     # --- parameters and rows ----------------------------------------------------------
     @keyword
     def experiment_parameters(self, name):

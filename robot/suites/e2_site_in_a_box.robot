@@ -168,6 +168,27 @@ flock-to-pool
     Record Metric    e2.submit_to_start    ${r}[seconds]    s    route=${r}[route]
     Should Start With    ${r}[host]    worker
 
+e2-stripe-cache-speeds-up-raid-writes
+    [Documentation]    seed 001, RAID tuning (60 -> 700 MB/s, 11.7x): "increasing stripe_cache_size from 256 to 32768 raised the RAID6 write rate"
+    ...    Judged over every trial of the run (e2.raid_write_speedup, paper > 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e2-stripe-cache-speeds-up-raid-writes
+
+e2-reads-drop-under-raid-writes
+    [Documentation]    seed 001, cache tests (cache reads throttled by RAID6 writes): "reads on the RAID6 array degrade while it is being written"
+    ...    Judged over every trial of the run (e2.raid_read_under_writes, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e2-reads-drop-under-raid-writes
+
+e2-cache-slower-than-direct
+    [Documentation]    seed 001, cache vs direct (0.23 at stripe cache 256, 0.49 at 32768): "reads through the caching proxy were slower than direct reads while its RAID6 was written"
+    ...    Judged over every trial of the run (e2.cached_over_uncached, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e2-cache-slower-than-direct
+
 *** Keywords ***
 Put The Origin Behind The WAN
     [Documentation]    The site healthy, the run's folder open, `default` in force and the

@@ -274,6 +274,41 @@ baselines-disk-and-memory
     END
     Record Metric    e3.disk_over_memory    ${{ $b['disk']['events_per_s'] / $b['memory']['events_per_s'] }}    ratio
 
+e3-diagonal-beats-off-diagonal
+    [Documentation]    seed 002, the site x site matrix: "off-diagonal (remote) reads are slower than reads at the storage's own site"
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=40}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-diagonal-beats-off-diagonal
+
+e3-penalty-grows-with-rtt
+    [Documentation]    seed 002, RTT penalty vs RTT: "the RTT penalty grows with the round-trip time"
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=5}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-penalty-grows-with-rtt
+
+e3-larger-cache-lowers-penalty
+    [Documentation]    seed 002, 10 MB vs 30 MB TTreeCache: "suboptimal TTC size and learning phase result in larger than optimal RTT penalty"
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=30,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=80}, paper > 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-larger-cache-lowers-penalty
+
+e3-rate-flat-with-concurrency
+    [Documentation]    seed 002, concurrency test (spread 1.26): "the per-job event rate stays flat as concurrent jobs are added, up to the server's limit"
+    ...    Judged over every trial of the run (e3.concurrency_spread, paper < 1.5).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-rate-flat-with-concurrency
+
+e3-disk-slower-than-memory
+    [Documentation]    seed 002, baselines (600 vs 1300 events/s): "reading from disk is slower than from memory"
+    ...    Judged over every trial of the run (e3.disk_over_memory, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-disk-slower-than-memory
+
 *** Keywords ***
 Build The Sites
     Start Experiment On A Healthy Site    e3

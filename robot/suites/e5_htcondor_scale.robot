@@ -213,6 +213,34 @@ ccb-outage
     Running Jobs Should Not Have Restarted    ${before}    ccb-return
     [Teardown]    Leave The Pool Healthy Unless Skipped
 
+e5-failover-loses-no-job
+    [Documentation]    seed 004, high availability: "jobs survive the loss of a central manager (they reconnect)"
+    ...    Judged over every trial of the run (e5.jobs_restarted, paper < 0.5).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e5-failover-loses-no-job
+
+e5-shared-port-cuts-streams
+    [Documentation]    seed 004, TCP connections: "the shared port daemon cut the TCP streams per worker from 11 to 5"
+    ...    Judged over every trial of the run (e5.tcp_streams_after_over_before, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e5-shared-port-cuts-streams
+
+e5-negotiation-slower-over-wan
+    [Documentation]    seed 004, negotiation over the WAN: "a negotiation cycle of 1000 requests took 30 s on the LAN and 1153 s over 100 ms"
+    ...    Judged over every trial of the run (e5.negotiation_wan_over_lan, paper > 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e5-negotiation-slower-over-wan
+
+e5-jobs-per-gb-of-submit-memory
+    [Documentation]    seed 004, schedd memory: "about 742 running jobs per GB of schedd memory"
+    ...    Judged over every trial of the run (e5.jobs_per_gb, paper > 0).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e5-jobs-per-gb-of-submit-memory
+
 *** Keywords ***
 Prepare The Pool
     [Documentation]    The site healthy, the run's folder open, `default` in force, and the

@@ -21,7 +21,7 @@ from testbed.model.state import TestbedState
 from testbed.network import netem, wan
 from testbed.remote import health
 from testbed.remote.ssh import SSH
-from testbed.results import runs as results
+from testbed.results import runs as results, verdict
 from testbed.services import tuning
 from testbed.services.condor import Pool, submit_description
 from testbed.services.storage import Storage
@@ -107,6 +107,21 @@ class Session:
         if self.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
         return self.run.record(name, float(value), unit, **params)
+
+    def claim_verdict(self, suite, claim_id):
+        """The verdict of one of the paper's claims over every trial this run has recorded so
+        far: (Verdict, None), or (None, why it is not judged yet) in a trial before the last."""
+        if self.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        exp = registry.get(suite)
+        claims = {c.id: c for c in verdict.load_file(exp.paper_path)} if exp.paper else {}
+        if claim_id not in claims:
+            raise AssertionError(f"{exp.paper or suite}: no claim {claim_id!r} (claims: {', '.join(claims) or 'none'})")
+        manifest = self.run.manifest()
+        trials, trial = manifest.get("trials") or 1, manifest.get("trial") or 1
+        if trial < trials:
+            return None, f"judged after the last trial (this is trial {trial} of {trials})"
+        return verdict.evaluate(claims[claim_id], results.Run(self.run.path).metrics()), None
 
     # --- profiles and WAN -----------------------------------------------------------
     @property
