@@ -139,8 +139,8 @@ def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_pa
     for trial, (at0, at80) in enumerate([(0.3, 0.6), (0.3, 0.63), (0.3, 0.57)], 1):
         run.update(trial=trial)
         site.run = results.Run(run.path, trial=trial)
-        site.run.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate="2W", profile="default")
-        site.run.record("e1.efficiency_lost", at80, "ratio", rtt_ms=80.0, rate="2W", profile="default")
+        site.run.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate="2W", profile="table4-default")
+        site.run.record("e1.efficiency_lost", at80, "ratio", rtt_ms=80.0, rate="2W", profile="table4-default")
         found, why = site.claim_verdict("e1", "e1-loss-grows-with-rtt")
         if trial < 3:
             assert found is None and why == f"judged after the last trial (this is trial {trial} of 3)"

@@ -191,3 +191,13 @@ def test_sweep_summaries_and_output_checks_from_recorded_points():
     assert sizes == {0: 419430, 1: 1}
     assert transfer.bad_outputs(3, 0.4, sizes) == [1, 2]
     assert transfer.rate_label(1) == "W" and transfer.rate_label("2") == "2W"
+
+
+def test_a_tuned_profiles_gain_is_over_the_profile_it_extends():
+    from testbed.experiments import e1_transfer as transfer
+    recs = [{"name": "e1.efficiency_lost", "value": v, "params": {"profile": p, "rate": "2W", "rtt_ms": 80.0}}
+            for p, v in (("table4-default", 0.8), ("table4-updated", 0.4), ("default", 0.6), ("wan-tuned", 0.3),
+                         ("transfer-plain", 0.5))]
+    gains = {p["profile"]: g for g, p in transfer.tuning_gains(recs, 80)}
+    assert gains == {"table4-updated": 2.0, "wan-tuned": 2.0, "transfer-plain": 1.2, "table4-default": 0.625}
+    assert transfer.tuning_gains(recs[:1] + recs[3:4], 80) == []  # no pair measured

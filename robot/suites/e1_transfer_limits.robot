@@ -27,7 +27,9 @@ Documentation     E1 - Limits of the HTCondor transfer system (seed 000_0d45099a
 ...               sweep's W, so they run once in the Suite Setup (recorded there, passed on as
 ...               ${TCP} and ${SATURATION}); the tests `raw-tcp` and `saturation` assert on them.
 ...               The sweep has one row per point of the full scale (RTT x rate x profile, for the
-...               profiles default, wan-tuned and transfer-plain); a row that is not a point of this
+...               paper's two Table 4 columns table4-default and table4-updated, on an HTCondor 8.6-like
+...               site: 10 concurrent uploads, unencrypted transfers; and this site's own default,
+...               wan-tuned and transfer-plain); a row that is not a point of this
 ...               run's scale and --set parameters, or whose profile is not compared, is skipped
 ...               with a message saying so. Rerun one point with e.g. `--test rtt80-2W-wan-tuned` or
 ...               `--include RTT80AND2W`. `latency-shape` computes the paper's ratios from the
@@ -64,6 +66,86 @@ saturation
     ...    sustained ${SATURATION}[sustained] MB/s is above 1.1 x raw TCP (${TCP}[rate] MB/s)
     Should Be True    0 < $SATURATION['cpu_efficiency'] <= 1
     ...    CPU efficiency ${SATURATION}[cpu_efficiency] is not a fraction
+
+rtt0-W-table4-default
+    [Tags]    RTT0    W    profile:table4-default
+    table4-default    0    1
+
+rtt0-2W-table4-default
+    [Tags]    RTT0    2W    profile:table4-default
+    table4-default    0    2
+
+rtt10-W-table4-default
+    [Tags]    RTT10    W    profile:table4-default
+    table4-default    10    1
+
+rtt10-2W-table4-default
+    [Tags]    RTT10    2W    profile:table4-default
+    table4-default    10    2
+
+rtt20-W-table4-default
+    [Tags]    RTT20    W    profile:table4-default
+    table4-default    20    1
+
+rtt20-2W-table4-default
+    [Tags]    RTT20    2W    profile:table4-default
+    table4-default    20    2
+
+rtt40-W-table4-default
+    [Tags]    RTT40    W    profile:table4-default
+    table4-default    40    1
+
+rtt40-2W-table4-default
+    [Tags]    RTT40    2W    profile:table4-default
+    table4-default    40    2
+
+rtt80-W-table4-default
+    [Tags]    RTT80    W    profile:table4-default
+    table4-default    80    1
+
+rtt80-2W-table4-default
+    [Tags]    RTT80    2W    profile:table4-default
+    table4-default    80    2
+
+rtt0-W-table4-updated
+    [Tags]    RTT0    W    profile:table4-updated
+    table4-updated    0    1
+
+rtt0-2W-table4-updated
+    [Tags]    RTT0    2W    profile:table4-updated
+    table4-updated    0    2
+
+rtt10-W-table4-updated
+    [Tags]    RTT10    W    profile:table4-updated
+    table4-updated    10    1
+
+rtt10-2W-table4-updated
+    [Tags]    RTT10    2W    profile:table4-updated
+    table4-updated    10    2
+
+rtt20-W-table4-updated
+    [Tags]    RTT20    W    profile:table4-updated
+    table4-updated    20    1
+
+rtt20-2W-table4-updated
+    [Tags]    RTT20    2W    profile:table4-updated
+    table4-updated    20    2
+
+rtt40-W-table4-updated
+    [Tags]    RTT40    W    profile:table4-updated
+    table4-updated    40    1
+
+rtt40-2W-table4-updated
+    [Tags]    RTT40    2W    profile:table4-updated
+    table4-updated    40    2
+
+rtt80-W-table4-updated
+    [Tags]    RTT80    W    profile:table4-updated
+    table4-updated    80    1
+
+rtt80-2W-table4-updated
+    [Tags]    RTT80    2W    profile:table4-updated
+    table4-updated    80    2
 
 rtt0-W-default
     [Tags]    RTT0    W    profile:default
