@@ -156,7 +156,8 @@ def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
     from testbed.services import condor
     from testbed.model import topology
     from testbed.remote.ssh import Result
-    monkeypatch.setattr(condor.time, "sleep", lambda s: None)
+    from testbed.remote import poll
+    monkeypatch.setattr(poll.time, "sleep", lambda s: None)
 
     class FakeSSH:
         def __init__(self, counts):
