@@ -205,6 +205,12 @@ class Schedd:
         return f"condor_status {args}"
 
 
+def parse_killed(text):
+    """N of the `killed=N` line a kill script prints (0 without one)."""
+    m = re.search(r"^killed=(\d+)$", text, re.MULTILINE)
+    return int(m.group(1)) if m else 0
+
+
 class Daemons:
     """The HTCondor daemons of one host."""
 
@@ -231,8 +237,7 @@ class Daemons:
     def kill(self, daemon):
         """SIGKILL every process of one daemon (its master restarts it after a back-off).
         Returns how many processes were killed; RemoteError when none ran."""
-        m = re.search(r"^killed=(\d+)$", self.ssh.run(self.host, self.kill_script(daemon)).stdout, re.MULTILINE)
-        killed = int(m.group(1)) if m else 0
+        killed = parse_killed(self.ssh.run(self.host, self.kill_script(daemon)).stdout)
         if not killed:
             raise RemoteError(f"{self.host}: no {comm(daemon)} process to kill")
         return killed
@@ -288,14 +293,16 @@ class Daemons:
         res = self.ssh.run(self.host, f"pgrep -o -x {comm(daemon)}", check=False)
         return int(res.stdout.split()[0]) if res.ok and res.stdout.split() else None
 
-    def wait_running(self, daemon, timeout=120, poll=2):
-        """Seconds until a daemon's process runs again."""
-        return float(wait_for(f"{comm(daemon)} running", lambda: self.is_running(daemon), timeout, poll,
-                              host=self.host, message=f"{self.host}: {comm(daemon)} not running {timeout} s later"))
+    def wait_running(self, daemon, timeout=120, poll=2, running=None):
+        """Seconds until a daemon's process runs again (`running`: the check, default is_running)."""
+        running = running or (lambda: self.is_running(daemon))
+        return float(wait_for(f"{comm(daemon)} running", running, timeout, poll, host=self.host,
+                              message=f"{self.host}: {comm(daemon)} not running {timeout} s later"))
 
-    def wait_stopped(self, daemon, timeout=60, poll=2):
-        return float(wait_for(f"{comm(daemon)} stopped", lambda: not self.is_running(daemon), timeout, poll,
-                              host=self.host,
+    def wait_stopped(self, daemon, timeout=60, poll=2, running=None):
+        """Seconds until a daemon's process is gone (after condor_off)."""
+        running = running or (lambda: self.is_running(daemon))
+        return float(wait_for(f"{comm(daemon)} stopped", lambda: not running(), timeout, poll, host=self.host,
                               message=f"the {daemon} on {self.host} still runs {timeout} s after condor_off"))
 
 
