@@ -44,7 +44,7 @@ class Pool:
         got = []
 
         def listed():
-            out = self.schedd.status("-startd -af Machine MyAddress").stdout
+            out = self.schedd.status("-startd -af Machine MyAddress", timeout=60).stdout
             pairs = [line.strip().partition(" ")[::2] for line in out.splitlines() if line.strip()]
             got[:] = [(m, a) for m, a in pairs if m.split(".")[0] in workers]
             return len(got) >= want
@@ -94,7 +94,7 @@ class Pool:
     # --- high availability --------------------------------------------------------------
     def had_leaders(self):
         """CMs whose HAD ad says it is the leader (ads of a dead CM may linger)."""
-        out = self.schedd.status("-subsystem had -af Name HadIsActive", timeout=None).stdout
+        out = self.schedd.status("-subsystem had -af Name HadIsActive").stdout
         return [line.split()[0].split("@")[-1].split(".")[0] for line in out.splitlines()
                 if len(line.split()) >= 2 and line.split()[1].strip('"').lower() == "true"]
 
@@ -112,10 +112,6 @@ class Pool:
                               f"HAD leaders {self.had_leaders()}")
         return running[0]
 
-    def single_had_leader(self):
-        """True when exactly one HAD leader and one negotiator process are seen."""
-        return len(self.had_leaders()) == 1 and len(self.negotiator_running()) == 1
-
     def kill_cm(self, host):
         """Stop every HTCondor daemon on a central manager, as a crash would."""
         Daemons(self.ssh, host).kill_all()
@@ -128,3 +124,12 @@ class Pool:
                               lambda: host in self.had_leaders() and self.negotiator_running() == [host],
                               timeout, poll, host=host,
                               message=f"negotiator did not move to {host} within {timeout} s"))
+
+
+def wait_single_had_leader(pool, timeout, message, error=RemoteError, poll=5):
+    """Until exactly one HAD leader and one negotiator process are seen (after the CMs
+    were reconfigured); `error(message)` when `timeout` s pass first."""
+    return wait_for("a single HAD leader and negotiator",
+                    lambda: len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1,
+                    timeout, poll, host=pool.submit_host if hasattr(pool, "submit_host") else None,
+                    state=lambda: f"HAD leaders {pool.had_leaders()}", error=error, message=message)

@@ -193,16 +193,29 @@ class Schedd:
             pass
         return state["left"]
 
+    @staticmethod
+    def observe_script(constraint):
+        """One command: the states of the queued jobs matching `constraint` (section #Q,
+        #QOK when condor_q answered) and the slot ads (#S, #SOK); parsers.parse_observation
+        reads it."""
+        constraint = shlex.quote(constraint)
+        return (f"echo '#Q'; condor_q -all -constraint {constraint} -af JobStatus 2>&1 && echo '#QOK'; "
+                f"echo '#S'; condor_status -af Name State 2>&1 && echo '#SOK' || echo \"condor_status exit $?\"; true")
+
     def reschedule(self):
         self.ssh.run(self.host, "condor_reschedule >/dev/null 2>&1", check=False, timeout=60)
 
-    def status(self, args, check=False, timeout=60):
+    def status(self, args, check=False, timeout=None):
         """`condor_status <args>` run on this host (the pool it sees); the SSH result."""
         return self.ssh.run(self.host, f"condor_status {args}", check=check, timeout=timeout)
 
-    def status_script(self, args):
-        """The condor_status command text, for scripts that batch several queries."""
-        return f"condor_status {args}"
+    def status_by_pool(self, pools, args, timeout=60):
+        """{pool: output} of `condor_status -pool <pool> <args>` for each of `pools` (a
+        collector host[:port]), asked in one command; '' for a pool that printed nothing."""
+        res = self.ssh.run(self.host, "; ".join(f"echo '#{i}'; condor_status -pool {t} {args} 2>/dev/null"
+                                                for i, t in enumerate(pools)), check=False, timeout=timeout)
+        return {t: (res.stdout.split(f"#{i}\n", 1)[-1].split(f"#{i + 1}\n", 1)[0] if f"#{i}" in res.stdout else "")
+                for i, t in enumerate(pools)}
 
 
 def parse_killed(text):
@@ -224,9 +237,10 @@ class Daemons:
     def start(self):
         self.ssh.run(self.host, f"systemctl start {CONDOR_UNIT}")
 
+    RESTART = f"systemctl restart {CONDOR_UNIT}"
+
     def restart(self, check=True, timeout=None):
-        kwargs = {"timeout": timeout} if timeout else {}
-        return self.ssh.run(self.host, f"systemctl restart {CONDOR_UNIT}", check=check, **kwargs)
+        return self.ssh.run(self.host, self.RESTART, check=check, timeout=timeout)
 
     @staticmethod
     def kill_script(daemon):
