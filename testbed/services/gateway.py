@@ -294,6 +294,24 @@ class Daemons:
         """Start the unit, then (should the master keep `daemon` off) condor_on it."""
         return f"systemctl start {CONDOR_UNIT}; condor_on -daemon {daemon}"
 
+    @staticmethod
+    def collector_restart_script(tries=12, pause=5):
+        """Restart the host's collector through its master. 23.9's `condor_restart -subsystem
+        collector` is refused ("Can't send Kill-Daemon command to local collector") while the
+        collector is still coming back from a reconfig or an earlier restart (seen on `small`
+        within seconds of one), so it is retried; a collector that never takes it fails
+        with that message."""
+        return (f"ok=; for i in $(seq {tries}); do "
+                f"if out=$(condor_restart -subsystem collector 2>&1); then ok=1; break; fi; sleep {pause}; done; "
+                f"[ -n \"$ok\" ] || {{ echo \"collector restart refused {tries} times: $out\" >&2; exit 1; }}")
+
+    @staticmethod
+    def config_val_command(key):
+        """The value of a knob as the running master has it (it has reconfigured), else
+        as the files have it."""
+        q = shlex.quote(key)
+        return f"condor_config_val -master {q} 2>/dev/null || condor_config_val {q}"
+
     def restart_daemon(self, daemon):
         """A clean restart of one daemon through its master (condor_restart, graceful)."""
         self.ssh.run(self.host, f"condor_restart -daemon {daemon}")
