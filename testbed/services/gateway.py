@@ -163,7 +163,8 @@ class Schedd:
         which = "-all" if constraint is None else f"-constraint {shlex.quote(constraint)}"
         self.ssh.run(self.host, f"condor_rm {which}" + (" -forcex" if force else ""), check=False)
 
-    def rm_quiet_command(self, constraint):
+    @staticmethod
+    def rm_quiet_command(constraint):
         """The command that removes the jobs matching `constraint`, ignoring failures
         (for run_many over several schedds)."""
         return f"condor_rm -constraint {shlex.quote(constraint)} >/dev/null 2>&1; true"
@@ -351,19 +352,21 @@ class ConfigFragment:
     def __init__(self, ssh, host, path):
         self.ssh, self.host, self.path = ssh, host, path
 
-    def script(self, text, restart_had=False, make_dirs=()):
-        """Install (text) or remove ('') the fragment; reconfig when it changed. `make_dirs`:
-        directories under $(EXECUTE) made first (owned by condor), e.g. for added startds."""
-        path, reconfig = self.path, reconfig_command(restart_had)
+    def script(self, text, restart_had=False, make_dirs=(), restart=False):
+        """Install (text) or remove ('') the fragment; reconfig when it changed (`restart`:
+        restart HTCondor instead, e.g. for a slot layout). `make_dirs`: directories under
+        $(EXECUTE) made first (owned by condor), e.g. for added startds."""
+        path = self.path
+        then = "systemctl restart condor" if restart else reconfig_command(restart_had)
         if not text:
-            return f"if [ -e {path} ]; then rm -f {path}; {reconfig}; fi; true"
+            return f"if [ -e {path} ]; then rm -f {path}; {then}; fi; true"
         dirs = ""
         if make_dirs:
             names = " ".join(shlex.quote(d) for d in make_dirs)
             dirs = (f"execute=$(condor_config_val EXECUTE) && for d in {names}; do "
                     f'install -d -m 0755 -o condor -g condor "$execute/$d" || exit 1; done && ')
         return (f"{dirs}printf %s {shlex.quote(text)} > {path}.new && if ! cmp -s {path}.new {path}; then "
-                f"mv {path}.new {path}; {reconfig}; else rm -f {path}.new; fi")
+                f"mv {path}.new {path}; {then}; else rm -f {path}.new; fi")
 
     def install(self, text, restart_had=False, make_dirs=(), timeout=120):
         return self.ssh.run(self.host, self.script(text, restart_had, make_dirs), timeout=timeout)
