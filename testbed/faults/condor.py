@@ -176,6 +176,11 @@ class CondorFaults:
     def bring_back(self, host, daemon):
         self.daemons(host).bring_back(daemon)
 
+    def start_and_bring_back(self, host, daemon, if_down=False):
+        """Teardown: HTCondor started on `host` and `daemon` on (only if it is not running,
+        with `if_down`)."""
+        self.daemons(host).start_and_on(daemon, if_down)
+
     def running(self, host, daemon):
         return self.daemons(host).is_running(daemon)
 

@@ -290,10 +290,12 @@ class Daemons:
     def on_command(daemon, quiet=False):
         return f"condor_on -daemon {daemon}" + (" >/dev/null 2>&1; true" if quiet else "")
 
-    @staticmethod
-    def start_command(daemon):
-        """Start the unit, then (should the master keep `daemon` off) condor_on it."""
-        return f"systemctl start {CONDOR_UNIT}; condor_on -daemon {daemon}"
+    def start_and_on(self, daemon, if_down=False):
+        """Start the unit, then (should the master keep `daemon` off) condor_on it; with
+        `if_down`, only when its process is not running. Failures are ignored (a teardown)."""
+        on = f"pgrep -x {comm(daemon)} >/dev/null || condor_on -daemon {daemon}" if if_down \
+            else f"condor_on -daemon {daemon}"
+        self.ssh.run(self.host, f"systemctl start {CONDOR_UNIT}; {on}", check=False)
 
     @staticmethod
     def collector_restart_script(tries=12, pause=5):
