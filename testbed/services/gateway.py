@@ -163,6 +163,20 @@ class Schedd:
         which = "-all" if constraint is None else f"-constraint {shlex.quote(constraint)}"
         self.ssh.run(self.host, f"condor_rm {which}" + (" -forcex" if force else ""), check=False)
 
+    def rm_cluster(self, cluster):
+        """condor_rm one cluster (as root; failures ignored)."""
+        self.ssh.run(self.host, f"condor_rm {cluster}", check=False)
+
+    @staticmethod
+    def remote_client_command(action, schedd, pool):
+        """A client tool asking a remote schedd (-debug, for what it says about security):
+        read its queue (action=read) or submit job.sub to it (action=submit)."""
+        if action == "read":
+            return f"condor_q -debug -name {shlex.quote(schedd)} -pool {shlex.quote(pool)} -all -af ClusterId"
+        if action == "submit":
+            return f"condor_submit -debug -remote {shlex.quote(schedd)} -pool {shlex.quote(pool)} job.sub"
+        raise ValueError(action)
+
     @staticmethod
     def rm_quiet_command(constraint):
         """The command that removes the jobs matching `constraint`, ignoring failures
@@ -307,6 +321,14 @@ class Daemons:
         return (f"ok=; for i in $(seq {tries}); do "
                 f"if out=$(condor_restart -subsystem collector 2>&1); then ok=1; break; fi; sleep {pause}; done; "
                 f"[ -n \"$ok\" ] || {{ echo \"collector restart refused {tries} times: $out\" >&2; exit 1; }}")
+
+    @staticmethod
+    def config_dump_command(awk_name_regex):
+        """Every knob of the configuration whose name matches (an awk regex), printed
+        expanded: `NAME = value` lines."""
+        return ("for n in $(condor_config_val -dump 2>/dev/null | "
+                f"awk -F' = ' '$1 ~ /{awk_name_regex}/ {{print $1}}' | sort -u); do "
+                "echo \"$n = $(condor_config_val \"$n\" 2>/dev/null)\"; done")
 
     @staticmethod
     def config_val_command(key):
