@@ -55,10 +55,12 @@ def parse_terse(out):
 
 @dataclass
 class Jobs:
-    """A submitted cluster (Ornithology's ClusterHandle): where it is queued and how many."""
+    """A submitted cluster (Ornithology's ClusterHandle): where it is queued and how many;
+    `submitted`, the submit host's clock (epoch s) just before condor_submit, when asked for."""
     schedd: "Schedd"
     cluster: int
     count: int
+    submitted: float = None
 
     def wait(self, condition="complete", timeout=600, poll=5, progress=None):
         """Wait until the cluster's jobs meet `condition` ("complete": `count` completed);
@@ -79,20 +81,36 @@ class Schedd:
     def as_user(self, command):
         return f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(command)}"
 
-    def submit(self, description, workdir, files=None, setup=None, timeout=None):
+    def submit(self, description, workdir, files=None, setup=None, timeout=None, stamp=False):
         """Write files + submit description into workdir (as the submit user); condor_submit.
-        `setup` commands run in workdir before condor_submit. Returns a `Jobs` handle."""
+        `setup` commands run in workdir before condor_submit. Returns a `Jobs` handle
+        (`stamp`: with the host's clock read just before condor_submit)."""
         prepare = list(setup or [])
         setup = [f"rm -rf {workdir} && mkdir -p {workdir} && cd {workdir}"]
         for name, (content, mode) in (files or {}).items():
             setup.append(f"printf %s {shlex.quote(content)} > {name}" + (f" && chmod {mode} {name}" if mode else ""))
         setup += prepare
         setup.append(f"printf %s {shlex.quote(description)} > job.sub")
+        if stamp:
+            setup.append("echo submitted $(date +%s.%N)")
         setup.append("condor_submit -terse job.sub")
         kwargs = {"timeout": timeout} if timeout else {}
         out = self.ssh.run(self.host, self.as_user(" && ".join(setup)), **kwargs).stdout
         cluster, count = parse_terse(out)
-        return Jobs(self, cluster, count)
+        m = re.search(r"submitted ([0-9.]+)", out) if stamp else None
+        return Jobs(self, cluster, count, float(m.group(1)) if m else None)
+
+    def submit_as(self, user, workdir, description, timeout=120):
+        """Submit `description` (sent on stdin) as `user` from `workdir` (made, owned by
+        them); nothing is printed."""
+        self.ssh.run(self.host, f"install -d -o {user} {workdir} && cd {workdir} && "
+                                f"sudo -u {user} tee job.sub >/dev/null && sudo -u {user} condor_submit job.sub >/dev/null",
+                     input_bytes=description.encode(), timeout=timeout)
+
+    @staticmethod
+    def wait_log_command(log, timeout):
+        """condor_wait on a job event log (exit 0 once every job in it ended), at most `timeout` s."""
+        return f"timeout {int(timeout)} condor_wait {log} >/dev/null"
 
     def jobs(self, cluster, attrs, as_user=True):
         """Ads of a cluster's jobs, from the queue and the history."""
@@ -178,10 +196,11 @@ class Schedd:
         raise ValueError(action)
 
     @staticmethod
-    def rm_quiet_command(constraint):
-        """The command that removes the jobs matching `constraint`, ignoring failures
-        (for run_many over several schedds)."""
-        return f"condor_rm -constraint {shlex.quote(constraint)} >/dev/null 2>&1; true"
+    def rm_quiet_command(constraint, user=None):
+        """The command that removes the jobs matching `constraint` (as `user`), ignoring
+        failures (for run_many over several schedds)."""
+        sudo = f"sudo -u {user} " if user else ""
+        return f"{sudo}condor_rm -constraint {shlex.quote(constraint)} >/dev/null 2>&1; true"
 
     def remove(self, constraint=None, timeout=300, force_after=120, poll=5):
         """condor_rm the jobs matching `constraint` (None: every job) and wait until they
