@@ -1,6 +1,7 @@
 """HTCondor on a running site, as the experiments see it: the submit host's schedd (a
 `gateway.Schedd`), the workers' startd ads, HA failover (HAD leader, negotiator).
 Built on `testbed.services.gateway`."""
+from testbed.model.constants import comm
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import Daemons, Schedd, describe_jobs  # noqa: F401 (describe_jobs: callers' name)
@@ -101,7 +102,7 @@ class Pool:
     def negotiator_running(self):
         """CMs whose condor_negotiator process runs (ads of a dead one linger in the collector)."""
         cms = [h.name for h in self.topo.with_role("cm")]
-        results = self.ssh.run_many({h: "pgrep -x condor_negotiat >/dev/null && echo yes || echo no"
+        results = self.ssh.run_many({h: f"pgrep -x {comm('negotiator')} >/dev/null && echo yes || echo no"
                                      for h in cms}, timeout=30)
         return [h for h in cms if results[h].ok and results[h].stdout.strip() == "yes"]
 
