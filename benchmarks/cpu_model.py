@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from testbed.experiments import e1_transfer as transfer  # noqa: E402
 from testbed.machines import cpumodel, plan, site  # noqa: E402
 from testbed.model import tables, topology  # noqa: E402
-from testbed.remote import health  # noqa: E402
+from testbed.services import health  # noqa: E402
 from testbed.remote.ssh import SSH  # noqa: E402
 from testbed.services.condor import Pool  # noqa: E402
 

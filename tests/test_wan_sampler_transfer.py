@@ -130,7 +130,7 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
 
 
 def test_recorded_profile_round_trip_and_missing(tmp_path):
-    from testbed.remote import health
+    from testbed.services import health
     from testbed.model import profiles
     from testbed.model.state import TestbedState
     state = TestbedState("small", root=tmp_path)

@@ -14,7 +14,7 @@ from robot.api.deco import keyword, library  # noqa: E402
 from robot.libraries.BuiltIn import BuiltIn  # noqa: E402
 
 from testbed.results import compare, runs as results  # noqa: E402
-from testbed.remote import health  # noqa: E402
+from testbed.services import health  # noqa: E402
 from testbed.network import netem, wan  # noqa: E402
 from testbed.model import profiles, topology  # noqa: E402
 from testbed.experiments import registry, runner as suites  # noqa: E402

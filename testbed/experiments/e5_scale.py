@@ -21,9 +21,9 @@ from testbed.experiments.e5_failover import START_ATTRS, PoolEvents
 from testbed.experiments.registry import Experiment, Param
 from testbed.model.constants import E5_ROLE_ATTR, MEM_AVAILABLE_CMD, SUBMIT_HOME
 from testbed.model.errors import RemoteError
-from testbed.remote import health
 from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
+from testbed.services import health
 from testbed.services.gateway import Schedd
 from testbed.services.parsers import (PS_SCRIPT, SS_SCRIPT, collector_name, cpu_percent, parse_long_ads,
                                       parse_observation, parse_ps, parse_ss, sum_ad_updates, update_stats)
@@ -388,6 +388,6 @@ class ScaleExperiment(PoolEvents):
 
 
 def wait_healthy(topo, ssh, timeout, echo=print):
-    """The site's health check (remote.health) against `topo`: (healthy, report text)."""
+    """The site's health check (services.health) against `topo`: (healthy, report text)."""
     report = health.wait_healthy(topo, ssh, timeout=timeout, echo=echo)
     return report["healthy"], health.format_report(report)

@@ -23,7 +23,7 @@ from testbed.faults.security import SecurityChecks
 from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
-from testbed.remote import health
+from testbed.services import health
 from testbed.remote.poll import poll_until
 from testbed.results import runs as results
 from testbed.services.condor import submit_description

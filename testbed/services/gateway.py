@@ -236,6 +236,15 @@ class Schedd:
         return (f"echo '#Q'; condor_q -all -constraint {constraint} -af JobStatus 2>&1 && echo '#QOK'; "
                 f"echo '#S'; condor_status -af Name State 2>&1 && echo '#SOK' || echo \"condor_status exit $?\"; true")
 
+    @staticmethod
+    def pool_probe_script():
+        """The pool as this host's collectors list it, one `key=value` line per ad: HAD
+        leaders (had=), slots (slot=), startds with their address (startd=), collectors."""
+        return ("\ncondor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'\n"
+                "condor_status -af Machine Name 2>/dev/null | sed 's/^/slot=/'\n"
+                "condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/startd=/'\n"
+                "condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'\n")
+
     def reschedule(self):
         self.ssh.run(self.host, "condor_reschedule >/dev/null 2>&1", check=False, timeout=60)
 

@@ -5,9 +5,9 @@ update statistics, the negotiator's ads and its NegotiatorLog (D_SUB_SECOND), `p
 import datetime as dt
 import re
 from collections import namedtuple
+from urllib.parse import unquote
 
 from testbed.model.constants import CONDOR_DAEMON_COMMS, JobStatus
-from testbed.remote.health import ccb_contacts
 
 
 def _sections(text, names):
@@ -306,6 +306,14 @@ def address_uses_shared_port(sinful):
     """A daemon behind shared port has `sock=` in its sinful string."""
     return "sock=" in str(sinful)
 
+
+
+def ccb_contacts(sinful):
+    """CCB servers a daemon registered with, from the CCBID in its address."""
+    m = re.search(r"CCBID=([^&>]*)", sinful)
+    if not m:
+        return []
+    return [c.split("?")[0].split("#")[0] for c in unquote(m.group(1)).split()]
 
 
 def startds_registered_with(slot_lines, ccb_ip):
