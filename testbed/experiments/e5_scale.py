@@ -9,9 +9,12 @@ jobs are ramped in doubling steps up to the slots the collector sees, and the
 ramp stops at the first limit: guest memory, jobs not reaching the step in time,
 the schedd or the collector failing to answer, or no sleeper slots left.
 
-Everything here either builds a command, parses what a command printed, or
-decides (steps, limits, stream model, restarted jobs); `ScaleExperiment` runs
-the commands on the site. The Robot library ScaleLibrary is thin over it.
+This module holds the registry entry, the ramp's decisions (steps, limits), the
+stream model and `ScaleExperiment`, which runs the commands on the site through the
+HTCondor gateway (services/gateway.py) and reads them with services/parsers.py.
+The failovers and negotiation are in e5_failover.py (mixed into ScaleExperiment),
+the run's extra startds and the collector tree in e5_config.py. The Robot library
+ScaleLibrary is thin over the three.
 """
 import time
 
