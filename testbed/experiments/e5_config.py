@@ -3,7 +3,6 @@ and the two-tier collector tree (child collectors, the workers' collector list),
 config.d fragment installed through `gateway.ConfigFragment` and removed after the row."""
 from testbed.model.constants import (E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT, E5_ROLE_ATTR,
                                      E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT)
-from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import ConfigFragment, apply_fragments
 from testbed.services.parsers import fresh_slots, sum_ad_updates, update_window
@@ -58,10 +57,8 @@ def use_startds(ssh, workers, count):
     if not any(extra.values()):
         return {}
     dirs = {h.name: extra_startd_names(h, count) for h in workers}
-    try:
-        apply_fragments(ssh, {h: startds_script(t, dirs[h]) for h, t in extra.items()}, "adding startds failed on")
-    except RemoteError as e:
-        raise AssertionError(str(e).replace("adding startds failed on: ", "adding startds failed on ")) from None
+    apply_fragments(ssh, {h: startds_script(t, dirs[h]) for h, t in extra.items()}, "adding startds failed on ",
+                    error=AssertionError)
     return extra
 
 
@@ -154,7 +151,7 @@ class CollectorTree:
         for w in self.exp.workers:
             conf = tree_worker_conf(self.topo, w.name, max(w.startds, self.startds)) if tree else ""
             cmds[w.name] = ConfigFragment(self.ssh, w.name, E5_TREE_WORKER_CONF).script(conf)
-        return apply_fragments(self.ssh, cmds, f"collector shape {shape}")
+        return apply_fragments(self.ssh, cmds, f"collector shape {shape}: ")
 
     def installed(self):
         """True while any host still has a fragment of the tree."""

@@ -49,7 +49,10 @@ def parse_terse(out):
     """`condor_submit -terse` output ('12.0 - 12.3') -> (cluster, count)."""
     first, _sep, last = out.strip().splitlines()[-1].partition(" - ")
     cluster = int(first.split(".")[0])
-    count = int(last.split(".")[1]) - int(first.split(".")[1]) + 1 if last.strip() else 1
+    try:
+        count = int(last.split(".")[1]) - int(first.split(".")[1]) + 1
+    except (IndexError, ValueError):   # one job (no range), or a form this does not know
+        count = 1
     return cluster, count
 
 
@@ -430,11 +433,11 @@ class ConfigFragment:
         return f"test -e {self.path} && echo yes || echo no"
 
 
-def apply_fragments(ssh, scripts, what, timeout=120):
-    """Run several hosts' fragment scripts ({host: script}) at once; RemoteError naming
-    every host where it failed. Returns the hosts."""
+def apply_fragments(ssh, scripts, what, error=RemoteError, timeout=120):
+    """Run several hosts' fragment scripts ({host: script}) at once; `error(what + the
+    failures)` naming every host where one failed. Returns the hosts."""
     res = ssh.run_many(scripts, timeout=timeout)
     bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
     if bad:
-        raise RemoteError(f"{what}: " + "; ".join(bad))
+        raise error(what + "; ".join(bad))
     return sorted(scripts)
