@@ -16,7 +16,7 @@ from pathlib import Path
 from testbed.experiments import e1_transfer as transfer
 from testbed.machines import cpumodel, plan, site
 from testbed.model import tables, topology
-from testbed.remote import health
+from testbed.services import health
 from testbed.remote.ssh import SSH
 from testbed.services.condor import Pool
 

@@ -191,7 +191,8 @@ class FakeSSH:
     def run(self, host, command, check=True, input_bytes=None, timeout=None):
         self.commands.append((host, command))
         if "condor_q" in command:
-            return FakeResult('[]#SPLIT#[{"JobStatus": 4}, {"JobStatus": 4}]'.replace("#SPLIT#", "\n#SPLIT#\n"))
+            return FakeResult('[]#SPLIT#[{"ProcId": 0, "JobStatus": 4}, {"ProcId": 1, "JobStatus": 4}]'
+                              .replace("#SPLIT#", "\n#SPLIT#\n"))
         if "report.*.json" in command:
             return FakeResult("".join("#E4REPORT\n" + json.dumps(r) + "\n" for r in self.reports.get(host, [])))
         if "condor_submit" in command:

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from testbed.experiments import e5_scale as e5
+from testbed.experiments import e5_config as cfg, e5_failover as fo, e5_scale as e5
 from testbed.model import profiles, topology
-from testbed.services import condor
+from testbed.services import condor, gateway, parsers
 from testbed.remote.ssh import Result
 
 ADDR = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26alias%3dcm1.small.testbed"
@@ -75,7 +75,7 @@ OBS = ("#Q\n2\n2\n2\n1\n5\n#QOK\n#S\nWarning: something on stderr\nslot1@startd1
 
 
 def test_parse_observation_counts_jobs_slots_and_startds():
-    obs = e5.parse_observation(OBS)
+    obs = parsers.parse_observation(OBS)
     assert obs["schedd_ok"] and obs["collector_ok"]
     assert (obs["running"], obs["idle"], obs["held"]) == (3, 1, 1)
     assert (obs["slots"], obs["claimed"], obs["startds"]) == (4, 2, 3)
@@ -83,16 +83,16 @@ def test_parse_observation_counts_jobs_slots_and_startds():
 
 def test_parse_observation_sees_a_schedd_that_did_not_answer():
     text = "#Q\nError: communication error\nSCHEDD:2:Failed to connect\n#S\nslot1@w Claimed\n#SOK\n"
-    obs = e5.parse_observation(text)
+    obs = parsers.parse_observation(text)
     assert not obs["schedd_ok"] and obs["running"] == 0 and "Failed to connect" in obs["schedd_error"]
     assert obs["collector_ok"] and obs["slots"] == 1
     assert e5.first_limit(1, dict(obs, mem_free_mb={}), 0, 10, 48) == "schedd"
 
 
 def test_startd_of_slot():
-    assert e5.startd_of_slot("slot3@startd2@worker1.small.testbed") == "startd2@worker1.small.testbed"
-    assert e5.startd_of_slot("slot1_4@worker1") == "worker1"
-    assert e5.startd_of_slot("worker1.small.testbed") == "worker1.small.testbed"
+    assert parsers.startd_of_slot("slot3@startd2@worker1.small.testbed") == "startd2@worker1.small.testbed"
+    assert parsers.startd_of_slot("slot1_4@worker1") == "worker1"
+    assert parsers.startd_of_slot("worker1.small.testbed") == "worker1.small.testbed"
 
 
 PS = """condor_master      5120 00:00:03
@@ -107,11 +107,11 @@ condor_collecto   40960 01:00:00
 
 
 def test_parse_ps_sums_rss_and_cpu_per_daemon():
-    d = e5.parse_ps(PS)
+    d = parsers.parse_ps(PS)
     assert d["startd"] == {"count": 2, "rss_mb": pytest.approx(62.0), "cpu_s": 120}
     assert d["starter"]["count"] == 2 and d["starter"]["cpu_s"] == 86401
     assert d["collector"]["cpu_s"] == 3600 and "sshd" not in d
-    assert e5.parse_cpu_time("03:07") == 187
+    assert parsers.parse_cpu_time("03:07") == 187
 
 
 COLLECTORS = """MyType = "Collector"
@@ -137,13 +137,13 @@ UpdatesLost = 0
 
 
 def test_collector_update_statistics_per_ad_type():
-    ads = e5.parse_long_ads(COLLECTORS)
+    ads = parsers.parse_long_ads(COLLECTORS)
     assert len(ads) == 2 and ads[0]["CondorVersion"].startswith("$CondorVersion")
-    stats = e5.update_stats(ads[0])
+    stats = parsers.update_stats(ads[0])
     assert stats["all"] == {"total": 1200, "lost": 3, "initial": 40}
     assert stats["Machine"] == {"total": 900, "lost": 3, "initial": 32}
     assert stats["DaemonMaster"]["lost"] == 0 and "LostRatio" not in str(stats)
-    assert e5.collector_name(ads[1]) == "cm2" and e5.update_stats(ads[1])["all"]["total"] == 1100
+    assert parsers.collector_name(ads[1]) == "cm2" and parsers.update_stats(ads[1])["all"]["total"] == 1100
 
 
 NEGOTIATORS = """MyType = "Negotiator"
@@ -164,13 +164,13 @@ LastNegotiationCycleDuration1 = 2
 
 
 def test_the_latest_negotiation_cycle_of_the_live_negotiator():
-    ad = e5.latest_negotiator(e5.parse_long_ads(NEGOTIATORS))
-    c = e5.negotiation_cycle(ad)
+    ad = parsers.latest_negotiator(parsers.parse_long_ads(NEGOTIATORS))
+    c = parsers.negotiation_cycle(ad)
     assert c["duration"] == 12 and c["considered"] == 50 and c["rejections"] == 50 and c["matches"] == 0
-    assert e5.negotiation_cycle(ad, 1)["duration"] == 2
-    assert e5.cycle_saw_requests(c, 1700000400, 50) and not e5.cycle_saw_requests(c, 1700000500, 50)
-    assert not e5.cycle_saw_requests(c, 0, 51)
-    assert e5.latest_negotiator([{"Machine": "x"}]) is None
+    assert parsers.negotiation_cycle(ad, 1)["duration"] == 2
+    assert parsers.cycle_saw_requests(c, 1700000400, 50) and not parsers.cycle_saw_requests(c, 1700000500, 50)
+    assert not parsers.cycle_saw_requests(c, 0, 51)
+    assert parsers.latest_negotiator([{"Machine": "x"}]) is None
 
 
 # --- TCP streams --------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_parse_ss_counts_streams_to_other_testbed_hosts_only():
     topo = topology.load("small")
     hosts_by_ip = {h.site_ip: h.name for h in topo.hosts.values()}
     w = topo.hosts["worker1"]
-    streams = e5.parse_ss(SS.replace("10.160.0.13", w.site_ip), w.site_ip, hosts_by_ip)
+    streams = parsers.parse_ss(SS.replace("10.160.0.13", w.site_ip), w.site_ip, hosts_by_ip)
     assert len(streams) == 5  # not ssh, not loopback, not a peer outside the testbed
     s = e5.summarise_streams(streams)
     assert s["by_process"] == {"startd": 2, "shared_port": 1, "starter": 1, "master": 1}
@@ -204,8 +204,8 @@ def test_stream_model_gives_the_papers_11_and_5():
 
 
 def test_shared_port_is_seen_in_the_address():
-    assert e5.address_uses_shared_port(ADDR)
-    assert not e5.address_uses_shared_port("<10.160.0.13:40111?CCBID=10.160.0.11:9618%3faddrs>")
+    assert parsers.address_uses_shared_port(ADDR)
+    assert not parsers.address_uses_shared_port("<10.160.0.13:40111?CCBID=10.160.0.11:9618%3faddrs>")
 
 
 def test_the_streams_profiles_differ_from_default_on_the_workers_only():
@@ -221,43 +221,43 @@ def test_the_streams_profiles_differ_from_default_on_the_workers_only():
 def test_restarted_jobs_finds_stopped_vanished_and_restarted_ones():
     before = {"1.0": (2, 1, 1), "1.1": (2, 1, 1), "1.2": (2, 1, 1), "1.3": (2, 1, 1), "1.4": (1, 0, 0)}
     after = {"1.0": (2, 1, 1), "1.1": (2, 2, 2), "1.2": (1, 1, 1), "1.4": (2, 1, 1)}
-    bad = dict(e5.restarted_jobs(before, after))
+    bad = dict(fo.restarted_jobs(before, after))
     assert set(bad) == {"1.1", "1.2", "1.3"}
     assert "NumJobStarts 1->2" in bad["1.1"] and bad["1.2"] == "is idle" and bad["1.3"] == "left the queue"
-    assert e5.restarted_jobs(before, before) == []
+    assert fo.restarted_jobs(before, before) == []
 
 
 def test_job_starts_from_ads():
     ads = [{"ClusterId": 5, "ProcId": 0, "JobStatus": 2, "NumJobStarts": 1, "NumShadowStarts": 1},
            {"ClusterId": 5, "ProcId": 1, "JobStatus": 1}]
-    assert e5.job_starts(ads) == {"5.0": (2, 1, 1), "5.1": (1, 0, 0)}
+    assert fo.job_starts(ads) == {"5.0": (2, 1, 1), "5.1": (1, 0, 0)}
 
 
 def test_pick_ccb_is_never_the_active_cm():
     small, default = topology.load("small"), topology.load("default")
-    assert e5.pick_ccb(small, "cm1") == "cm2" and e5.pick_ccb(small, "cm2") == "cm1"
-    assert e5.pick_ccb(default, "cm1") == "ccb1"
+    assert fo.pick_ccb(small, "cm1") == "cm2" and fo.pick_ccb(small, "cm2") == "cm1"
+    assert fo.pick_ccb(default, "cm1") == "ccb1"
 
 
 def test_startds_registered_with_a_ccb():
     lines = [f"slot1@startd1@worker1.small.testbed {ADDR}", f"slot2@startd1@worker1.small.testbed {ADDR}",
              f"slot1@startd2@worker1.small.testbed {ADDR_ONE_CCB}"]
-    registered, every = e5.startds_registered_with(lines, "10.160.0.12")
+    registered, every = parsers.startds_registered_with(lines, "10.160.0.12")
     assert every == {"startd1@worker1.small.testbed", "startd2@worker1.small.testbed"}
     assert registered == {"startd1@worker1.small.testbed"}
-    assert e5.startds_registered_with(lines, "10.160.0.11")[0] == every
+    assert parsers.startds_registered_with(lines, "10.160.0.11")[0] == every
 
 
 # --- extra startds ---------------------------------------------------------------------------
 def test_extra_startds_follow_the_rendered_worker_config():
     w = topology.load("small").hosts["worker1"]
-    assert e5.extra_startds_conf(w, 0) == "" and e5.extra_startds_conf(w, w.startds) == ""
-    text = e5.extra_startds_conf(w, 4)
+    assert cfg.extra_startds_conf(w, 0) == "" and cfg.extra_startds_conf(w, w.startds) == ""
+    text = cfg.extra_startds_conf(w, 4)
     assert "STARTD3 = $(STARTD)" in text and "STARTD4.STARTD_NAME = startd4" in text
     assert "STARTD2 " not in text and "DC_DAEMON_LIST = + STARTD4" in text
-    assert e5.E5_STARTDS_CONF in e5.startds_script(text) and "condor_reconfig" in e5.startds_script(text)
-    assert e5.startds_script("").startswith("if [ -e ")
-    assert e5.extra_startd_names(w, 4) == ["startd3", "startd4"] and e5.extra_startd_names(w, 2) == []
+    assert cfg.E5_STARTDS_CONF in cfg.startds_script(text) and "condor_reconfig" in cfg.startds_script(text)
+    assert cfg.startds_script("").startswith("if [ -e ")
+    assert cfg.extra_startd_names(w, 4) == ["startd3", "startd4"] and cfg.extra_startd_names(w, 2) == []
 
 
 def test_added_startds_get_their_execute_directories_before_the_reconfig(tmp_path, monkeypatch):
@@ -271,9 +271,9 @@ def test_added_startds_get_their_execute_directories_before_the_reconfig(tmp_pat
                        "install": f'echo "install $*" >> {log}'}.items():
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
-    monkeypatch.setattr(e5, "E5_STARTDS_CONF", str(conf))
+    monkeypatch.setattr(cfg, "E5_STARTDS_CONF", str(conf))
     w = topology.load("small").hosts["worker1"]
-    script = e5.startds_script(e5.extra_startds_conf(w, 4), e5.extra_startd_names(w, 4))
+    script = cfg.startds_script(cfg.extra_startds_conf(w, 4), cfg.extra_startd_names(w, 4))
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
     assert subprocess.run(["bash", "-c", script], env=env).returncode == 0
     calls = log.read_text().splitlines()
@@ -309,7 +309,7 @@ class FakeSite:
         return {h: self.run(h, c) for h, c in commands.items()}
 
     def run(self, host, command, check=False, timeout=None):
-        if command == e5.PS_SCRIPT:
+        if command == parsers.PS_SCRIPT:
             return Result(host, 0, PS, "")
         if command.startswith("condor_status -collector"):
             return Result(host, 0, COLLECTORS, "")
@@ -386,44 +386,44 @@ def test_scales_and_rows():
 
 # --- two-tier collectors ------------------------------------------------------------------------
 def test_child_collectors_go_on_dedicated_ccb_hosts_else_on_the_cms():
-    assert e5.child_collector_hosts(topology.load("default")) == ["ccb1", "ccb2"]
-    assert e5.child_collector_hosts(topology.load("small")) == ["cm1", "cm2"]
+    assert cfg.child_collector_hosts(topology.load("default")) == ["ccb1", "ccb2"]
+    assert cfg.child_collector_hosts(topology.load("small")) == ["cm1", "cm2"]
 
 
 def test_child_collector_and_worker_fragments():
     topo = topology.load("default")
-    text = e5.child_collector_conf(topo, "ccb1")
+    text = cfg.child_collector_conf(topo, "ccb1")
     assert "COLLECTOR2_ARGS = -f -p 9620\n" in text
     assert "COLLECTOR2.CONDOR_VIEW_HOST = cm1:9618\n" in text  # one top per child
-    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in e5.child_collector_conf(topo, "ccb2")
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in cfg.child_collector_conf(topo, "ccb2")
     assert "COLLECTOR2.USE_SHARED_PORT = False" in text and "COLLECTOR2.ENABLE_CCB_SERVER = False" in text
-    conf = e5.tree_worker_conf(topo, topo.with_role("worker")[0].name, 2)
+    conf = cfg.tree_worker_conf(topo, topo.with_role("worker")[0].name, 2)
     # every daemon updates one child per CM (ccb1 -> cm1, ccb2 -> cm2), so each CM hears it once
     assert "COLLECTOR_HOST = ccb1:9620, ccb2:9620\n" in conf
     assert "STARTD1.COLLECTOR_HOST = ccb1:9620, ccb2:9620\n" in conf
     small = topology.load("small")
-    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in e5.child_collector_conf(small, "cm2")
-    script = e5.fragment_script(e5.E5_TREE_WORKER_CONF, "X = 1\n", restart_had=True)
+    assert "COLLECTOR2.CONDOR_VIEW_HOST = cm2:9618\n" in cfg.child_collector_conf(small, "cm2")
+    script = gateway.ConfigFragment(None, "w", cfg.E5_TREE_WORKER_CONF).script("X = 1\n", restart_had=True)
     assert "condor_reconfig" in script and "condor_restart -subsystem had" in script
-    assert e5.fragment_script(e5.E5_TREE_WORKER_CONF, "").startswith(f"if [ -e {e5.E5_TREE_WORKER_CONF} ]")
+    assert gateway.ConfigFragment(None, "w", cfg.E5_TREE_WORKER_CONF).script("").startswith(f"if [ -e {cfg.E5_TREE_WORKER_CONF} ]")
 
 
 def test_fresh_slots_counts_startds_started_after_the_restart():
     lines = ["slot1@startd1@w 1700000100", "slot2@startd1@w 1700000100", "slot1@startd2@w 1699999000",
              "slot3@startd1@w undefined"]
-    assert e5.fresh_slots(lines, 1700000000) == 2
+    assert parsers.fresh_slots(lines, 1700000000) == 2
 
 
 def test_count_inbound_sees_the_workers_connected_to_a_ccb():
     text = ("0 0 10.160.0.12:9618 10.160.0.13:40001\n0 0 10.160.0.12:9618 10.160.0.13:40002\n"
             "0 0 10.160.0.12:9618 10.160.0.10:40003\n0 0 10.160.0.12:40100 10.160.0.13:9618\n"
             "0 0 [::ffff:10.160.0.12]:9618 [::ffff:10.160.0.13]:40004\n")
-    assert e5.count_inbound(text, 9618, {"10.160.0.13"}) == 3
-    assert e5.count_inbound(text, 9618, set()) == 0
+    assert parsers.count_inbound(text, 9618, {"10.160.0.13"}) == 3
+    assert parsers.count_inbound(text, 9618, set()) == 0
 
 
 def test_sum_ad_updates_over_the_slot_ads():
-    assert e5.sum_ad_updates("10 0\n12 1\nundefined undefined\n\n") == {"total": 22, "lost": 1, "ads": 2}
+    assert parsers.sum_ad_updates("10 0\n12 1\nundefined undefined\n\n") == {"total": 22, "lost": 1, "ads": 2}
 
 
 def test_the_paper_file_matches_what_the_suite_records():
@@ -438,10 +438,10 @@ def test_the_paper_file_matches_what_the_suite_records():
 def test_cpu_percent_between_samples():
     before = {"worker1": {"startd": {"cpu_s": 10}}}
     after = {"worker1": {"startd": {"cpu_s": 15}, "shadow": {"cpu_s": 2}}, "submit": {"schedd": {"cpu_s": 1}}}
-    pct = e5.cpu_percent(before, after, 10.0)
+    pct = parsers.cpu_percent(before, after, 10.0)
     assert pct["worker1"]["startd"] == pytest.approx(50.0) and pct["worker1"]["shadow"] == pytest.approx(20.0)
     assert pct["submit"]["schedd"] == pytest.approx(10.0)
-    assert e5.cpu_percent(after, before, 10.0)["worker1"]["startd"] == 0.0  # a restarted daemon
+    assert parsers.cpu_percent(after, before, 10.0)["worker1"]["startd"] == 0.0  # a restarted daemon
 
 
 class ScriptedSSH:
@@ -470,7 +470,7 @@ def test_tree_update_stats_read_every_collector_and_running_child():
     topo = topology.load("small")
     ssh = ScriptedSSH([("sport = :9620", {"cm1": "1\n", "cm2": "0\n"}),
                        ("UpdatesTotal UpdatesLost", "#0\n10 1\n#1\n20 0\n#2\n7 0\n7 2\n")])
-    tree = e5.CollectorTree(e5.ScaleExperiment(topo, ssh, NoPool()))
+    tree = cfg.CollectorTree(e5.ScaleExperiment(topo, ssh, NoPool()))
     stats = tree.update_stats()
     assert stats == {"cm1": {"total": 10, "lost": 1, "ads": 1}, "cm2": {"total": 20, "lost": 0, "ads": 1},
                      "cm1:9620": {"total": 14, "lost": 2, "ads": 2}}
@@ -542,13 +542,13 @@ def test_profiles_the_suite_has_rows_for():
 
 def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
     from testbed.experiments import e5_scale as scale
-    assert not scale.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
-    assert scale.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
-    assert not scale.baseline_ready({})
+    assert not fo.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
+    assert fo.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
+    assert not fo.baseline_ready({})
     # seen on `default` with 199 sleepers: running, NumJobStarts 0, no shadow counted yet
-    assert not scale.baseline_ready({"14.117": (2, 0, 0), "14.1": (2, 1, 1)})
-    assert not scale.baseline_ready({"14.101": (2, 0, 1)})
-    assert scale.not_yet_started({"14.117": (2, 0, 0), "14.101": (2, 0, 1), "14.1": (2, 1, 1),
+    assert not fo.baseline_ready({"14.117": (2, 0, 0), "14.1": (2, 1, 1)})
+    assert not fo.baseline_ready({"14.101": (2, 0, 1)})
+    assert fo.not_yet_started({"14.117": (2, 0, 0), "14.101": (2, 0, 1), "14.1": (2, 1, 1),
                                   "14.2": (1, 0, 0)}) == ["14.101", "14.117"]
 
 
@@ -583,23 +583,23 @@ NEGOTIATOR_LOG_TEXT = """\
 
 
 def test_negotiation_cycles_timed_to_the_millisecond_from_the_log():
-    cycles = e5.logged_cycles(NEGOTIATOR_LOG_TEXT)
+    cycles = parsers.logged_cycles(NEGOTIATOR_LOG_TEXT)
     assert [c.duration for c in cycles] == [0.65, 0.45]   # the unfinished third cycle is left out
     t = 1795428021.95                                       # 2026-11-23 10:00:21.95 UTC
     assert cycles[1].start == pytest.approx(t)
     # the ad said 1 s (start 10:00:21, end 10:00:22): the log's cycle that started then
-    assert e5.matching_logged_cycle(cycles, 1795428021, 1) == cycles[1]
+    assert parsers.matching_logged_cycle(cycles, 1795428021, 1) == cycles[1]
     # a cycle the log does not hold, or one whose length disagrees with the ad's
-    assert e5.matching_logged_cycle(cycles, 1795428100, 0) is None
-    assert e5.matching_logged_cycle(cycles, 1795428021, 3) is None
+    assert parsers.matching_logged_cycle(cycles, 1795428100, 0) is None
+    assert parsers.matching_logged_cycle(cycles, 1795428021, 3) is None
     # a CM whose clock is an hour east of UTC writes local times
-    shifted = e5.logged_cycles(NEGOTIATOR_LOG_TEXT, e5.utc_offset_seconds("+0100"))
+    shifted = parsers.logged_cycles(NEGOTIATOR_LOG_TEXT, parsers.utc_offset_seconds("+0100"))
     assert shifted[1].start == pytest.approx(t - 3600)
-    assert e5.utc_offset_seconds("-0530") == -19800 and e5.utc_offset_seconds("junk") == 0
+    assert parsers.utc_offset_seconds("-0530") == -19800 and parsers.utc_offset_seconds("junk") == 0
 
 
 def test_the_request_list_prefetch_is_timed_from_the_first_schedd_to_the_summary():
-    cycles = e5.logged_cycles(NEGOTIATOR_LOG_TEXT)
+    cycles = parsers.logged_cycles(NEGOTIATOR_LOG_TEXT)
     # from the first "Starting prefetch negotiation" (22.002) to "Prefetch summary" (22.267)
     assert cycles[1].prefetch == 0.265
     assert cycles[0].prefetch is None                       # a cycle that fetched no list
@@ -616,10 +616,10 @@ def test_tree_deals_startds_round_robin_over_each_cms_children_across_workers():
     topo = topology.load("default")
     for h in ("ccb3", "ccb4"):  # two children per CM: ccb1, ccb3 -> cm1; ccb2, ccb4 -> cm2
         topo.hosts[h] = dataclasses.replace(topo.hosts["ccb1"], name=h)
-    assert [e5.child_collector_top(topo, c) for c in e5.child_collector_hosts(topo)] == ["cm1", "cm2", "cm1", "cm2"]
+    assert [cfg.child_collector_top(topo, c) for c in cfg.child_collector_hosts(topo)] == ["cm1", "cm2", "cm1", "cm2"]
     seen = []
     for w in [h.name for h in topo.with_role("worker")]:
-        conf = e5.tree_worker_conf(topo, w, 2)
+        conf = cfg.tree_worker_conf(topo, w, 2)
         seen += [line.split(" = ")[1] for line in conf.splitlines() if line.startswith("STARTD")]
         assert conf.count("COLLECTOR_HOST = ") == 3  # the master and two startds
     assert set(seen) == {"ccb1:9620, ccb2:9620", "ccb3:9620, ccb4:9620"}
@@ -629,17 +629,17 @@ def test_tree_deals_startds_round_robin_over_each_cms_children_across_workers():
 def test_children_on_the_cms_when_the_ccb_hosts_are_fewer_than_the_cms():
     topo = topology.load("default")
     del topo.hosts["ccb2"]
-    assert e5.child_collector_hosts(topo) == ["cm1", "cm2"]
+    assert cfg.child_collector_hosts(topo) == ["cm1", "cm2"]
 
 
 def test_a_cm_that_heard_no_update_in_the_window_is_named():
     stats = {"cm1": {"total": 40, "lost": 0, "ads": 16, "window": True},
              "cm2": {"total": 0, "lost": 0, "ads": 16, "window": True},
              "cm1:9620": {"total": 20, "lost": 0, "ads": 8, "window": True}}
-    assert e5.tops_without_updates(stats, ["cm1", "cm2"]) == ["cm2"]
-    assert e5.tops_without_updates({"cm1": stats["cm1"]}, ["cm1", "cm2"]) == ["cm2"]
+    assert cfg.tops_without_updates(stats, ["cm1", "cm2"]) == ["cm2"]
+    assert cfg.tops_without_updates({"cm1": stats["cm1"]}, ["cm1", "cm2"]) == ["cm2"]
     stats["cm2"]["total"] = 36
-    assert e5.tops_without_updates(stats, ["cm1", "cm2"]) == []
+    assert cfg.tops_without_updates(stats, ["cm1", "cm2"]) == []
 
 
 class QueueSSH:
@@ -684,7 +684,7 @@ def test_collector_updates_are_counted_over_the_busy_window():
               "cm2": {"total": 100, "lost": 0, "ads": 16}}
     after = {"cm1": {"total": 570, "lost": 8, "ads": 16}, "cm1:9620": {"total": 70, "lost": 1, "ads": 8},
              "cm2": {"total": 90, "lost": 0, "ads": 16}, "cm2:9620": {"total": 5, "lost": 0, "ads": 8}}
-    w = e5.update_window(before, after)
+    w = parsers.update_window(before, after)
     # the lost updates came before the window (the restart), not in it
     assert w["cm1"] == {"total": 270, "lost": 0, "ads": 16, "window": True}
     assert w["cm1:9620"] == {"total": 50, "lost": 1, "ads": 8, "window": True}
@@ -714,7 +714,7 @@ def test_limit_watch_counts_other_limits_at_once():
 def test_observation_names_condor_status_exit_code():
     script = e5.observe_script("ramp")
     assert "condor_status exit $?" in script
-    obs = e5.parse_observation("#Q\n2\n#QOK\n#S\ncondor_status exit 1\n")
+    obs = parsers.parse_observation("#Q\n2\n#QOK\n#S\ncondor_status exit 1\n")
     assert not obs["collector_ok"] and obs["collector_error"] == "condor_status exit 1"
 
 
@@ -747,16 +747,19 @@ class MovedPool:
         return 50
 
 
-def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
+def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm(monkeypatch):
+    import time
     topo = topology.load("small")
     # the cycle's idle count reads 1 (another schedd's stale ad for the same user), yet it
     # considered all 50 requests: that is the cycle waited for
     cm2_ad = NEGOTIATORS.split("\n\n")[1].replace("cm1", "cm2").replace("NumIdleJobs0 = 50", "NumIdleJobs0 = 1")
     ssh = CycleSSH(cm2_ad)
     t = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: t[0])    # the clock wait_for reads
+    monkeypatch.setattr(time, "sleep", lambda s: t.__setitem__(0, t[0] + s))
     exp = e5.ScaleExperiment(topo, ssh, MovedPool())
     cm, cycle = exp.next_cycle("cm1", 50, after=1700000100, timeout=600, poll=10, reschedule_every=30,
-                               stale_after=90, clock=lambda: t[0], sleep=lambda s: t.__setitem__(0, t[0] + s))
+                               stale_after=90)
     assert cm == "cm2" and cycle["considered"] == 50 and cycle["start"] == 1700000500
     assert sum("condor_reschedule" in c for _h, c in ssh.ran) >= 3   # at 0, 30, 60, 90 s
     # a cycle that never sees the requests: the error says where it looked and what the schedd has
@@ -766,6 +769,31 @@ def test_a_cycle_wait_asks_again_and_follows_the_negotiator_to_the_other_cm():
     exp = e5.ScaleExperiment(topo, ssh, pool)
     with pytest.raises(e5.RemoteError, match=r"negotiator on cm2; the schedd has 50 idle.*'considered': 7.*"
                                              r"negotiator moved cm1 -> cm2"):
-        exp.next_cycle("cm1", 50, after=1700000100, timeout=300, poll=10, clock=lambda: t[0],
-                       sleep=lambda s: t.__setitem__(0, t[0] + s))
-    assert pool.asked == [f'{e5.role_constraint("negotiation")} && JobStatus == 1']
+        exp.next_cycle("cm1", 50, after=1700000100, timeout=300, poll=10)
+    assert pool.asked == [f'{cfg.role_constraint("negotiation")} && JobStatus == 1']
+
+
+def test_the_library_waits_moved_into_the_experiment_keep_their_messages(monkeypatch):
+    from testbed.remote import poll
+    now = [0.0]
+    monkeypatch.setattr(poll.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(poll.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    topo = topology.load("small")
+    exp = e5.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
+    slots = iter([4, 8, 16])
+    exp.observe = lambda role: {"slots": next(slots), "startds": 2}
+    obs, seconds = exp.wait_slots(16, 900)
+    assert obs["slots"] == 16 and seconds == 20
+    exp.observe = lambda role: {"slots": 4, "startds": 1}
+    with pytest.raises(AssertionError, match="^4 of 16 slots in the collector 900 s after adding startds$"):
+        exp.wait_slots(16, 900)
+    tree = cfg.CollectorTree(exp)
+    tree.children_running = lambda: {"cm1": True, "cm2": False}
+    with pytest.raises(AssertionError, match=r"^child collectors running \{'cm1': True, 'cm2': False\}, shape tree$"):
+        tree.wait_children("tree", 120)
+    tree.children_running = lambda: {"cm1": False, "cm2": False}
+    assert tree.wait_children("flat") == {"cm1": False, "cm2": False}
+    exp.negotiator_ad = lambda cm: {"LastNegotiationCycleTime0": 100, "LastNegotiationCycleDuration0": 2}
+    assert exp.wait_cycle_after("cm1", 99, 60)["duration"] == 2
+    with pytest.raises(AssertionError, match="^no negotiation cycle within 60 s after the pool filled$"):
+        exp.wait_cycle_after("cm1", 100, 60)

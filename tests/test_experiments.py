@@ -199,7 +199,7 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     from testbed.machines import plan, site
     from testbed.experiments import runner as suites
     seen = {}
-    monkeypatch.setattr(site, "up", lambda topo, profile: 0)
+    monkeypatch.setattr(site, "up", lambda topo, profile, health: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
 
     class FakeRun:

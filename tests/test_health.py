@@ -1,4 +1,4 @@
-from testbed.remote import health
+from testbed.services import health
 from testbed.model import topology
 from testbed.remote.ssh import Result
 

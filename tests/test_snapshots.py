@@ -84,9 +84,9 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
         def run_many(self, cmds, timeout=None):
             commands.update(cmds)
             return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
-    from testbed.remote import health
-    monkeypatch.setattr(health, "wait_healthy", lambda *a, **k: {"healthy": True})
-    out = snapshots.restore(topo, "pristine", FakeSSH(), echo=lambda *_: None)
+    import types
+    health = types.SimpleNamespace(wait_healthy=lambda *a, **k: {"healthy": True})
+    out = snapshots.restore(topo, "pristine", FakeSSH(), echo=lambda *_: None, health=health)
     reverts = [c for c in virsh.calls if c[0] == "snapshot-revert"]
     assert len(reverts) == len(topo.hosts) and all(c[2] == "tb-pristine" and "--running" in c for c in reverts)
     assert set(commands) == set(topo.hosts) and all("date -u -s @" in c for c in commands.values())

@@ -132,7 +132,7 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
 
 
 def test_recorded_profile_round_trip_and_missing(tmp_path):
-    from testbed.remote import health
+    from testbed.services import health
     from testbed.model import profiles
     from testbed.model.state import TestbedState
     state = TestbedState("small", root=tmp_path)
@@ -158,7 +158,8 @@ def test_clear_queue_removes_leftovers_and_waits_until_empty(monkeypatch):
     from testbed.services import condor
     from testbed.model import topology
     from testbed.remote.ssh import Result
-    monkeypatch.setattr(condor.time, "sleep", lambda s: None)
+    from testbed.remote import poll
+    monkeypatch.setattr(poll.time, "sleep", lambda s: None)
 
     class FakeSSH:
         def __init__(self, counts):

@@ -7,11 +7,7 @@ import signal
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import faults
-from testbed.faults import security
-from testbed.model import profiles
-from testbed.network import netem, wan
-from testbed.services import tuning
+from testbed.experiments import fault_site, faults
 from _experiment_library import ExperimentLibrary
 
 
@@ -79,9 +75,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def start_the_schedd_if_down(self):
-        submit = self.tb.pool.submit_host
-        self.tb.ssh.run(submit, "systemctl start condor.service; pgrep -x condor_schedd >/dev/null || "
-                                "condor_on -daemon schedd", check=False)
+        self.suite.condor.start_and_bring_back(self.tb.pool.submit_host, "schedd", if_down=True)
 
     # --- 3: active CM killed -------------------------------------------------------------------
     @keyword
@@ -113,7 +107,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def bring_the_collector_back(self, host):
-        self.tb.ssh.run(host, "systemctl start condor.service; condor_on -daemon collector", check=False)
+        self.suite.condor.start_and_bring_back(host, "collector")
 
     # --- 5: RAID --------------------------------------------------------------------------------
     @keyword
@@ -170,9 +164,7 @@ class FaultLibrary(ExperimentLibrary):
     def set_a_bad_wan(self, rtt_ms, loss_pct):
         """submit <-> workers at rtt_ms with loss_pct each way; returns the measured RTT (ms)."""
         tb = self.tb
-        rows = wan.set_links(tb.topo, tb.ssh, tb.state,
-                             [netem.Link("submit", "worker", rtt_ms=float(rtt_ms), loss_pct=float(loss_pct))],
-                             count=10)
+        rows = fault_site.set_bad_wan(tb.topo, tb.ssh, tb.state, rtt_ms, loss_pct)
         tb.wan_in_force = {}
         logger.console(f"  WAN submit<->worker: {float(rtt_ms):g} ms, {float(loss_pct):g}% loss; "
                        f"measured {rows[0]['measured_ms']} ms")
@@ -201,12 +193,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def site_should_be_restored(self):
         """WAN: no netem beyond the topology's own links; profile: `default` reads back."""
-        tb = self.tb
-        want = {h for h, cmds in netem.host_plans(tb.topo, wan.effective_links(tb.topo, [])).items()
-                if any("netem" in c for c in cmds)}
-        extra = [h for h, text in wan.show(tb.topo, tb.ssh).items() if "netem" in text and h not in want]
-        _got, bad = tuning.read_back(tb.topo, tb.ssh, profiles.load("default"))
-        problems = [f"{h} still has netem" for h in extra] + [f"profile default: {b}" for b in bad[:3]]
+        problems = fault_site.restore_problems(self.tb.topo, self.tb.ssh)
         if problems:
             raise AssertionError("site not restored after the interrupted run: " + "; ".join(problems))
 
@@ -239,7 +226,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def libvirt_networks_that_forward(self):
-        found = security.network_forwards(self.tb.topo)
+        found = fault_site.network_forwards(self.tb.topo)
         return [f"{net}: forward mode {', '.join(modes)}" for net, modes in found.items() if modes]
 
     @keyword

@@ -9,11 +9,9 @@ import time
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e5_scale as scale
+from testbed.experiments import e5_config, e5_failover, e5_scale as scale
 from testbed.model import profiles
 from testbed.model.links import rtt_label
-from testbed.remote import health
-from testbed.remote.poll import poll_until
 from _experiment_library import ExperimentLibrary
 
 
@@ -38,9 +36,9 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def pool_should_be_healthy(self, timeout=600):
         """The site's health check against this run's startds per worker."""
-        report = health.wait_healthy(self.run_topology(), self.tb.ssh, timeout=float(timeout), echo=logger.console)
-        logger.info(health.format_report(report))
-        return report["healthy"]
+        healthy, text = scale.wait_healthy(self.run_topology(), self.tb.ssh, float(timeout), echo=logger.console)
+        logger.info(text)
+        return healthy
 
     # --- startds per worker ------------------------------------------------------------
     @keyword
@@ -48,31 +46,18 @@ class ScaleLibrary(ExperimentLibrary):
         """Run `count` startds on every worker for this run (0 or the topology's count:
         nothing to do); waits until their slots are in the collector. Returns the slots."""
         count, exp = int(count), self.exp
-        extra = {h.name: scale.extra_startds_conf(h, count) for h in exp.workers}
-        if not any(extra.values()):
+        if not e5_config.use_startds(self.tb.ssh, exp.workers, count):
             return sum(h.total_slots for h in exp.workers)
-        dirs = {h.name: scale.extra_startd_names(h, count) for h in exp.workers}
-        res = self.tb.ssh.run_many({h: scale.startds_script(t, dirs[h]) for h, t in extra.items()}, timeout=120)
-        bad = [f"{h}: {(r.stderr or r.stdout).strip()[-160:]}" for h, r in res.items() if not r.ok]
-        if bad:
-            raise AssertionError("adding startds failed on " + "; ".join(bad))
         want = sum(max(count, h.startds) * h.slots_per_startd for h in exp.workers)
-        started = time.monotonic()
-        while True:
-            obs = exp.observe("ramp")
-            if obs["slots"] >= want:
-                break
-            if time.monotonic() - started > 900:
-                raise AssertionError(f"{obs['slots']} of {want} slots in the collector 900 s after adding startds")
-            time.sleep(10)
+        obs, seconds = exp.wait_slots(want, 900)
         logger.console(f"  {count} startds per worker: {obs['startds']} startds, {obs['slots']} slots "
-                       f"after {time.monotonic() - started:.0f} s")
+                       f"after {seconds:.0f} s")
         return obs["slots"]
 
     @keyword
     def restore_startds_per_worker(self):
         """Remove the run's extra startds (the topology's count again)."""
-        self.tb.ssh.run_many({h.name: scale.startds_script("") for h in self.exp.workers}, timeout=120)
+        e5_config.restore_startds(self.tb.ssh, self.exp.workers)
 
     # --- the ramp -------------------------------------------------------------------------
     @keyword
@@ -236,8 +221,8 @@ class ScaleLibrary(ExperimentLibrary):
     def running_jobs_should_not_have_restarted(self, before, event):
         """Every job running before `event` still runs, with NumJobStarts and NumShadowStarts
         unchanged. Returns how many restarted (0) after recording it."""
-        after = scale.job_starts(self.exp.job_ads("background"))
-        bad = scale.restarted_jobs(before, after)
+        after = e5_failover.job_starts(self.exp.job_ads("background"))
+        bad = e5_failover.restarted_jobs(before, after)
         self.tb.record_metric("e5.jobs_restarted", len(bad), "jobs", event=event, running=len(before))
         if bad:
             raise AssertionError(f"{len(bad)} of {len(before)} running jobs were disturbed by {event}: "
@@ -283,7 +268,7 @@ class ScaleLibrary(ExperimentLibrary):
     def bring_every_collector_back(self):
         """`condor_on -daemon collector` on every CM and CCB host (no-op where it runs)."""
         hosts = {h.name for h in self.tb.topo.with_role("cm") + self.tb.topo.with_role("ccb")}
-        self.tb.ssh.run_many({h: "condor_on -daemon collector >/dev/null 2>&1; true" for h in hosts}, timeout=60)
+        self.exp.collectors_on(hosts)
 
     @keyword
     def hard_kill_one_collector(self):
@@ -312,7 +297,7 @@ class ScaleLibrary(ExperimentLibrary):
         {host, match (s until the new job ran), down (s it was down)}. The CCB stays down
         until `Bring The CCB Back`."""
         p, exp = self.params(), self.exp
-        host = scale.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
+        host = e5_failover.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
         samples = []
         for _ in range(3):  # the steady count, not an update's passing connection
             samples.append(exp.worker_connections(host))
@@ -344,9 +329,9 @@ class ScaleLibrary(ExperimentLibrary):
 
     # --- two-tier collectors -------------------------------------------------------------
     def _wait_single_negotiator(self, timeout):
-        pool = self.tb.pool
-        poll_until(lambda: len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1, timeout, 5,
-                   f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs", error=AssertionError)
+        e5_failover.wait_single_had_leader(self.tb.pool, timeout,
+                                           f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs",
+                                           error=AssertionError)
 
     @keyword
     def use_collector_shape(self, shape):
@@ -356,20 +341,12 @@ class ScaleLibrary(ExperimentLibrary):
         if shape not in ("flat", "tree"):
             raise AssertionError(f"shape must be flat or tree, not {shape!r}")
         exp = self.exp
-        tree = scale.CollectorTree(exp, self.params()["startds_per_worker"])
+        tree = e5_config.CollectorTree(exp, self.params()["startds_per_worker"])
         tree.use(shape)
         timeout = float(self.params()["failover_timeout_s"])
-        if any(self.tb.topo.hosts[h].has("cm") for h in scale.child_collector_hosts(self.tb.topo)):
+        if any(self.tb.topo.hosts[h].has("cm") for h in e5_config.child_collector_hosts(self.tb.topo)):
             self._wait_single_negotiator(timeout)
-        started = time.monotonic()
-        while True:
-            running = tree.children_running()
-            if all(running.values()) == (shape == "tree") and (shape == "tree" or not any(running.values())):
-                break
-            if time.monotonic() - started > 120:
-                raise AssertionError(f"child collectors running {running}, shape {shape}")
-            time.sleep(5)
-        return running
+        return tree.wait_children(shape, 120)
 
     @keyword
     def measure_collector_shape(self, shape):
@@ -380,7 +357,7 @@ class ScaleLibrary(ExperimentLibrary):
         stats, cycle, slots, children_ads}."""
         p, exp, tb = self.params(), self.exp, self.tb
         timeout = float(p["failover_timeout_s"])
-        tree = scale.CollectorTree(exp)
+        tree = e5_config.CollectorTree(exp)
         slots = sum(h.total_slots for h in self.run_topology().with_role("worker"))
         visible = tree.time_to_visible(slots, timeout)
         exp.ensure_running("tree", slots, timeout + 600)
@@ -388,16 +365,8 @@ class ScaleLibrary(ExperimentLibrary):
         mark = exp.host_clock(cm)
         before = tree.update_stats()
         time.sleep(float(p["tree_settle_s"]))
-        stats = scale.update_window(before, tree.update_stats())
-        started, cycle = time.monotonic(), None
-        while True:
-            ad = exp.negotiator_ad(cm)
-            cycle = scale.negotiation_cycle(ad) if ad else None
-            if cycle and cycle["start"] > mark:
-                break
-            if time.monotonic() - started > timeout:
-                raise AssertionError(f"no negotiation cycle within {timeout:.0f} s after the pool filled")
-            time.sleep(5)
+        stats = tree.updates_since(before)
+        cycle = exp.wait_cycle_after(cm, mark, timeout)
         children = sum(v["ads"] for k, v in stats.items() if ":" in k)
         logger.console(f"  collectors {shape}: every slot visible {visible:.0f} s after the restart; "
                        f"updates {stats}; negotiation cycle {cycle['duration']} s")
@@ -411,7 +380,7 @@ class ScaleLibrary(ExperimentLibrary):
         """Fails when a CM's collector counted no slot update in the shape's window: in the
         tree each CM hears the startds through a child collector of its own."""
         tops = [h.name for h in self.tb.topo.with_role("cm")]
-        deaf = scale.tops_without_updates(r["stats"], tops)
+        deaf = e5_config.tops_without_updates(r["stats"], tops)
         if deaf:
             raise AssertionError(f"{r['shape']}: no slot update reached the collector on {', '.join(deaf)} "
                                  f"in {r['window_s']} s (updates: {r['stats']})")
@@ -435,7 +404,7 @@ class ScaleLibrary(ExperimentLibrary):
         """Flat again; the workers restarted so that every daemon reports to the CMs again
         (nothing to do when no fragment of the tree is left)."""
         exp = self.exp
-        if not scale.CollectorTree(exp).installed():
+        if not e5_config.CollectorTree(exp).installed():
             return
         self.use_collector_shape("flat")
         exp.restart_condor([h.name for h in exp.workers])

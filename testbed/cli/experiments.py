@@ -14,7 +14,8 @@ def cmd_run(args):
     topo, ssh, _state = _site(args)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
-        snapshots.restore(topo, args.from_snapshot, ssh)
+        from testbed.services import health
+        snapshots.restore(topo, args.from_snapshot, ssh, health=health)
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select)  # writes summary.html
@@ -57,6 +58,7 @@ def cmd_test(args):
     from testbed.machines import site
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    from testbed.services import health
     phases = PhaseClock()
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     phases.done("unit tests")
@@ -70,7 +72,7 @@ def cmd_test(args):
     site.claim_domains(topo)  # before anything that `down` would undo
     failures, runs = [], []
     try:
-        site.up(topo, _profile("default"))
+        site.up(topo, _profile("default"), health)
         phases.done(f"bring-up of {topo.name}")
         for suite, exp in registry.experiments().items():
             if not exp.suite_path.exists():
@@ -141,9 +143,10 @@ def cmd_demo(args):
     from testbed.machines import site
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    from testbed.services import health
     head = registry.headline()
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
-    site.up(topo, _profile("default"))
+    site.up(topo, _profile("default"), health)
     from testbed.machines import plan
     from testbed.model.state import TestbedState
     accelerator = plan.recorded_accel(TestbedState(topo.name))

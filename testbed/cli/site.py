@@ -57,7 +57,8 @@ def cmd_box_build(args):
 
 def cmd_up(args):
     from testbed.machines import site
-    return site.up(_topology(args), _profile(args.profile), parallel=not args.serial)
+    from testbed.services import health
+    return site.up(_topology(args), _profile(args.profile), health, parallel=not args.serial)
 
 
 def cmd_down(args):
@@ -67,7 +68,7 @@ def cmd_down(args):
 
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
-    from testbed.remote import health
+    from testbed.services import health
     from testbed.machines import provision as provisioning
     from testbed.model.state import TestbedState
     topo = _topology(args)
@@ -87,7 +88,7 @@ def cmd_ssh(args):
 
 
 def cmd_status(args):
-    from testbed.remote import health
+    from testbed.services import health
     topo = _topology(args)
     if args.wait:
         from testbed.model.errors import TestbedError
@@ -118,7 +119,7 @@ def cmd_status(args):
 
 def cmd_snapshot_save(args):
     from testbed.machines import snapshots
-    from testbed.remote import health
+    from testbed.services import health
     topo, ssh, state = _site(args)
     report = health.collect(topo, ssh)
     if not report["healthy"]:
@@ -131,8 +132,9 @@ def cmd_snapshot_save(args):
 
 def cmd_snapshot_restore(args):
     from testbed.machines import snapshots
+    from testbed.services import health
     topo, ssh, _state = _site(args)
-    snapshots.restore(topo, args.name, ssh)
+    snapshots.restore(topo, args.name, ssh, health=health)
     return 0
 
 

@@ -28,7 +28,7 @@ def cmd_profile_diff(args):
 
 
 def cmd_profile_apply(args):
-    from testbed.remote import health
+    from testbed.services import health
     from testbed.network import netem, wan
     from testbed.services import tuning
     topo, ssh, state = _site(args)

@@ -455,12 +455,8 @@ class SiteInABox:
             "+remote_jobuniverse = 5", f"+remote_requirements = {requirements}",
             "+remote_ShouldTransferFiles = \"YES\"", "+remote_WhenToTransferOutput = \"ON_EXIT\"",
             "request_memory = 32", "queue 1"]) + "\n"
-        setup = f"rm -rf {workdir}; mkdir -p {workdir}; cd {workdir}; printf %s {shlex.quote(script)} > route.sh; " \
-                f"chmod 0755 route.sh; printf %s {shlex.quote(desc)} > job.sub; " \
-                f"echo submitted $(date +%s.%N); condor_submit -terse job.sub"
-        out = self.ssh.run(self.pool.submit_host, self.pool.as_user(setup)).stdout
-        submitted = float(re.search(r"submitted ([0-9.]+)", out).group(1))
-        cluster = int(out.strip().splitlines()[-1].split(".")[0])
+        jobs = self.pool.schedd.submit(desc, workdir, files={"route.sh": (script, "0755")}, stamp=True)
+        submitted, cluster = jobs.submitted, jobs.cluster
         self.pool.wait(cluster, 1, timeout=timeout)
         text = self.ssh.run(self.pool.submit_host, f"cat {workdir}/out.txt", check=False).stdout
         m = re.search(r"start ([0-9.]+) (\S+)", text)

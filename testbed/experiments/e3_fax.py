@@ -29,6 +29,7 @@ from testbed.model import constants as c
 from testbed.model.errors import RemoteError
 from testbed.model.links import rtt_label
 from testbed.network.netem import netem_handle, prio_class
+from testbed.services.gateway import Schedd, reconfig_command
 
 EXPERIMENT = Experiment(
     name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
@@ -453,7 +454,7 @@ class FaxExperiment:
         self.ssh.run(self.worker.name, users_script(self.sites) + script(cmds, self.worker.site_ip), timeout=120)
         conf = condor_users_conf(self.sites)
         self.ssh.run(self.submit.name, users_script(self.sites) +
-                     f"cat > {c.E3_CONDOR_CONF} <<'E3CONF'\n{conf}E3CONF\ncondor_reconfig >/dev/null\n"
+                     f"cat > {c.E3_CONDOR_CONF} <<'E3CONF'\n{conf}E3CONF\n{reconfig_command()}\n"
                      f"install -d -m 0755 {c.E3_LOCAL_DIR}", timeout=120)
 
     def restore(self):
@@ -462,7 +463,7 @@ class FaxExperiment:
         res = self.ssh.run_many({
             self.worker.name: script(cmds, self.worker.site_ip) + users_script(self.sites, add=False) +
             f"umount {c.E3_SHM_DIR} 2>/dev/null || true; rm -rf {c.E3_LOCAL_DIR} {c.E3_SHM_DIR} /usr/local/lib/tb-e3",
-            self.submit.name: f"rm -f {c.E3_CONDOR_CONF}; condor_reconfig >/dev/null 2>&1 || true\n"
+            self.submit.name: f"rm -f {c.E3_CONDOR_CONF}; {reconfig_command()} 2>&1 || true\n"
                               f"rm -rf {c.E3_LOCAL_DIR}\n" + users_script(self.sites, add=False),
             self.dtn.name: federation_teardown_script(self.sites) + "rm -rf /usr/local/lib/tb-e3",
         }, timeout=180)
@@ -483,16 +484,15 @@ class FaxExperiment:
         user = site_user(compute)
         d = f"{c.E3_LOCAL_DIR}/{label}-{compute}-{int(time.time() * 1000)}"
         desc = job_description(urls, self.p, cache_mb, self.worker_machine, fraction, label)
-        self.ssh.run(self.submit.name, f"install -d -o {user} {d} && cd {d} && "
-                     f"sudo -u {user} tee job.sub >/dev/null && sudo -u {user} condor_submit job.sub >/dev/null",
-                     input_bytes=desc.encode(), timeout=120)
-        out = self.ssh.run(self.submit.name, f"cd {d} && timeout {int(self.p['job_timeout_s'])} "
-                           f"condor_wait job.log >/dev/null; rc=$?; for f in out.*; do echo \"#$f\"; cat $f; "
+        schedd = Schedd(self.ssh, self.submit.name)
+        schedd.submit_as(user, d, desc)
+        out = self.ssh.run(self.submit.name, f"cd {d} && {Schedd.wait_log_command('job.log', self.p['job_timeout_s'])}"
+                           f"; rc=$?; for f in out.*; do echo \"#$f\"; cat $f; "
                            f"[ -s err.${{f#out.}} ] && tail -n 3 err.${{f#out.}} | sed 's/^/#err /'; done; "
                            f"exit $rc", check=False, timeout=self.p["job_timeout_s"] + 60)
         if not out.ok:
-            self.ssh.run(self.submit.name, f"cd {d} && sudo -u {user} condor_rm -constraint 'E3Role =?= \"e3\"' "
-                         ">/dev/null 2>&1 || true", check=False)
+            self.ssh.run(self.submit.name, f"cd {d} && " + Schedd.rm_quiet_command('E3Role =?= "e3"', user),
+                         check=False)
             raise RemoteError(f"E3 jobs of site {compute} not done in {self.p['job_timeout_s']} s ({label})")
         chunks = out.stdout.split("\n#out.")
         reports = [parse_report(ch) for ch in chunks if ch.strip()]

@@ -32,9 +32,11 @@ from testbed.experiments import e4_figures
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines.render import render_run_file
 from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_CONF, E4_ROLE_ATTR,
-                                     E4_SHARED_DIR, SUBMIT_HOME, SUBMIT_USER, JobStatus)
+                                     E4_SHARED_DIR, SUBMIT_HOME, JobStatus)
 from testbed.model.errors import RemoteError
+from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
+from testbed.services.gateway import ConfigFragment, Schedd
 
 NODE_PROGRAM = PROJECT_ROOT / "provision" / "guest" / "e4_node.py"  # a guest program
 LAYOUTS = ("colocated", "dedicated")
@@ -347,10 +349,10 @@ UNEXPORT_SCRIPT = f"rm -f {E4_EXPORTS}; exportfs -ra 2>/dev/null; systemctl stop
 def fragment_script(path, text):
     """Install (text) or remove ('') a condor config fragment and restart HTCondor when it
     changed: a slot layout change needs a startd restart, not a reconfig."""
-    if not text:
-        return f"if [ -e {path} ]; then rm -f {path}; systemctl restart condor; fi; true"
-    return (f"printf %s {shlex.quote(text)} > {path}.new && if ! cmp -s {path}.new {path}; then "
-            f"mv {path}.new {path}; systemctl restart condor; else rm -f {path}.new; fi")
+    return ConfigFragment(None, None, path).script(text, restart=True)
+
+
+E4_WAIT_ATTRS = ["ClusterId", "ProcId", "JobStatus", "HoldReason"]
 
 
 def job_states(ads):
@@ -402,15 +404,14 @@ class HpcExperiment:
         if bad:
             raise RemoteError(f"installing the E4 node slots failed: {bad}")
         want = self.topo.planned_startds
-        while self.node_slots() < want:
-            if time.monotonic() - t > timeout:
-                raise RemoteError(f"{self.node_slots()} of {want} E4 node slots in the collector after {timeout} s")
-            time.sleep(10)
+        wait_for(f"{want} E4 node slots in the collector", lambda: self.node_slots() >= want, timeout, 10,
+                 host=self.submit.name,
+                 message=lambda: f"{self.node_slots()} of {want} E4 node slots in the collector after {timeout} s")
         return time.monotonic() - t
 
     def node_slots(self):
-        out = self.ssh.run(self.submit.name, "condor_status -const 'E4Node =?= True && PartitionableSlot' "
-                                             "-af Name 2>/dev/null; true", check=False, timeout=120).stdout
+        out = Schedd(self.ssh, self.submit.name).status("-const 'E4Node =?= True && PartitionableSlot' "
+                                                        "-af Name 2>/dev/null; true", timeout=120).stdout
         return len([line for line in out.splitlines() if line.strip()])
 
     def restore_slots(self):
@@ -427,18 +428,12 @@ class HpcExperiment:
         cnf = render_run_file("e4/node.cnf.j2", layout="dedicated", bind_address=self.db_host.site_ip,
                               max_connections=p["nodes"] * p["tasks_per_node"] + 20, key_buffer_mb=32)
         workdir = f"{SUBMIT_HOME}/e4/{tag}-db"
-        steps = [f"rm -rf {workdir} && mkdir -p {workdir} && cd {workdir}"]
-        for name, (content, _) in self._files(cfg, cnf).items():
-            steps.append(f"printf %s {shlex.quote(content)} > {name}")
         # IsDTN: on the DTN's own slots. Without it the DTN's schedd flocked the job to the
         # workers' pool when its slots were slow to match (seen in CI: the DB ran on
         # worker1 while the task node waited for it at the DTN's address)
         job = node_job(1, 1, tag + "-db", requirements="(TARGET.IsDTN =?= True)", memory_mb=64)
-        steps.append(f"printf %s {shlex.quote(job)} > job.sub")
-        steps.append("condor_submit -terse job.sub")
-        out = self.ssh.run(self.db_host.name, f"sudo -u {SUBMIT_USER} -H bash -c {shlex.quote(' && '.join(steps))}",
-                           timeout=300).stdout
-        return int(out.strip().splitlines()[-1].split(".")[0]), workdir
+        jobs = Schedd(self.ssh, self.db_host.name).submit(job, workdir, files=self._files(cfg, cnf), timeout=300)
+        return jobs.cluster, workdir
 
     def submit_task_nodes(self, p, layout, password, tag, backfill):
         db = self.db_host.site_ip if layout == "dedicated" else ""
@@ -450,35 +445,25 @@ class HpcExperiment:
         cluster = self.pool.submit(desc, workdir, files=self._files(cfg, cnf))
         return cluster, workdir
 
-    def _ads(self, host, cluster):
-        cmd = (f"condor_q {cluster} -json -attributes JobStatus,HoldReason 2>/dev/null; echo '#SPLIT#'; "
-               f"condor_history {cluster} -json -attributes JobStatus 2>/dev/null")
-        out = self.ssh.run(host, cmd, check=False, timeout=120).stdout
-        ads = []
-        for part in out.split("#SPLIT#"):
-            if part.strip():
-                ads += json.loads(part)
-        return ads
-
     def wait_done(self, waits, timeout, poll=10):
-        """waits: [(host, cluster, count)]; until every job completed. RemoteError on held
-        jobs or when out of time."""
-        t = time.monotonic()
-        while True:
-            pending = []
+        """waits: [(host, cluster, count)], each on the schedd of `host` (the submit host's,
+        the DTN's); until every job completed. RemoteError on held jobs or when out of time."""
+        pending = []
+
+        def all_done():
+            pending.clear()
             for host, cluster, count in waits:
-                ads = self._ads(host, cluster)
+                ads = Schedd(self.ssh, host).jobs(cluster, E4_WAIT_ATTRS, as_user=False)
                 states = job_states(ads)
                 if states.get(JobStatus.HELD):
                     reasons = {a.get("HoldReason") for a in ads if a.get("HoldReason")}
                     raise RemoteError(f"E4 jobs held on {host} (cluster {cluster}): {reasons}")
                 if states.get(JobStatus.COMPLETED, 0) < count:
                     pending.append(f"{host} cluster {cluster}: {states}")
-            if not pending:
-                return time.monotonic() - t
-            if time.monotonic() - t > timeout:
-                raise RemoteError(f"E4 jobs not done after {timeout} s: {'; '.join(pending)}")
-            time.sleep(poll)
+            return not pending
+
+        return float(wait_for("every E4 job complete", all_done, timeout, poll,
+                              message=lambda: f"E4 jobs not done after {timeout} s: {'; '.join(pending)}"))
 
     def reports(self, host, workdir):
         out = self.ssh.run(host, f"cd {workdir} && for f in report.*.json; do echo '#E4REPORT'; cat $f; done",
@@ -486,8 +471,7 @@ class HpcExperiment:
         return split_reports(out) if "#E4REPORT" in out else []
 
     def remove(self, tag):
-        constraint = shlex.quote(f'regexp("^{tag}", {E4_ROLE_ATTR})')
-        cmd = f"condor_rm -constraint {constraint} >/dev/null 2>&1; true"
+        cmd = Schedd.rm_quiet_command(f'regexp("^{tag}", {E4_ROLE_ATTR})')
         self.ssh.run_many({self.submit.name: cmd, self.db_host.name: cmd}, timeout=120)
 
     def run_layout(self, p, layout, backfill, nodes=None):

@@ -23,10 +23,11 @@ from testbed.faults.security import SecurityChecks
 from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
-from testbed.remote import health
+from testbed.services import health
 from testbed.remote.poll import poll_until
 from testbed.results import runs as results
 from testbed.services.condor import submit_description
+from testbed.services.gateway import Schedd
 
 EXPERIMENT = Experiment(
     name="faults", title="Faults and the site's invariants", seed=None,
@@ -323,8 +324,8 @@ class FaultSuite:
         """{CCB server: startds whose address names it} from the startd ads of the pool, or of
         one collector (a restarted collector starts empty, so every ad it holds is fresh)."""
         pool = f"-pool {self.topo.hosts[collector].site_ip} " if collector else ""
-        out = self.ssh.run(self.pool.submit_host, f"condor_status {pool}-startd -af Machine Name MyAddress",
-                           check=False, timeout=60).stdout
+        out = Schedd(self.ssh, self.pool.submit_host).status(f"{pool}-startd -af Machine Name MyAddress",
+                                                             timeout=60).stdout
         ips = {self.topo.hosts[n].site_ip: n for n in self.ccb_servers()}
         counts = {n: 0 for n in self.ccb_servers()}
         workers = {h.name for h in self.topo.with_role("worker")}

@@ -19,7 +19,7 @@ from testbed.model import constants, profiles
 from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
-from testbed.remote import health
+from testbed.services import health
 from testbed.remote.ssh import SSH
 from testbed.results import runs as results, verdict
 from testbed.services import tuning

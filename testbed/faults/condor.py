@@ -10,15 +10,13 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
-from testbed.model.constants import CONDOR_LOG_DIR, CONDOR_UNIT, FAULT_WORKDIR, JOB_LEASE_S, JobStatus
+from testbed.model.constants import CONDOR_DAEMONS as DAEMONS, CONDOR_LOG_DIR, FAULT_WORKDIR, JOB_LEASE_S, JobStatus  # noqa: F401
+from testbed.model.constants import comm  # noqa: F401 (the fault suite's name for it)
 from testbed.model.errors import RemoteError
-from testbed.remote.poll import poll_until
+from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
+from testbed.services.gateway import Daemons, parse_killed  # noqa: F401
 
-# HTCondor daemon -> process name as `pgrep -x` sees it (comm, 15 characters)
-DAEMONS = {"master": "condor_master", "collector": "condor_collector", "negotiator": "condor_negotiator",
-           "schedd": "condor_schedd", "startd": "condor_startd", "had": "condor_had",
-           "replication": "condor_replication", "shared_port": "condor_shared_port"}
 START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "JobRunCount",
                "LastRemoteHost", "RemoteHost", "HoldReason"]
 
@@ -36,22 +34,7 @@ echo "fault-job $2 $(printf 'fault-job-%s\\n' "$2" | sha256sum | cut -d' ' -f1)"
 """
 
 
-def comm(daemon):
-    """The process name `pgrep -x` matches for a daemon (Linux cuts comm at 15 characters)."""
-    if daemon not in DAEMONS:
-        raise ValueError(f"unknown HTCondor daemon {daemon!r} (known: {', '.join(DAEMONS)})")
-    return DAEMONS[daemon][:15]
-
-
-def kill_script(daemon):
-    """SIGKILL every process of one daemon; prints `killed=N` (how many there were)."""
-    name = comm(daemon)
-    return f"n=$(pgrep -c -x {name} || true); pkill -KILL -x {name} || true; echo killed=${{n:-0}}"
-
-
-def parse_killed(text):
-    m = re.search(r"^killed=(\d+)$", text, re.MULTILINE)
-    return int(m.group(1)) if m else 0
+kill_script = Daemons.kill_script
 
 
 def expected_output(proc):
@@ -169,52 +152,51 @@ class CondorFaults:
         self.topo, self.ssh, self.pool = topo, ssh, pool
 
     # --- daemons ----------------------------------------------------------------------------
+    def daemons(self, host):
+        return Daemons(self.ssh, host)
+
     def kill_daemon(self, host, daemon):
         """SIGKILL one daemon on a host (its condor_master restarts it after a back-off).
         Returns how many processes were killed; RemoteError when none ran (no fault made).
         Undo: the master's restart (wait_running), or start_host."""
-        killed = parse_killed(self.ssh.run(host, kill_script(daemon)).stdout)
-        if not killed:
-            raise RemoteError(f"{host}: no {comm(daemon)} process to kill")
-        return killed
+        return self.daemons(host).kill(daemon)
 
     def kill_host(self, host):
         """SIGKILL every HTCondor daemon of a host, as a crash would. Undo: start_host."""
-        self.ssh.run(host, f"systemctl kill -s KILL {CONDOR_UNIT}; systemctl stop {CONDOR_UNIT} || true")
+        self.daemons(host).kill_all()
 
     def start_host(self, host):
-        self.ssh.run(host, f"systemctl start {CONDOR_UNIT}")
+        self.daemons(host).start()
 
     def hold_down(self, host, daemon):
         """SIGKILL a daemon and keep it down (condor_off, so the master does not restart it).
         Undo: bring_back."""
-        killed = self.kill_daemon(host, daemon)
-        self.ssh.run(host, f"condor_off -fast -daemon {daemon} >/dev/null 2>&1 || true; "
-                           f"pkill -KILL -x {comm(daemon)} || true")
-        return killed
+        return self.daemons(host).hold_down(daemon)
 
     def bring_back(self, host, daemon):
-        self.ssh.run(host, f"condor_on -daemon {daemon}")
+        self.daemons(host).bring_back(daemon)
+
+    def start_and_bring_back(self, host, daemon, if_down=False):
+        """Teardown: HTCondor started on `host` and `daemon` on (only if it is not running,
+        with `if_down`)."""
+        self.daemons(host).start_and_on(daemon, if_down)
 
     def running(self, host, daemon):
-        res = self.ssh.run(host, f"pgrep -x {comm(daemon)} >/dev/null && echo yes || echo no", check=False)
-        return res.ok and res.stdout.strip() == "yes"
+        return self.daemons(host).is_running(daemon)
 
     def wait_running(self, host, daemon, timeout=120, poll=2):
         """Seconds until a daemon's process runs on a host again."""
-        return poll_until(lambda: self.running(host, daemon), timeout, poll,
-                          f"{host}: {comm(daemon)} not running {timeout} s later")
+        return Daemons(None, host).wait_running(daemon, timeout, poll, running=lambda: self.running(host, daemon))
 
     def pid(self, host, daemon):
         """The oldest process id of a daemon on a host, or None when it does not run."""
-        res = self.ssh.run(host, f"pgrep -o -x {comm(daemon)}", check=False)
-        return int(res.stdout.split()[0]) if res.ok and res.stdout.split() else None
+        return self.daemons(host).pid(daemon)
 
     def restart_schedd(self):
         """A clean restart of the submit host's schedd (condor_restart, graceful, through its
         master). Returns the old schedd's pid, for wait_schedd."""
         old = self.pid(self.pool.submit_host, "schedd")
-        self.ssh.run(self.pool.submit_host, "condor_restart -daemon schedd")
+        self.daemons(self.pool.submit_host).restart_daemon("schedd")
         return old
 
     def wait_schedd(self, old_pid=None, timeout=300, poll=2):
@@ -231,9 +213,10 @@ class CondorFaults:
             except RemoteError:
                 return False
 
-        return poll_until(answering, timeout, poll,
-                          lambda: f"{self.pool.submit_host}: no new schedd answering {timeout} s after the "
-                                  f"restart (pid before {old_pid}, now {seen['pid']})")
+        return float(wait_for("a new schedd answering condor_q", answering, timeout, poll,
+                              host=self.pool.submit_host,
+                              message=lambda: f"{self.pool.submit_host}: no new schedd answering {timeout} s "
+                                              f"after the restart (pid before {old_pid}, now {seen['pid']})"))
 
     # --- job batches ---------------------------------------------------------------------------
     def submit_batch(self, tag, count, seconds, requirements="(IsDTN =!= True)", release=None):
@@ -258,24 +241,29 @@ class CondorFaults:
         """Seconds until every job of the batch runs (JobStatus 2); the first time, that
         snapshot is kept as `before`, the baseline of the invariants. RemoteError if a job
         finishes, is held or the time runs out first."""
-        start = time.monotonic()
-        while True:
-            snap = self.snapshot(batch, "running")
+        last = {}
+
+        def all_running():
+            snap = last["snap"] = self.snapshot(batch, "running")
             states = [ad.get("JobStatus") for ad in snap.values()]
             # a job counts from its first start on (NumJobStarts may trail JobStatus briefly)
             started = all(int(ad.get("NumJobStarts") or 0) >= 1 for ad in snap.values())
             if len(snap) == batch.count and started and all(s == JobStatus.RUNNING for s in states):
                 batch.snapshots.setdefault("before", snap)  # the baseline the invariants compare with
-                return time.monotonic() - start
-            done = [p for p, ad in snap.items() if ad.get("JobStatus") in (JobStatus.COMPLETED, JobStatus.HELD,
-                                                                         JobStatus.REMOVED)]
+                return True
+            return False
+
+        def left_running():
+            done = [p for p, ad in last["snap"].items() if ad.get("JobStatus") in (JobStatus.COMPLETED, JobStatus.HELD,
+                                                                                  JobStatus.REMOVED)]
             if done:
                 raise RemoteError(f"cluster {batch.cluster}: job {done[0]} left the running state before "
                                   f"the fault ({self.pool.describe_unfinished(batch.cluster)})")
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"cluster {batch.cluster}: not all {batch.count} jobs running after "
-                                  f"{timeout} s; {self.pool.describe_unfinished(batch.cluster)}")
-            time.sleep(poll)
+
+        return float(wait_for(f"every job of cluster {batch.cluster} running", all_running, timeout, poll,
+                              host=self.pool.submit_host, fail_fast=left_running,
+                              message=lambda: f"cluster {batch.cluster}: not all {batch.count} jobs running after "
+                                              f"{timeout} s; {self.pool.describe_unfinished(batch.cluster)}"))
 
     def job_log(self, batch):
         return self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
@@ -287,20 +275,23 @@ class CondorFaults:
         for `settle` s; the reconnect counts (see `reconnects`). The starter's side matters:
         a shadow notices a silent starter only minutes later, so an empty job log does not
         mean the pair is connected."""
-        start, quiet_since, last = time.monotonic(), time.monotonic(), None
-        while True:
+        last = {"seen": None, "since": None, "pending": {}, "lost": []}
+
+        def reconnected_and_quiet():
             events = reconnects(self.job_log(batch))
-            pending = {p: e for p, e in events.items() if e["disconnected"] > e["reconnected"] + e["failed"]}
-            lost = self.disconnected_starters(worker) if worker else []
-            if (events, lost) != last:
-                quiet_since, last = time.monotonic(), (events, lost)
-            if not pending and not lost and time.monotonic() - quiet_since >= settle:
-                return events
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"cluster {batch.cluster}: jobs {sorted(pending)} not reconnected "
-                                  f"{timeout} s after the fault; starters on {worker} still waiting for "
-                                  f"their shadow: {lost}")
-            time.sleep(poll)
+            pending = last["pending"] = {p: e for p, e in events.items()
+                                         if e["disconnected"] > e["reconnected"] + e["failed"]}
+            lost = last["lost"] = self.disconnected_starters(worker) if worker else []
+            if (events, lost) != last["seen"]:   # a change starts the quiet time again
+                last["seen"], last["since"] = (events, lost), time.monotonic()
+            return not pending and not lost and time.monotonic() - last["since"] >= settle
+
+        wait_for(f"every job of cluster {batch.cluster} reconnected and quiet for {settle} s",
+                 reconnected_and_quiet, timeout, poll, host=self.pool.submit_host,
+                 message=lambda: f"cluster {batch.cluster}: jobs {sorted(last['pending'])} not reconnected "
+                                 f"{timeout} s after the fault; starters on {worker} still waiting for "
+                                 f"their shadow: {last['lost']}")
+        return last["seen"][0]
 
     def disconnected_starters(self, worker):
         """Pids of the running starters on `worker` that have lost their shadow."""

@@ -3,16 +3,14 @@ a client without credentials can neither submit nor read the queue, the libvirt 
 forward nothing, and no guest has a default route out.
 """
 import re
-import shlex
 import xml.etree.ElementTree as ET
 
 from testbed.model.errors import RemoteError
+from testbed.services.gateway import Daemons, Schedd
 
 # every permission knob the config defines (with any subsystem or local-name prefix), each
 # printed expanded: `NAME = value`
-ALLOW_DUMP = ("for n in $(condor_config_val -dump 2>/dev/null | "
-              "awk -F' = ' '$1 ~ /^([A-Za-z0-9_]+\\.)*ALLOW_[A-Za-z0-9_]+$/ {print $1}' | sort -u); do "
-              "echo \"$n = $(condor_config_val \"$n\" 2>/dev/null)\"; done")
+ALLOW_DUMP = Daemons.config_dump_command("^([A-Za-z0-9_]+\\.)*ALLOW_[A-Za-z0-9_]+$")
 WIDE_OPEN = {"*", "*/*", "*@*", "*@*/*", "*/*.*", "0.0.0.0/0", "*.*", "*.*.*.*"}
 
 
@@ -78,12 +76,7 @@ def anonymous_script(schedd, pool, action):
               "chmod 0644 \"$d/job.sub\"; cd \"$d\"; ")
     env = (f"env -i PATH=/usr/bin:/bin HOME=\"$d\" _CONDOR_SEC_TOKEN_DIRECTORY=\"$d/tokens\" "
            f"_CONDOR_SEC_CLIENT_AUTHENTICATION_METHODS=FS,IDTOKENS")
-    if action == "read":
-        tool = f"condor_q -debug -name {shlex.quote(schedd)} -pool {shlex.quote(pool)} -all -af ClusterId"
-    elif action == "submit":
-        tool = f"condor_submit -debug -remote {shlex.quote(schedd)} -pool {shlex.quote(pool)} job.sub"
-    else:
-        raise ValueError(action)
+    tool = Schedd.remote_client_command(action, schedd, pool)
     return (common + f"runuser -u nobody -- {env} timeout 120 {tool} 2>&1; rc=$?; "
             f"cd /; rm -rf \"$d\"; echo \"#rc=$rc\"")
 
@@ -124,7 +117,7 @@ class SecurityChecks:
 
     def schedd_name(self, submit):
         """The submit host's schedd as the pool's collector lists it (asked as root there)."""
-        out = self.ssh.run(submit, "condor_status -schedd -af Name Machine", check=False).stdout
+        out = Schedd(self.ssh, submit).status("-schedd -af Name Machine").stdout
         for line in out.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[1].split(".")[0] == submit:
@@ -146,7 +139,7 @@ class SecurityChecks:
             m = re.search(r"submitted to cluster (\d+)", text)
             if m:
                 verdict = "allowed"
-                self.ssh.run(submit, f"condor_rm {m.group(1)}", check=False)
+                Schedd(self.ssh, submit).rm_cluster(m.group(1))
         return {"verdict": verdict, "rc": rc, "output": text.strip()[-400:]}
 
 

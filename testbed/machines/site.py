@@ -15,7 +15,7 @@ from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
-from testbed.remote import health
+from testbed.remote.profile_record import record_profile
 from testbed.remote.ssh import SSH
 
 ACTIVE = "active-topology"
@@ -167,7 +167,9 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(topo, profile, parallel=True, wait_timeout=900):
+def up(topo, profile, health, parallel=True, wait_timeout=900):
+    """Bring the site up and wait until it is healthy. `health`: the site's health checks
+    (testbed.services.health; passed in, as `machines` sits below `services`)."""
     other = active_topology()
     if other and other != topo.name:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
@@ -189,8 +191,8 @@ def up(topo, profile, parallel=True, wait_timeout=900):
         if name:
             print(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
                   f"and provisioning: restoring it instead of booting", flush=True)
-            snapshots.restore(topo, name)
-            health.record_profile(state, profile)
+            snapshots.restore(topo, name, health=health)
+            record_profile(state, profile)
             return 0
     accelerator = the_plan["accel"]
     accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
@@ -229,7 +231,7 @@ def up(topo, profile, parallel=True, wait_timeout=900):
         _write_record(state, record)
     print(health.format_report(report))
     total = time.monotonic() - started
-    health.record_profile(state, profile)
+    record_profile(state, profile)
     print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
     return 0
 

@@ -167,14 +167,17 @@ def clock_skew(results, now):
     return round(max(skews), 1) if skews else None
 
 
-def restore(topo, name, ssh=None, wait_timeout=600, echo=print):
-    """Revert every domain to the snapshot, set the guests' clocks, wait until healthy."""
-    from testbed.remote import health
+def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
+    """Revert every domain to the snapshot, set the guests' clocks, wait until healthy
+    (`health`: the site's health checks, testbed.services.health, passed in by the caller
+    as `machines` sits below `services`)."""
     from testbed.remote.ssh import SSH
     check_name(name)
     if name not in list_names(topo):
         known = ", ".join(list_names(topo)) or "none"
         raise TestbedError(f"no snapshot {name} of every VM of {topo.name} (snapshots: {known})")
+    if health is None:
+        raise TestbedError("restoring a snapshot waits for the site's health: pass health=testbed.services.health")
     started = time.monotonic()
     echo(f"restoring {len(topo.hosts)} VMs to snapshot {name}")
     _each(topo, lambda h: _virsh("snapshot-revert", domains.domain_name(topo, h), PREFIX + name, "--running"))

@@ -87,6 +87,17 @@ CONDOR_DAEMON_COMMS = {"condor_schedd": "schedd", "condor_collecto": "collector"
                        "condor_negotiat": "negotiator", "condor_shadow": "shadow",
                        "condor_startd": "startd", "condor_starter": "starter",
                        "condor_master": "master", "condor_shared_p": "shared_port"}
+# HTCondor daemon -> its program; `comm(daemon)` is the process name `pgrep -x` matches.
+CONDOR_DAEMONS = {"master": "condor_master", "collector": "condor_collector", "negotiator": "condor_negotiator",
+                  "schedd": "condor_schedd", "startd": "condor_startd", "had": "condor_had",
+                  "replication": "condor_replication", "shared_port": "condor_shared_port"}
+
+
+def comm(daemon):
+    """The process name `pgrep -x` matches for a daemon (Linux cuts comm at 15 characters)."""
+    if daemon not in CONDOR_DAEMONS:
+        raise ValueError(f"unknown HTCondor daemon {daemon!r} (known: {', '.join(CONDOR_DAEMONS)})")
+    return CONDOR_DAEMONS[daemon][:15]
 
 
 class JobStatus(IntEnum):

@@ -16,6 +16,9 @@ from testbed.machines import render
 from testbed.model.errors import TestbedError
 
 from testbed.model.constants import MD_SYSFS as MD_SYS  # noqa: E402
+from testbed.remote.poll import wait_for
+from testbed.services.condor import Pool, wait_single_had_leader
+from testbed.services.gateway import Daemons, reconfig_command
 PROFILE_CONDOR_FILE = "etc/condor/config.d/60-testbed-profile.conf"
 PROFILE_XROOTD_FILE = "etc/xrootd/dtn.cfg"
 # Knobs a daemon reads only when it creates its sockets: reconfig is not enough.
@@ -67,8 +70,7 @@ def apply_script(topo, profile, host, previous=None):
         # 23.9's HAD drops its leader state on a reconfig (HadIsActive stays false while
         # the negotiator keeps running; observed on this testbed), so a CM whose knobs
         # changed also restarts HAD, and `apply` waits for a new leader.
-        had = "; condor_restart -subsystem had >/dev/null" if host.has("cm") else ""
-        lines.append(f"case \"$changed\" in *{PROFILE_CONDOR_FILE}*) condor_reconfig >/dev/null{had};; esac")
+        lines.append(f"case \"$changed\" in *{PROFILE_CONDOR_FILE}*) {reconfig_command(host.has('cm'))};; esac")
         if need_collector:
             lines.append(collector_restart_script())
     if host.has("dtn"):
@@ -78,15 +80,7 @@ def apply_script(topo, profile, host, previous=None):
     return "\n".join(lines) + "\n"
 
 
-def collector_restart_script(tries=12, pause=5):
-    """Restart the host's collector through its master. 23.9's `condor_restart -subsystem
-    collector` is refused ("Can't send Kill-Daemon command to local collector") while the
-    collector is still coming back from a reconfig or an earlier restart (seen on `small`
-    within seconds of one), so it is retried; a collector that never takes it fails the
-    apply with that message."""
-    return (f"ok=; for i in $(seq {tries}); do "
-            f"if out=$(condor_restart -subsystem collector 2>&1); then ok=1; break; fi; sleep {pause}; done; "
-            f"[ -n \"$ok\" ] || {{ echo \"collector restart refused {tries} times: $out\" >&2; exit 1; }}")
+collector_restart_script = Daemons.collector_restart_script
 
 
 def readback_script(want):
@@ -98,7 +92,7 @@ def readback_script(want):
             cmd = f"sysctl -n {q}"
         elif section == "condor":
             # Ask the running master (it has reconfigured), not just the files.
-            cmd = f"condor_config_val -master {q} 2>/dev/null || condor_config_val {q}"
+            cmd = Daemons.config_val_command(key)
         elif section == "md":
             cmd = f"cat {MD_SYS}/{key}"
         else:
@@ -151,14 +145,13 @@ def read_back(topo, ssh, profile):
 
 
 def _wait_had_leader(topo, ssh, echo, timeout=300):
-    from testbed.services.condor import Pool
-    pool, deadline = Pool(topo, ssh), time.monotonic() + timeout
     echo("central managers reconfigured: waiting for HAD to elect a leader")
-    while time.monotonic() < deadline:
-        if len(pool.had_leaders()) == 1 and len(pool.negotiator_running()) == 1:
-            return
-        time.sleep(5)
-    raise TestbedError(f"no single HAD leader {timeout} s after reconfiguring the central managers")
+    wait_single_had_leader(Pool(topo, ssh), timeout, error=TestbedError,
+                           message=f"no single HAD leader {timeout} s after reconfiguring the central managers")
+
+
+class _NotYet(Exception):
+    """The profile did not read back within the settle time (the mismatches are raised)."""
 
 
 def apply(topo, ssh, profile, previous=None, echo=print, settle=30):
@@ -173,12 +166,17 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30):
     changed = {n: r.stdout.split("changed:", 1)[-1].split() for n, r in results.items()}
     if any(PROFILE_CONDOR_FILE in changed[h.name] for h in topo.with_role("cm")):
         _wait_had_leader(topo, ssh, echo)
-    deadline = time.monotonic() + settle
-    while True:
-        got, bad = read_back(topo, ssh, profile)
-        if not bad or time.monotonic() > deadline:
-            break
-        time.sleep(2)
+    last = {}
+
+    def in_force():
+        last["got"], last["bad"] = read_back(topo, ssh, profile)
+        return not last["bad"]
+
+    try:   # retried while daemons reconfigure; what is still wrong then is the error below
+        wait_for(f"profile {profile.name} read back", in_force, settle, 2, error=_NotYet)
+    except _NotYet:
+        pass
+    got, bad = last["got"], last["bad"]
     if bad:
         raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))

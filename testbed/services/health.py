@@ -1,14 +1,20 @@
 """Health of a running site: every VM, daemon, HA leader, CCB, slots, XRootD, RAID.
 
 Each host answers one probe (a few shell commands printing `key=value`
-lines); the pool-wide view comes from condor_status on the submit host.
-`collect` parses all of it into one report; `format_report` makes the table.
+lines); the pool-wide view comes from the gateway's pool probe (condor_status on the
+submit host). `collect` parses all of it into one report; `format_report` makes the
+table; `wait_healthy` waits through remote/poll.wait_for. In `services` (not `remote`)
+so that it may use the HTCondor gateway; machines' bring-up and snapshot restore get it
+passed in by their callers.
 """
-import json
-import re
 import time
 
 from testbed.model import constants as c, tables
+from testbed.model.errors import TestbedError
+from testbed.remote.poll import wait_for
+from testbed.remote.profile_record import record_profile, recorded_profile  # noqa: F401 (callers' names)
+from testbed.services.gateway import Schedd
+from testbed.services.parsers import ccb_contacts
 
 DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
            "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
@@ -35,12 +41,7 @@ if [ -e {md}/array_state ]; then
 fi
 """.format(md=c.MD_SYSFS, raid=c.RAID_MOUNT)
 
-POOL_PROBE = r"""
-condor_status -subsystem had -af Name HadIsActive 2>/dev/null | sed 's/^/had=/'
-condor_status -af Machine Name 2>/dev/null | sed 's/^/slot=/'
-condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/startd=/'
-condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'
-"""
+POOL_PROBE = Schedd.pool_probe_script()
 
 XROOTD_PROBE = r"""
 for ep in {endpoints}; do
@@ -57,15 +58,6 @@ def parse_kv(text):
         if sep:
             out.setdefault(key.strip(), []).append(value.strip())
     return out
-
-
-def ccb_contacts(sinful):
-    """CCB servers a daemon registered with, from the CCBID in its address."""
-    from urllib.parse import unquote
-    m = re.search(r"CCBID=([^&>]*)", sinful)
-    if not m:
-        return []
-    return [c.split("?")[0].split("#")[0] for c in unquote(m.group(1)).split()]
 
 
 def expected_daemons(host, cm_count):
@@ -229,35 +221,21 @@ def format_report(report):
 
 
 def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
+    """The health report once the site is healthy; every new set of problems is echoed
+    while waiting. TestbedError with the last report after `timeout` s."""
     started = started or time.monotonic()
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        report = collect(topo, ssh)
+    last = {"summary": None, "report": None}
+
+    def healthy():
+        report = last["report"] = collect(topo, ssh)
         if report["healthy"]:
             return report
         summary = "; ".join(report["problems"][:3]) + (" ..." if len(report["problems"]) > 3 else "")
-        if summary != last:
+        if summary != last["summary"]:
             echo(f"[{time.monotonic() - started:6.0f}s] waiting: {summary}")
-            last = summary
-        if time.monotonic() > deadline:
-            from testbed.model.errors import TestbedError
-            raise TestbedError(f"site {topo.name} not healthy after {timeout} s:\n{format_report(report)}")
-        time.sleep(interval)
-
-
-def recorded_profile(state):
-    """The profile `record_profile` last wrote for this testbed, or None (none yet, or gone)."""
-    from testbed.model import profiles
-    from testbed.model.errors import TestbedError
-    try:
-        return profiles.load(json.loads(state.profile_record.read_text())["profile"]["name"])
-    except (OSError, ValueError, KeyError, TypeError, TestbedError):
+            last["summary"] = summary
         return None
 
-
-def record_profile(state, profile, readback=None):
-    state.profile_record.parent.mkdir(parents=True, exist_ok=True)
-    state.profile_record.write_text(json.dumps({"profile": profile.as_dict(), "readback": readback,
-                                                "applied": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                         time.gmtime())}, indent=2))
+    return wait_for(f"site {topo.name} healthy", healthy, timeout, interval, error=TestbedError,
+                    message=lambda: f"site {topo.name} not healthy after {timeout} s:\n"
+                                    f"{format_report(last['report'])}").value
