@@ -147,3 +147,19 @@ def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_pa
     assert found.verdict == v.REPRODUCED and len(found.values) == 3
     with pytest.raises(AssertionError, match="no claim 'e1-nothing'"):
         site.claim_verdict("e1", "e1-nothing")
+
+
+def test_later_trials_take_their_sizes_from_the_first(tmp_path):
+    from testbed.experiments import session
+    from testbed.results import runs as results
+    run = results.Run.create("e1", ["table4-default"], topology={"name": "t"}, profile_contents={},
+                             accel="tcg", root=tmp_path)
+    site = session.Session.__new__(session.Session)
+    site.run = results.Run(run.path)                       # a single run: nothing to follow
+    assert site.first_trial_value("e1.sustained_rx_rate") is None
+    site.run = results.Run(run.path, trial=1)
+    site.run.record("e1.sustained_rx_rate", 2.4, "MB/s", profile="table4-default")
+    assert site.first_trial_value("e1.sustained_rx_rate") is None  # trial 1 measures its own
+    site.run = results.Run(run.path, trial=2)
+    site.run.record("e1.sustained_rx_rate", 3.1, "MB/s", profile="table4-default")
+    assert site.first_trial_value("e1.sustained_rx_rate") == 2.4

@@ -72,11 +72,12 @@ class TransferLibrary(ExperimentLibrary):
     def run_latency_point(self, rtt_ms, rate_factor, htcondor_rate):
         """sweep_jobs jobs at rate factor x W (W = sweep_load x HTCondor's saturation rate)
         over the RTT in force. Returns jobs, completed, bad_outputs, efficiency_lost (the
-        paper's metric from XferStatsLog), slot_time_not_computing (job ad), job_transfer_rate
+        paper's metric from XferStatsLog), slot_setup_teardown_over_execution (job ad), job_transfer_rate
         and the record parameters (rtt_ms, rate, profile)."""
         p = self.params()
         n, length = p["sweep_jobs"], p["sweep_compute_s"]
-        base_w = p["sweep_load"] * float(htcondor_rate)
+        first = self.tb.site.first_trial_value("e1.sustained_rx_rate")  # every trial sizes as trial 1
+        base_w = p["sweep_load"] * float(first if first is not None else htcondor_rate)
         size = transfer.size_for_rate(float(rate_factor) * base_w, n, length, p["max_output_mb"])
         label = transfer.rate_label(rate_factor)
         prof = self.tb.profile_name
@@ -91,11 +92,11 @@ class TransferLibrary(ExperimentLibrary):
             out_rates = [s["bytes_out"] / 1e6 / s["transfer_out_s"] for s in stats if s["transfer_out_s"] > 0]
         per_job = transfer.mean(out_rates)
         logger.console(f"  {prof:>10} rtt {float(rtt_ms):4g} ms {label:>2} ({n} x {size} MB / {length} s): "
-                       f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot not computing "
+                       f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot set-up + tear-down over execution "
                        f"{lost_slot if lost_slot is not None else float('nan'):.3f}), per-job transfer "
                        f"{per_job or 0:.1f} MB/s, batch {batch.seconds:.0f} s")
         return {"jobs": n, "completed": len(batch.ads), "bad_outputs": transfer.bad_outputs(n, size, batch.sizes),
-                "size_mb": size, "efficiency_lost": lost, "slot_time_not_computing": lost_slot,
+                "size_mb": size, "efficiency_lost": lost, "slot_setup_teardown_over_execution": lost_slot,
                 "job_transfer_rate": per_job,
                 "params": {"rtt_ms": float(rtt_ms), "rate": label, "profile": prof}}
 

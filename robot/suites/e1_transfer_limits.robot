@@ -342,7 +342,8 @@ Latency Point
     Should Be True    $r['efficiency_lost'] is not None and $r['efficiency_lost'] >= 0
     ...    no transfer times for the batch in XferStatsLog (efficiency lost ${r}[efficiency_lost])
     Record Metric    e1.efficiency_lost    ${r}[efficiency_lost]    ratio    &{r}[params]
-    Record Metric    e1.slot_time_not_computing    ${r}[slot_time_not_computing]    ratio    &{r}[params]
+    Record Metric    e1.job_output_mb    ${r}[size_mb]    MB    &{r}[params]
+    Record Metric    e1.slot_setup_teardown_over_execution    ${r}[slot_setup_teardown_over_execution]    ratio    &{r}[params]
     IF    $r['job_transfer_rate'] is not None
         Record Metric    e1.job_transfer_rate    ${r}[job_transfer_rate]    MB/s    &{r}[params]
     END

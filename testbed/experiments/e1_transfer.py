@@ -63,7 +63,7 @@ EXPERIMENT = Experiment(
     row_profiles=("table4-default", "table4-updated", "default", "wan-tuned", "transfer-plain"),
     metrics=("e1.tcp_rate", "e1.expected_rate", "e1.achieved_rate", "e1.sustained_rx_rate",
              "e1.achieved_over_expected", "e1.htcondor_over_tcp", "e1.cpu_efficiency", "e1.submit_rx_rate",
-             "e1.efficiency_lost", "e1.slot_time_not_computing", "e1.job_transfer_rate",
+             "e1.efficiency_lost", "e1.slot_setup_teardown_over_execution", "e1.job_output_mb", "e1.job_transfer_rate",
              "e1.loss_80ms_over_0ms", "e1.tuning_gain_at_max_rtt"),
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",

@@ -108,6 +108,16 @@ class Session:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
         return self.run.record(name, float(value), unit, **params)
 
+    def first_trial_value(self, name, **params):
+        """In trial 2+ of a repeated run, the last value of metric `name` (with `params`) that
+        trial 1 recorded: what keeps a point's parameters the same in every trial (E1 sizes
+        its jobs' output from trial 1's saturation rate). None in trial 1 or a single run."""
+        if self.run is None or self.run.trial in (None, 1):
+            return None
+        first = results.Run(self.run.path, trial=1).metrics()
+        found = results.matching(first, name, **params)
+        return found[-1]["value"] if found else None
+
     def claim_verdict(self, suite, claim_id):
         """The verdict of one of the paper's claims over every trial this run has recorded so
         far: (Verdict, None), or (None, why it is not judged yet) in a trial before the last."""
