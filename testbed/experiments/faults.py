@@ -24,7 +24,7 @@ from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatc
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote import health
-from testbed.remote.poll import poll_until
+from testbed.remote.poll import repeat_for, wait_for
 from testbed.results import runs as results
 from testbed.services.condor import submit_description
 
@@ -190,6 +190,9 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
             "log": log.name}
 
 
+ORIGIN_BACK_S = 300  # an uncached read must work again this soon after the origin restarts
+
+
 # --- 8: transfer integrity ------------------------------------------------------------------------
 TRANSFER_SCRIPT = """#!/bin/sh
 # Fault-suite job: $1 MB of random output and its sha256, computed here on the worker.
@@ -267,9 +270,9 @@ class FaultSuite:
         def back():
             snap = self.condor.snapshot(batch, "back")
             return len(snap) == batch.count and all(ad.get("JobStatus") in ok for ad in snap.values())
-        return poll_until(back, timeout, poll,
-                          lambda: f"cluster {batch.cluster}: jobs not running again {timeout} s after the "
-                                  f"schedd returned; {self.pool.describe_unfinished(batch.cluster)}")
+        return float(wait_for(f"cluster {batch.cluster}: every job running or done again after the schedd returned",
+                              back, timeout, poll, host=self.pool.submit_host,
+                              state=lambda: self.pool.describe_unfinished(batch.cluster)))
 
     def schedd_restarts(self, jobs, margin_s):
         batch = self.condor.submit_batch("schedd", jobs, 60 + margin_s)  # through both restarts
@@ -340,15 +343,14 @@ class FaultSuite:
     def wait_registered(self, ccb, timeout=600, poll=10):
         """Seconds until every worker startd has sent the returned CCB server's collector an ad
         whose address carries a CCB contact at it (registered again)."""
-        want = self.topo.planned_startds
-        start = time.monotonic()
-        while True:
-            got = self.ccb_registrations(collector=ccb).get(ccb, 0)
-            if got >= want:
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{got} of {want} startds registered with CCB {ccb} {timeout} s after it returned")
-            time.sleep(poll)
+        want, got = self.topo.planned_startds, [0]
+
+        def registered():
+            got[0] = self.ccb_registrations(collector=ccb).get(ccb, 0)
+            return got[0] >= want
+        return float(wait_for(f"every startd ({want}) registered with CCB {ccb} after it returned", registered,
+                              timeout, poll, host=self.pool.submit_host,
+                              state=lambda: f"{got[0]} of {want} startds registered"))
 
     def ccb_target(self):
         """A CCB server whose host does not run the active negotiator (when there is one)."""
@@ -370,10 +372,13 @@ class FaultSuite:
         started = time.monotonic()
         self.condor.hold_down(target, "collector")
         new_seconds, new_host = self.new_job("ccb-new")
-        during = []
-        while time.monotonic() - started < outage_s:
-            during += compare_starts(batch.snapshots["before"], self.condor.snapshot(batch, "during"))
-            time.sleep(max(0.0, min(15, outage_s - (time.monotonic() - started))))
+        during, next_look = [], [0.0]
+
+        def look(t):  # the queue every 15 s; ticks of 1 s end the outage within 1 s of outage_s
+            if t >= next_look[0]:
+                during.extend(compare_starts(batch.snapshots["before"], self.condor.snapshot(batch, "during")))
+                next_look[0] = t + 15
+        repeat_for(outage_s - (time.monotonic() - started), look, interval=1.0)
         self.condor.bring_back(target, "collector")
         outage = time.monotonic() - started
         reregister = self.wait_registered(target)
@@ -458,13 +463,24 @@ class FaultSuite:
             miss = st.read_through_proxy(uncached, bound=bound_s)
         finally:
             st.start_origin()
-        started, back = time.monotonic(), None
-        while time.monotonic() - started < 300:
-            back = st.read_through_proxy(uncached, bound=bound_s)
-            if back["ok"]:
-                break
-            time.sleep(5)
         miss["source"] = error_source(miss, bound_s)
+        last = {}
+
+        def readable():
+            last["read"] = st.read_through_proxy(uncached, bound=bound_s)
+            return last["read"]["ok"]
+
+        def seen():
+            r = last.get("read") or {}
+            return (f"read rc {r.get('rc')}: {r.get('error') or 'no error printed'}; while the origin was down: "
+                    f"cached {cached} {'read' if hit['ok'] else 'NOT read'}, uncached {uncached} "
+                    f"{'failed' if not miss['ok'] else 'read'} ({miss['source']})")
+        # the origin is back only when a miss reads again: past 300 s the site is not restored,
+        # and the row must say so rather than record 300 s as the time it took to come back
+        started = time.monotonic()
+        wait_for(f"uncached {uncached} read through the proxy again after the origin started",
+                 readable, ORIGIN_BACK_S, 5, host=st.client.name, state=seen)
+        back = last["read"]
         # a read that worked but brought other bytes than the origin's
         corrupted = sum(1 for read, name in ((warm, cached), (hit, cached), (back, uncached))
                         if read["ok"] and read["adler32"] != records[name])
@@ -497,8 +513,9 @@ class FaultSuite:
                 "rate": int(jobs) * int(size_mb) * 1048576 / 1e6 / seconds if seconds > 0 else 0.0}
 
     # 7 --------------------------------------------------------------------------------------
-    def wait_for(self, check, timeout, poll=5, what="condition"):
-        return poll_until(check, timeout, poll, f"{what} not reached {timeout} s after the reboot")
+    def wait_for(self, check, timeout, poll=5, what="condition", host=None, state=None):
+        """Seconds until `check()` holds after a reboot (RemoteError naming `what` past `timeout`)."""
+        return float(wait_for(f"{what} after the reboot", check, timeout, poll, host=host, state=state))
 
     def dtn_reboot(self, n_files):
         st = self.storage
@@ -509,11 +526,22 @@ class FaultSuite:
         incomplete = st.cache_complete(names)
         before, cache_before = st.status(), st.cache_checksums(names)
         reboot = st.reboot(st.dtn.name)
-        storage_back = self.wait_for(lambda: st.status().get("fs") == "xfs", 300, what="md0 mounted as XFS")
+        md = {}
+
+        def mounted():
+            md.update(st.status())
+            return md.get("fs") == "xfs"
+        storage_back = self.wait_for(mounted, 300, what="md0 mounted as XFS", host=st.dtn.name,
+                                     state=lambda: f"md0 {md.get('array_state')}, fs {md.get('fs') or 'none'}")
         daemons = ("master", "collector", "negotiator", "schedd", "startd")
-        services_back = self.wait_for(
-            lambda: all(st.units_active(st.dtn.name, DTN_XROOTD_UNITS).values())
-            and all(self.condor.running(st.dtn.name, d) for d in daemons), 600, what="DTN services")
+        down = []
+
+        def services():
+            down[:] = [u for u, up in st.units_active(st.dtn.name, DTN_XROOTD_UNITS).items() if not up]
+            down.extend(f"condor_{d}" for d in daemons if not self.condor.running(st.dtn.name, d))
+            return not down
+        services_back = self.wait_for(services, 600, what="XRootD and HTCondor running", host=st.dtn.name,
+                                      state=lambda: "not running: " + ", ".join(down))
         after, cache_after = st.status(), st.cache_checksums(names)
         return {"names": names, "incomplete": incomplete, "before": before, "after": after,
                 "same_members": before["members"] == after["members"] and before.get("uuid") == after.get("uuid"),
