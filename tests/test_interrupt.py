@@ -1,0 +1,224 @@
+"""Ctrl-C and SIGTERM during `testbed run` (issue 26): the runner lets robot's listener stop
+the run gracefully, passes on a signal robot did not get, and marks the run interrupted;
+the listener skips what is left with the reason "interrupted", asks once more, then
+abandons the teardowns saying what was left. Robot itself is faked here; a real robot
+run under a terminal-like SIGINT is in test_a_real_robot_run_interrupted_like_a_terminal."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+from robot.errors import ExecutionFailed
+
+from testbed import PROJECT_ROOT
+from testbed.experiments import runner
+from testbed.results import runs as results
+
+
+class FakeRobot:
+    """A robot process: on its `signal_at`-th poll it signals `testbed run` (as a terminal
+    would, or as `kill PID` would when `counts_it` is False), then exits after `exit_at` polls."""
+
+    def __init__(self, ack, signal_at=2, exit_at=6, counts_it=True, signum=signal.SIGINT):
+        self.ack, self.signal_at, self.exit_at, self.counts_it, self.signum = ack, signal_at, exit_at, counts_it, signum
+        self.polls, self.sent, self.pid, self.returncode = 0, [], 4242, None
+
+    def __call__(self, argv, cwd=None):
+        self.argv = argv
+        return self
+
+    def poll(self):
+        self.polls += 1
+        if self.polls == self.signal_at:
+            if self.counts_it:  # the whole process group got it: robot counted it too
+                Path(self.ack).write_text(signal.Signals(self.signum).name + "\n")
+            os.kill(os.getpid(), self.signum)
+        if self.polls >= self.exit_at:
+            self.returncode = 0
+        return self.returncode
+
+    def send_signal(self, signum):
+        self.sent.append(signum)
+        with open(self.ack, "a") as f:
+            f.write(signal.Signals(signum).name + "\n")
+
+    def kill(self):
+        self.sent.append("KILL")
+        self.returncode = -9
+
+    def wait(self, timeout=None):
+        return self.returncode
+
+
+def test_a_terminals_ctrl_c_is_not_sent_to_robot_a_second_time(tmp_path):
+    ack = tmp_path / ".robot-signals"
+    robot = FakeRobot(ack)
+    before = signal.getsignal(signal.SIGINT)
+    rc, signals = runner.supervise(["python", "-m", "robot", "x.robot"], ack, echo=print, popen=robot,
+                                   forward_after=0)
+    assert rc == 0 and signals == ["SIGINT"] and robot.sent == []
+    assert signal.getsignal(signal.SIGINT) is before  # our handlers are gone again
+
+
+def test_a_sigterm_to_testbed_run_alone_is_passed_on_once(tmp_path):
+    ack = tmp_path / ".robot-signals"
+    robot = FakeRobot(ack, counts_it=False, signum=signal.SIGTERM, exit_at=8)
+    rc, signals = runner.supervise(["python", "-m", "robot", "x.robot"], ack, popen=robot, forward_after=0)
+    assert signals == ["SIGTERM"] and robot.sent == [signal.SIGTERM]
+
+
+def test_the_listener_goes_to_robot_before_the_suite(tmp_path):
+    argv = runner.with_listener([sys.executable, "-m", "robot", "--outputdir", "o", "s.robot"], tmp_path / "a")
+    assert argv[3:5] == ["--listener", f"{runner.INTERRUPT_LISTENER};{tmp_path / 'a'}"] and argv[-1] == "s.robot"
+    assert runner.INTERRUPT_LISTENER.is_file()
+
+
+def test_an_interrupted_run_says_interrupted_whatever_its_teardown_wrote(tmp_path, monkeypatch):
+    run_ = results.Run.create("smoke", ["default"], topology={"name": "small"}, profile_contents={},
+                              accel="tcg", root=tmp_path)
+    monkeypatch.setattr(runner, "check", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
+    monkeypatch.setattr(runner, "robot_argv", lambda *a, **k: [sys.executable, "-m", "robot", "s.robot"])
+
+    def robot_ran(argv, ack, echo):
+        run_.finish("complete")  # what the suite teardown's Finish Experiment writes with every row SKIP
+        return 0, ["SIGINT"]
+    monkeypatch.setattr(runner, "supervise", robot_ran)
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(types.SimpleNamespace(name="small"), "smoke", ["default"], "ci", echo=lines.append)
+    assert run_.manifest()["status"] == "interrupted" and run_.manifest()["end"]
+    assert "interrupted (SIGINT)" in lines[-1]
+
+
+# --- the listener, on fake robot objects --------------------------------------------------------
+def listener_module():
+    from robot.utils import Importer
+    return Importer("listener").import_class_or_module_by_path(str(runner.INTERRUPT_LISTENER))
+
+
+class Body(list):
+    def create_keyword(self, name, args=()):
+        self.append((name, list(args)))
+
+
+class Setting:
+    def __init__(self, name):
+        self.name = name
+
+    def config(self, name):
+        self.name = name
+
+
+def test_rows_not_reached_run_nothing_but_a_skip_with_the_reason(tmp_path):
+    lst = listener_module()(str(tmp_path / "ack"), console=lambda m: None)
+    data = types.SimpleNamespace(setup=Setting("Set Up"), teardown=Setting("Tear Down"), body=Body([("Sleep", [1])]))
+    lst.start_test(data, None)
+    assert data.body == [("Sleep", [1])]  # no signal yet: untouched
+    with pytest.raises(ExecutionFailed) as exc:
+        lst.on_signal(signal.SIGINT, running_keyword=True, in_teardown=False)
+    assert exc.value.skip and str(exc.value) == "interrupted"
+    assert (tmp_path / "ack").read_text() == "SIGINT\n"
+    lst.start_test(data, None)
+    assert data.setup.name is None and data.teardown.name is None and data.body == [("BuiltIn.Skip", ["interrupted"])]
+    result = types.SimpleNamespace(status="SKIP", message="Skipped in parent suite setup:\ninterrupted")
+    lst.end_test(data, result)
+    assert result.message == "interrupted"
+
+
+def test_a_signal_during_a_teardown_does_not_stop_it_and_the_second_asks_once_more(tmp_path):
+    said = []
+    lst = listener_module()(None, console=said.append)
+    lst.on_signal(signal.SIGINT, running_keyword=True, in_teardown=True)  # no exception: the teardown goes on
+    lst.start_running_keyword(in_teardown=True)
+    with pytest.raises(ExecutionFailed):
+        lst.start_running_keyword(in_teardown=False)  # a row's keyword after the signal: skipped
+    lst.on_signal(signal.SIGINT, running_keyword=True, in_teardown=True)
+    assert "Ctrl-C once more to abandon" in said[-1] and not lst.abandoned
+
+
+def test_the_third_signal_abandons_the_teardown_and_says_what_was_left(tmp_path):
+    said, now = [], [100.0]
+    lst = listener_module()(None, clock=lambda: now[0], console=said.append)
+    suite = types.SimpleNamespace(name="E1", suites=[])
+
+    def kw(name, *args, type="KEYWORD", status="PASS"):
+        return (types.SimpleNamespace(args=args),
+                types.SimpleNamespace(type=type, name=name, parent=suite, status=status, message=""))
+    td = kw("Finish Experiment And Restore The Site", type="TEARDOWN")
+    lst.start_keyword(*td)
+    clear = kw("Run Keyword And Ignore Error", "Clear WAN")
+    lst.start_keyword(*clear)
+    lst.end_keyword(*clear)
+    profile = kw("Run Keyword And Ignore Error", "Restore The Default Profile")
+    lst.start_keyword(*profile)
+    lst.on_signal(signal.SIGINT, running_keyword=False, in_teardown=True)
+    lst.on_signal(signal.SIGINT, running_keyword=False, in_teardown=True)
+    with pytest.raises(ExecutionFailed, match="abandoned"):
+        lst.on_signal(signal.SIGINT, running_keyword=True, in_teardown=True)
+    lst.end_keyword(*profile)
+    finish = kw("Finish Experiment")
+    lst.start_keyword(*finish)
+    with pytest.raises(ExecutionFailed, match="abandoned"):
+        lst.start_running_keyword(in_teardown=True)
+    lst.end_keyword(*finish)
+    now[0] = 130.0
+    lst.end_keyword(*td)
+    assert said[-1] == ("  suite teardown of E1 ABANDONED after 30 s; the site is left as these steps leave it - "
+                        "done: Run Keyword And Ignore Error Clear WAN (done); cut short: Run Keyword And Ignore "
+                        "Error Restore The Default Profile; not run: Finish Experiment")
+
+
+ROBOT_SUITE = """*** Settings ***
+Suite Teardown    Restore
+
+*** Test Cases ***
+first
+    Sleep    0.1
+second
+    Sleep    20
+third
+    Sleep    1
+
+*** Keywords ***
+Restore
+    Log To Console    restoring
+    Sleep    1
+"""
+PARENT = """import sys
+sys.path.insert(0, {root!r})
+from testbed.experiments import runner
+ack = {ack!r}
+rc, signals = runner.supervise(runner.with_listener([sys.executable, "-m", "robot", "--outputdir", {out!r},
+                               "--console", "dotted", {suite!r}], ack), ack)
+print("SIGNALS", signals)
+"""
+
+
+def test_a_real_robot_run_interrupted_like_a_terminal(tmp_path):
+    """A real robot child and its parent in a process group of their own, sent SIGINT as a
+    terminal sends Ctrl-C: the row running and the one not reached are SKIP "interrupted",
+    the suite teardown ran, the parent saw one SIGINT."""
+    from robot.api import ExecutionResult
+    suite, out, ack = tmp_path / "s.robot", tmp_path / "out", tmp_path / "ack"
+    suite.write_text(ROBOT_SUITE)
+    parent = tmp_path / "parent.py"
+    parent.write_text(PARENT.format(root=str(PROJECT_ROOT), ack=str(ack), out=str(out), suite=str(suite)))
+    proc = subprocess.Popen([sys.executable, str(parent)], process_group=0, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(3)  # robot's start-up and the first row (0.1 s): the second row sleeps 20 s
+        os.killpg(proc.pid, signal.SIGINT)
+        text, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    result = ExecutionResult(str(out / "output.xml"))
+    got = {t.name: (t.status, t.message) for t in result.suite.tests}
+    assert got == {"first": ("PASS", ""), "second": ("SKIP", "interrupted"), "third": ("SKIP", "interrupted")}, text
+    assert result.suite.teardown.status == "PASS" and "restoring" in text
+    assert "SIGNALS ['SIGINT']" in text and ack.read_text() == "SIGINT\n"
