@@ -222,3 +222,59 @@ def test_a_real_robot_run_interrupted_like_a_terminal(tmp_path):
     assert got == {"first": ("PASS", ""), "second": ("SKIP", "interrupted"), "third": ("SKIP", "interrupted")}, text
     assert result.suite.teardown.status == "PASS" and "restoring" in text
     assert "SIGNALS ['SIGINT']" in text and ack.read_text() == "SIGINT\n"
+
+
+# --- the fault rows interrupted-run-sigint/-sigterm, on a fake `testbed run` ------------------
+FAKE_TESTBED_RUN = """import signal, subprocess, sys
+sys.path.insert(0, {root!r})
+from testbed.experiments import runner
+from testbed.results import runs
+run = runs.Run.create("smoke", ["default"], {{}}, {{}}, "tcg", root={results!r})
+run.record("smoke.point", 1.0, "s")
+argv = [sys.executable, "-m", "robot", "--outputdir", str(run.path), "--console", "dotted", {suite!r}]
+if {old}:  # the runner before issue 26: robot without the listener, a SIGINT passed on regardless
+    proc = subprocess.Popen(argv)
+    signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    try:
+        proc.wait()
+        run.finish("complete")
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        proc.wait()
+        run.finish("interrupted")
+    sys.exit(130)
+ack = run.path / runner.SIGNALS_FILE
+rc, signals = runner.supervise(runner.with_listener(argv, ack), ack)
+run.finish("interrupted" if signals else "complete")
+sys.exit(130 if signals else rc)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_fault_row_signals_like_a_terminal_and_a_service_manager(tmp_path, monkeypatch, signum):
+    from testbed.experiments import faults as fx
+    suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
+    suite.write_text(ROBOT_SUITE)
+    script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
+                                              suite=str(suite), old=False))
+    monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
+    (tmp_path / "results").mkdir()
+    time.sleep(0)
+    r = fx.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
+                         echo=lambda m: None, settle_s=2.5)
+    assert r["problems"] == [] and r["status"] == "interrupted" and r["rc"] == 130
+    assert [(n, st, m) for n, st, m in r["rows"]][1:] == [("second", "SKIP", "interrupted"),
+                                                          ("third", "SKIP", "interrupted")]
+
+
+def test_the_fault_row_fails_on_the_runner_before_issue_26(tmp_path, monkeypatch):
+    from testbed.experiments import faults as fx
+    suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
+    suite.write_text(ROBOT_SUITE)
+    script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
+                                              suite=str(suite), old=True))
+    monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
+    (tmp_path / "results").mkdir()
+    r = fx.interrupt_run("small", signal.SIGINT, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
+                         echo=lambda m: None, settle_s=2.5)
+    assert any("not SKIP 'interrupted'" in p or "output.xml" in p for p in r["problems"]), r
