@@ -278,3 +278,52 @@ def test_the_fault_row_fails_on_the_runner_before_issue_26(tmp_path, monkeypatch
     r = fx.interrupt_run("small", signal.SIGINT, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
                          echo=lambda m: None, settle_s=2.5)
     assert any("not SKIP 'interrupted'" in p or "output.xml" in p for p in r["problems"]), r
+
+
+# --- ./tb demo and ./tb test: a Ctrl-C leaves no VM unaccounted for ------------------------------
+def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_take_them_down(monkeypatch, capsys):
+    from testbed.cli import experiments as cli
+    from testbed.machines import domains, site
+    states = {"submit": "running", "cm1": "shut off"}
+    monkeypatch.setattr(domains, "state", lambda topo, host: states.get(host))
+
+    def up(topo, profile):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(site, "up", up)
+    with pytest.raises(KeyboardInterrupt):
+        cli.cmd_demo(types.SimpleNamespace(topology="small"))
+    err = capsys.readouterr().err
+    assert "testbed demo: interrupted" in err
+    assert "topology small is (partly) up: 2 of 5 VMs: tb-small-cm1 (shut off), tb-small-submit (running)" in err
+    assert "take it down with `./tb -t small down`" in err
+
+
+def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsys):
+    from testbed.cli import experiments as cli
+    from testbed.machines import domains, site
+    from testbed.experiments import registry, runner as suites
+    monkeypatch.setattr(cli, "_run", lambda argv: 0)
+    monkeypatch.setattr(site, "active_topology", lambda: None)
+    monkeypatch.setattr(site, "claim_domains", lambda topo: None)
+    monkeypatch.setattr(site, "up", lambda topo, profile: 0)
+    monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
+        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",))})
+
+    def run(*a, **k):
+        raise KeyboardInterrupt  # the run was interrupted (runner.run raises after marking it)
+
+    def down(topo):
+        raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
+    monkeypatch.setattr(suites, "run", run)
+    monkeypatch.setattr(site, "down", down)
+    monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
+    with pytest.raises(KeyboardInterrupt):
+        cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
+    err = capsys.readouterr().err
+    assert "interrupted; taking down small" in err and "1 of 5 VMs: tb-small-dtn (running)" in err
+
+    monkeypatch.setattr(domains, "state", lambda topo, host: None)
+    monkeypatch.setattr(site, "down", lambda topo: 0)
+    with pytest.raises(KeyboardInterrupt):
+        cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
+    assert "no VM of topology small is left" in capsys.readouterr().err
