@@ -27,14 +27,14 @@ class FakeRobot:
         self.ack, self.signal_at, self.exit_at, self.counts_it, self.signum = ack, signal_at, exit_at, counts_it, signum
         self.polls, self.sent, self.pid, self.returncode = 0, [], 4242, None
 
-    def __call__(self, argv, cwd=None):
-        self.argv = argv
+    def __call__(self, argv, cwd=None, **kwargs):
+        self.argv, self.kwargs = argv, kwargs
         return self
 
     def poll(self):
         self.polls += 1
         if self.polls == self.signal_at:
-            if self.counts_it:  # the whole process group got it: robot counted it too
+            if self.counts_it:  # a service manager signalled every process: robot counted it too
                 Path(self.ack).write_text(signal.Signals(self.signum).name + "\n")
             os.kill(os.getpid(), self.signum)
         if self.polls >= self.exit_at:
@@ -54,7 +54,7 @@ class FakeRobot:
         return self.returncode
 
 
-def test_a_terminals_ctrl_c_is_not_sent_to_robot_a_second_time(tmp_path):
+def test_a_signal_robot_got_by_itself_is_not_sent_to_it_a_second_time(tmp_path):
     ack = tmp_path / ".robot-signals"
     robot = FakeRobot(ack)
     before = signal.getsignal(signal.SIGINT)
@@ -62,9 +62,11 @@ def test_a_terminals_ctrl_c_is_not_sent_to_robot_a_second_time(tmp_path):
                                    forward_after=0)
     assert rc == 0 and signals == ["SIGINT"] and robot.sent == []
     assert signal.getsignal(signal.SIGINT) is before  # our handlers are gone again
+    # a terminal's Ctrl-C must not reach robot's (or its ssh commands') process group
+    assert robot.kwargs == {"process_group": 0, "stdin": subprocess.DEVNULL}
 
 
-def test_a_sigterm_to_testbed_run_alone_is_passed_on_once(tmp_path):
+def test_a_ctrl_c_or_sigterm_to_testbed_run_is_passed_on_once(tmp_path):
     ack = tmp_path / ".robot-signals"
     robot = FakeRobot(ack, counts_it=False, signum=signal.SIGTERM, exit_at=8)
     rc, signals = runner.supervise(["python", "-m", "robot", "x.robot"], ack, popen=robot, forward_after=0)

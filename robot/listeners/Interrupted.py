@@ -13,9 +13,10 @@ once, in the middle of the suite teardown that restores the site. With this list
   writes output.xml), and the listener prints which teardown steps were done, which one was
   cut short and which were not run.
 
-The suite teardown's duration is printed when it ends. Each signal received is counted
-in ACK_FILE (one line a signal), so `testbed run`, which gets a terminal's Ctrl-C too (the
-whole foreground process group does), knows robot got it and does not send another.
+The suite teardown's duration is printed when it ends. `testbed run` starts robot in a
+process group of its own (a terminal's Ctrl-C reaches `testbed run` only, not the commands
+of a teardown) and passes each signal on; each signal received is counted in ACK_FILE (one
+line a signal), so a signal robot got by itself as well is not passed on twice.
 """
 import signal
 import sys

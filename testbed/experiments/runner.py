@@ -71,10 +71,10 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
-# --- interruptions: a terminal's Ctrl-C reaches robot and us; `kill PID` only us -------------------
+# --- interruptions: robot runs in a process group of its own; we pass each signal on once ---------
 INTERRUPT_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Interrupted.py"
 SIGNALS_FILE = ".robot-signals"  # in the results folder: one line for each signal robot received
-FORWARD_AFTER_S = 2.0  # a signal robot has not counted by then was sent to us alone: pass it on
+FORWARD_AFTER_S = 0.5  # a signal robot has not counted by then did not reach it: pass it on
 KILL_AFTER = 4  # the 4th signal to `testbed run` kills a robot that ignored three
 
 
@@ -95,16 +95,20 @@ def signals_received(ack_file):
 def supervise(argv, ack_file, echo=print, popen=subprocess.Popen, forward_after=FORWARD_AFTER_S):
     """Run robot until it exits; returns (rc, names of the signals `testbed run` or robot got).
 
-    SIGINT/SIGTERM to us never stop us: robot's listener runs the graceful stop (skip what is
-    left, run the teardowns). A terminal sends Ctrl-C to the whole foreground group, robot
-    included; a signal robot did not count within `forward_after` s came to us alone (a
-    `kill PID`) and is passed on. The KILL_AFTER-th signal kills robot."""
+    robot runs in a process group of its own, stdin /dev/null: a terminal's Ctrl-C (SIGINT to
+    the foreground group) reaches us only, not robot nor the ssh, tc or virsh commands of the
+    keyword running - a teardown's command is not killed half-way. SIGINT/SIGTERM/SIGHUP to us
+    never stop us: each is passed on to robot once, whose listener runs the graceful stop
+    (skip what is left, run the teardowns, ask once more, abandon). A signal robot counted
+    by itself within `forward_after` s (a service manager signals every process of the
+    unit) is not passed on again. The KILL_AFTER-th signal kills robot."""
     got, forwarded = [], set()
 
     def on_signal(signum, _frame):
-        got.append((signal.Signals(signum).name, time.monotonic()))
-    proc = popen(argv, cwd=PROJECT_ROOT)
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        name = "SIGTERM" if signum == signal.SIGHUP else signal.Signals(signum).name  # the terminal closed
+        got.append((name, time.monotonic()))
+    proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
 
     def ended():
         counted = len(signals_received(ack_file))
