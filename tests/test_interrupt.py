@@ -252,33 +252,29 @@ sys.exit(130 if signals else rc)
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_the_fault_row_signals_like_a_terminal_and_a_service_manager(tmp_path, monkeypatch, signum):
+def interrupt_fake_run(tmp_path, monkeypatch, signum, old):
+    """faults.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
+    before issue 26) driving a real robot over ROBOT_SUITE."""
     from testbed.experiments import faults as fx
     suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
     suite.write_text(ROBOT_SUITE)
     script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
-                                              suite=str(suite), old=False))
+                                              suite=str(suite), old=old))
     monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
     (tmp_path / "results").mkdir()
-    time.sleep(0)
-    r = fx.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
-                         echo=lambda m: None, settle_s=2.5)
+    return fx.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
+                            echo=lambda m: None, settle_s=2.5)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_fault_row_signals_like_a_terminal_and_a_service_manager(tmp_path, monkeypatch, signum):
+    r = interrupt_fake_run(tmp_path, monkeypatch, signum, old=False)
     assert r["problems"] == [] and r["status"] == "interrupted" and r["rc"] == 130
-    assert [(n, st, m) for n, st, m in r["rows"]][1:] == [("second", "SKIP", "interrupted"),
-                                                          ("third", "SKIP", "interrupted")]
+    assert r["rows"][1:] == [("second", "SKIP", "interrupted"), ("third", "SKIP", "interrupted")]
 
 
 def test_the_fault_row_fails_on_the_runner_before_issue_26(tmp_path, monkeypatch):
-    from testbed.experiments import faults as fx
-    suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
-    suite.write_text(ROBOT_SUITE)
-    script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
-                                              suite=str(suite), old=True))
-    monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
-    (tmp_path / "results").mkdir()
-    r = fx.interrupt_run("small", signal.SIGINT, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
-                         echo=lambda m: None, settle_s=2.5)
+    r = interrupt_fake_run(tmp_path, monkeypatch, signal.SIGINT, old=True)
     assert any("not SKIP 'interrupted'" in p or "output.xml" in p for p in r["problems"]), r
 
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.experiments import runner
 from testbed.experiments.registry import Experiment, Param
 from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
@@ -219,9 +220,15 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
         rc = proc.wait(timeout=exit_timeout)
         exit_seconds = time.monotonic() - sent
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        if proc.poll() is None:  # more Ctrl-Cs: robot (a process group of its own) abandons, then is killed
+            for _ in range(runner.KILL_AFTER):
+                os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(1)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         log.close()
     run = results.Run(folder)
     manifest, metrics, rows = run.manifest(), run.metrics(), robot_rows(folder)
