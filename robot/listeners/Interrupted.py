@@ -138,6 +138,7 @@ class Interrupted:
         if self.signals:  # not reached: reported as not run, nothing of it runs
             data.setup.config(name=None)
             data.teardown.config(name=None)
+            data.template = None  # a templated row's body would be the template's arguments
             data.body.clear()
             data.body.create_keyword("BuiltIn.Skip", args=[REASON])
 
