@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from testbed import PROJECT_ROOT
@@ -108,7 +109,9 @@ def supervise(argv, ack_file, echo=print, popen=subprocess.Popen, forward_after=
         name = "SIGTERM" if signum == signal.SIGHUP else signal.Signals(signum).name  # the terminal closed
         got.append((name, time.monotonic()))
     proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()  # signals can only be caught there
+    previous = {s: signal.signal(s, on_signal) for s in handled} if main else {}
 
     def ended():
         counted = len(signals_received(ack_file))
