@@ -108,10 +108,16 @@ def supervise(argv, ack_file, echo=print, popen=subprocess.Popen, forward_after=
     def on_signal(signum, _frame):
         name = "SIGTERM" if signum == signal.SIGHUP else signal.Signals(signum).name  # the terminal closed
         got.append((name, time.monotonic()))
-    proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
     handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     main = threading.current_thread() is threading.main_thread()  # signals can only be caught there
+    # caught before robot starts: robot, in a group of its own, would outlive a KeyboardInterrupt here
     previous = {s: signal.signal(s, on_signal) for s in handled} if main else {}
+    try:
+        proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
+    except BaseException:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        raise
 
     def ended():
         counted = len(signals_received(ack_file))
