@@ -241,6 +241,23 @@ def test_cut_for_heals_even_when_the_fault_window_fails(small, monkeypatch):
     assert "tb-fault-cut-worker1.timer" in ssh.commands[-1][1] and "clsact" in ssh.commands[-1][1]
 
 
+def test_cut_for_calls_during_every_poll_and_heals_within_a_second_of_the_bound(small, monkeypatch):
+    clock = types.SimpleNamespace(now=0.0)
+
+    def sleep(s):
+        clock.now += s
+    monkeypatch.setattr("testbed.remote.poll.time.monotonic", lambda: clock.now)
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", sleep)
+    monkeypatch.setattr(fn.time, "monotonic", lambda: clock.now)
+    ssh = FakeSSH([("systemd-run", "cut-at=100.5 deadman=75\n", 0), ("tc qdisc del", "cut=0\n", 0),
+                   ("ping", "3 packets transmitted, 0 received, 100% packet loss\n", 1)])
+    calls = []
+    r = fn.NetworkFaults(small, ssh).cut_for("worker1", 45, probe_from="submit",
+                                             during=lambda: calls.append(clock.now), poll=10)
+    assert calls == [0, 10, 20, 30, 40] and 45 <= r["seconds"] <= 46
+    assert any("tc qdisc del" in c for _h, c in ssh.commands)  # healed
+
+
 def test_heal_says_so_when_the_cut_is_still_there(small):
     ssh = FakeSSH([("tc qdisc del", "cut=1\n", 0)])
     with pytest.raises(RemoteError, match="still in place"):
