@@ -5,6 +5,7 @@ import json
 import re
 import subprocess
 import sys
+import types
 import zlib
 
 import pytest
@@ -241,6 +242,23 @@ def test_cut_for_heals_even_when_the_fault_window_fails(small, monkeypatch):
     assert "tb-fault-cut-worker1.timer" in ssh.commands[-1][1] and "clsact" in ssh.commands[-1][1]
 
 
+def test_cut_for_calls_during_every_poll_and_heals_within_a_second_of_the_bound(small, monkeypatch):
+    clock = types.SimpleNamespace(now=0.0)
+
+    def sleep(s):
+        clock.now += s
+    monkeypatch.setattr("testbed.remote.poll.time.monotonic", lambda: clock.now)
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", sleep)
+    monkeypatch.setattr(fn.time, "monotonic", lambda: clock.now)
+    ssh = FakeSSH([("systemd-run", "cut-at=100.5 deadman=75\n", 0), ("tc qdisc del", "cut=0\n", 0),
+                   ("ping", "3 packets transmitted, 0 received, 100% packet loss\n", 1)])
+    calls = []
+    r = fn.NetworkFaults(small, ssh).cut_for("worker1", 45, probe_from="submit",
+                                             during=lambda: calls.append(clock.now), poll=10)
+    assert calls == [0, 10, 20, 30, 40] and 45 <= r["seconds"] <= 46
+    assert any("tc qdisc del" in c for _h, c in ssh.commands)  # healed
+
+
 def test_heal_says_so_when_the_cut_is_still_there(small):
     ssh = FakeSSH([("tc qdisc del", "cut=1\n", 0)])
     with pytest.raises(RemoteError, match="still in place"):
@@ -310,13 +328,30 @@ def test_sync_progress_and_rate():
 
 
 def test_wait_resync_measures_until_idle_and_whole(small, monkeypatch):
-    monkeypatch.setattr(fst.time, "sleep", lambda s: None)
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
     seq = [status_text(degraded=2, action="recover", completed="100 / 2095104", speed="30000", r4="spare"),
            status_text(degraded=1, action="recover", completed="2000000 / 2095104", speed="42000"),
            status_text()]
     ssh = FakeSSH([("md=", lambda _c: seq.pop(0) if len(seq) > 1 else seq[0], 0)])
     r = fst.StorageFaults(small, ssh).wait_resync(timeout=60)
     assert r["speeds"] == [30000, 42000] and r["component_kb"] == 1047552 and r["rate"] > 0
+
+
+def test_wait_resync_names_md0_and_its_last_state_or_gives_up_when_it_failed(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    ssh = FakeSSH([("md=", status_text(degraded=1, action="recover", completed="10 / 2095104"), 0)])
+    with pytest.raises(RemoteError, match=r"^dtn: md0 whole and idle .*: not reached after 0 s; "
+                                          r"last seen: degraded 1, sync 10 / 2095104$"):
+        fst.StorageFaults(small, ssh).wait_resync(timeout=0)
+    ssh = FakeSSH([("md=", status_text(degraded=3, detail="clean, FAILED"), 0)])
+    with pytest.raises(RemoteError, match=r"given up after 0 s: md0 failed while resyncing \(clean, FAILED\)"):
+        fst.StorageFaults(small, ssh).wait_resync(timeout=600)
+
+
+def test_cache_complete_returns_what_is_still_incomplete(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    ssh = FakeSSH([("a.cinfo", '{"state_complete": "complete"}', 0), ("b.cinfo", '{"state_complete": "no"}', 0)])
+    assert fst.StorageFaults(small, ssh).cache_complete(["a", "b"], timeout=0) == ["b"]
 
 
 def test_add_back_never_touches_a_disk_still_in_the_array(small):
@@ -510,6 +545,34 @@ def test_origin_comes_back_even_when_a_read_fails(small):
     assert calls[-1] == "start_origin" and calls.index("stop_origin") < calls.index("start_origin")
 
 
+def test_an_origin_that_does_not_come_back_fails_the_row_naming_the_last_read(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    monkeypatch.setattr(fx, "ORIGIN_BACK_S", 0)
+
+    def read(name, bound=None):
+        if bound is None:
+            return {"ok": True, "adler32": "00000001"}
+        return {"ok": False, "rc": 54, "seconds": 3.0, "adler32": None,
+                "error": "Run: [ERROR] Server responded with an error: [3005] Unable to open"}
+    suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
+    suite.storage = Recorder(answers={"origin_records": {"file-001": "00000001", "file-020": "00000002"},
+                                      "cache_complete": [], "read_through_proxy": read})
+    suite.storage.client = types.SimpleNamespace(name="client")
+    with pytest.raises(RemoteError, match=r"^client: uncached file-020 read through the proxy again after the "
+                                          r"origin started: not reached after 0 s; last seen: read rc 54: .*Unable "
+                                          r"to open; while the origin was down: cached file-001 NOT read"):
+        suite.origin_down(30)
+
+
+def test_wait_registered_names_the_ccb_and_how_many_registered(small, monkeypatch):
+    monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
+    suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
+    suite.ccb_registrations = lambda collector=None: {"cm2": 1}
+    with pytest.raises(RemoteError, match=rf"registered with CCB cm2 after it returned: not reached after 0 s; "
+                                          rf"last seen: 1 of {small.planned_startds} startds registered$"):
+        suite.wait_registered("cm2", timeout=0)
+
+
 def test_schedd_restarts_check_the_queue_after_each_round(small, monkeypatch):
     suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
     batch = fc.Batch(7, 2, "/w", 90, {"before": fc.starts([ad(0), ad(1)])})
@@ -603,7 +666,7 @@ def test_reboot_waits_for_a_new_boot_id_and_times_out_on_the_old_one(small, monk
     assert fst.StorageFaults(small, ssh).reboot("dtn", timeout=60) >= 0
     assert sum("boot_id" in c for _h, c in ssh.commands) == 4
     ssh = FakeSSH([("boot_id", "old", 0)])
-    with pytest.raises(RemoteError, match="dtn: not back 0 s after the reboot"):
+    with pytest.raises(RemoteError, match=r"^dtn: back after the reboot \(a new boot id\): not reached after 0 s; last seen: the old boot id old$"):
         fst.StorageFaults(small, ssh).reboot("dtn", timeout=0)
 
 

@@ -86,15 +86,16 @@ def test_waits_built_on_it_keep_their_messages(clock):
 
     suite = fx.FaultSuite.__new__(fx.FaultSuite)
     assert suite.wait_for(checks(None, {"fs": "xfs"}), 30, poll=5) == 5
-    with pytest.raises(RemoteError, match="^md0 not reached 9 s after the reboot$"):
+    with pytest.raises(RemoteError, match="^md0 after the reboot: not reached after 9 s$"):
         suite.wait_for(lambda: False, 9, poll=5, what="md0")
 
     suite.condor = types.SimpleNamespace(snapshot=checks({0: {"JobStatus": 1}}, {0: {"JobStatus": 2}}))
-    suite.pool = types.SimpleNamespace(describe_unfinished=lambda cluster: f"{cluster}: 1 idle")
+    suite.pool = types.SimpleNamespace(describe_unfinished=lambda cluster: f"{cluster}: 1 idle", submit_host="submit")
     batch = types.SimpleNamespace(count=1, cluster=7)
     assert suite.wait_back(batch, timeout=60, poll=5) == 5
     suite.condor = types.SimpleNamespace(snapshot=lambda batch, label: {0: {"JobStatus": 5}})
-    with pytest.raises(RemoteError, match="^cluster 7: jobs not running again 8 s after the schedd returned; 7: 1 idle$"):
+    with pytest.raises(RemoteError, match="^submit: cluster 7: every job running or done again after the schedd returned: "
+                                         "not reached after 8 s; last seen: 7: 1 idle$"):
         suite.wait_back(batch, timeout=8, poll=5)
 
 

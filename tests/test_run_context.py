@@ -29,10 +29,14 @@ class FakeRobot:
     """subprocess.Popen for the runner: records robot's argv, 'runs' at once with rc 0."""
     argv = None
 
-    def __init__(self, argv, cwd=None):
+    def __init__(self, argv, cwd=None, **_popen_options):
         FakeRobot.argv = argv
+        self.pid = 0
 
     def wait(self, timeout=None):
+        return 0
+
+    def poll(self):
         return 0
 
 
@@ -55,7 +59,7 @@ def fake_site(tmp_path, monkeypatch):
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setattr(runner.accel, "detect", lambda: "tcg")
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
-    monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=FakeRobot,
+    monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=FakeRobot, DEVNULL=subprocess.DEVNULL,
                                                               TimeoutExpired=subprocess.TimeoutExpired))
     return tmp_path
 

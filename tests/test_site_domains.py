@@ -129,3 +129,56 @@ def test_down_fails_naming_the_domains_left_when_neither_could_remove_them(tmp_p
     virsh = FakeVirsh({"tb-small-cm1": ("u1", f"testbed checkout {other}")})
     with pytest.raises(TestbedError, match="vagrant destroy failed and tb-small-cm1 still exist"):
         _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh)
+
+
+# --- which topology is up, after a plain `TESTBED_TOPOLOGY=NAME vagrant up` (issue 26) -----------
+TINY = """name: tiny
+hosts:
+  alpha:  {roles: [submit, origin, cm, ccb]}
+  beta:   {roles: [worker]}
+  gamma:
+    roles: [dtn]
+"""
+
+
+def test_the_topology_up_is_read_back_from_the_domains_and_recorded(tmp_path, monkeypatch):
+    from testbed.machines import site as bringup
+    topos = tmp_path / "topologies"
+    topos.mkdir()
+    (topos / "tiny.yaml").write_text(TINY)
+    (topos / "default.yaml").write_text((topology.TOPOLOGY_DIR / "default.yaml").read_text())
+    (topos / "tiny-ha.yaml").write_text(TINY.replace("name: tiny", "name: tiny-ha"))
+    monkeypatch.setattr(topology, "TOPOLOGY_DIR", topos)
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
+    me = checkout(tmp_path, "me", ids=["u-1", "u-2", "u-3"])   # what `vagrant up` left in .vagrant/
+    names = {"u-1": "tb-tiny-alpha", "u-2": "tb-tiny-beta", "u-3": "tb-tiny-gamma"}
+    calls = []
+
+    def virsh(*args, timeout=None):
+        calls.append(args)
+        assert args[0] == "domname"
+        return types.SimpleNamespace(stdout=names[args[1]] + "\n", returncode=0)
+    monkeypatch.setattr(site, "_virsh", virsh)
+    assert bringup.active_topology(root=me) == "tiny"   # no record: `testbed up` was not used
+    assert (tmp_path / "state" / bringup.ACTIVE).read_text() == "tiny"
+    assert bringup.active_topology(root=me) == "tiny" and len(calls) == 3  # recorded: libvirt not asked again
+
+    (tmp_path / "state" / bringup.ACTIVE).unlink()
+    names.update({"u-1": "tb-tiny-ha-alpha", "u-2": "tb-tiny-ha-beta", "u-3": "tb-tiny-ha-gamma"})
+    assert bringup.active_topology(root=me) == "tiny-ha"  # the longest name that fits
+    (tmp_path / "state" / bringup.ACTIVE).unlink()
+    names["u-3"] = "tb-default-dtn"
+    with pytest.raises(TestbedError, match=r"several topologies \(default, tiny-ha\)"):
+        bringup.active_topology(root=me)
+
+
+def test_nothing_is_up_without_domains_or_without_libvirt(tmp_path, monkeypatch):
+    from testbed.machines import site as bringup
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
+    assert bringup.active_topology(root=checkout(tmp_path, "empty")) is None
+
+    def no_virsh(*args, timeout=None):
+        raise FileNotFoundError("virsh")
+    monkeypatch.setattr(site, "_virsh", no_virsh)
+    assert bringup.active_topology(root=checkout(tmp_path, "me", ids=["u-1"])) is None
+    assert not (tmp_path / "state" / bringup.ACTIVE).exists()

@@ -211,16 +211,18 @@ transfer-under-bad-wan
     [Teardown]    Leave The Site Healthy    Clear WAN
 
 interrupted-run-sigint
-    [Documentation]    9. `testbed run smoke` gets SIGINT once it recorded a point: its results
-    ...    folder says `interrupted` with the finished points, it exits non-zero, and the site
-    ...    is restored (no WAN beyond the topology's, `default` profile in force).
+    [Documentation]    9. `testbed run smoke` gets a Ctrl-C once it recorded a point (SIGINT to its
+    ...    whole process group, as a terminal sends it, so robot gets it too): its results
+    ...    folder says `interrupted` with the finished points, the rows not reached are SKIP
+    ...    "interrupted" in output.xml (none FAIL), it exits non-zero, and the site is restored
+    ...    (no WAN beyond the topology's, `default` profile in force).
     [Tags]    runner    long
     Skip Unless Long Faults    ${PARAMS}    a whole smoke run per signal
     Interrupted Run Point    SIGINT
     [Teardown]    Leave The Site Healthy    Apply Profile    default
 
 interrupted-run-sigterm
-    [Documentation]    9. The same with SIGTERM (`kill`).
+    [Documentation]    9. The same with SIGTERM to the `testbed run` pid alone (`kill PID`, a scheduler).
     [Tags]    runner    long
     Skip Unless Long Faults    ${PARAMS}    a whole smoke run per signal
     Interrupted Run Point    SIGTERM

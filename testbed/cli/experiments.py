@@ -70,7 +70,7 @@ def cmd_test(args):
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
                            f"(the end-to-end tests bring up {topo.name} and tear it down)")
     site.claim_domains(topo)  # before anything that `down` would undo
-    failures, runs = [], []
+    failures, runs, interrupted = [], [], False
     try:
         site.up(topo, _profile("default"), health)
         phases.done(f"bring-up of {topo.name}")
@@ -95,6 +95,11 @@ def cmd_test(args):
             if not path.exists() or not pngs:
                 failures.append("compare (no report)")
             print(f"compare report: {path} ({len(pngs)} plots)")
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"testbed test: interrupted; {'keeping' if args.keep else 'taking down'} {topo.name}",
+              file=sys.stderr, flush=True)
+        raise
     finally:
         if not args.keep:
             try:
@@ -102,11 +107,38 @@ def cmd_test(args):
             except TestbedError as exc:  # keep the error that stopped the run on screen
                 print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
                 failures.append("down")
+                report_vms_left(topo)
+            except KeyboardInterrupt:  # a Ctrl-C during the tear-down: say what it left
+                report_vms_left(topo)
+                raise
+        elif interrupted:
+            report_vms_left(topo)
         phases.done("tear-down")
     print(phases.table())
     print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
           f"results in {', '.join(str(r.path) for r in runs)}")
     return 0 if not failures else 1
+
+
+def report_vms_left(topo, out=None):
+    """After an interruption: which VMs of `topo` exist and in which state, and how to take
+    them down (or that none is left). Returns {domain: state}."""
+    from testbed.machines import domains
+    out = out or (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        left = {domains.domain_name(topo, h): domains.state(topo, h) for h in topo.hosts}
+    except (OSError, TestbedError) as exc:
+        out(f"testbed: could not ask libvirt which VMs of {topo.name} are up ({exc}); "
+            f"`./tb -t {topo.name} status`, then `./tb -t {topo.name} down`")
+        return {}
+    left = {name: st for name, st in left.items() if st}
+    if not left:
+        out(f"testbed: no VM of topology {topo.name} is left")
+        return left
+    out(f"testbed: topology {topo.name} is (partly) up: {len(left)} of {len(topo.hosts)} VMs: "
+        + ", ".join(f"{name} ({st})" for name, st in sorted(left.items())))
+    out(f"testbed: take it down with `./tb -t {topo.name} down`")
+    return left
 
 
 class PhaseClock:
@@ -146,13 +178,18 @@ def cmd_demo(args):
     from testbed.services import health
     head = registry.headline()
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
-    site.up(topo, _profile("default"), health)
-    from testbed.machines import plan
-    from testbed.model.state import TestbedState
-    accelerator = plan.recorded_accel(TestbedState(topo.name))
-    sets, why = head.sized_for("quick", accelerator, topo)
-    for line in why:
-        print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
-    rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)  # writes summary.html
+    try:
+        site.up(topo, _profile("default"), health)
+        from testbed.machines import plan
+        from testbed.model.state import TestbedState
+        accelerator = plan.recorded_accel(TestbedState(topo.name))
+        sets, why = head.sized_for("quick", accelerator, topo)
+        for line in why:
+            print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+        rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets)  # writes summary.html
+    except KeyboardInterrupt:  # a half-built site too: say what is up and how to take it down
+        print("testbed demo: interrupted", file=sys.stderr, flush=True)
+        report_vms_left(topo)
+        raise
     _print_comparison([run], against_paper=True)
     return rc

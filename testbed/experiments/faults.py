@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.experiments import runner
 from testbed.experiments.registry import Experiment, Param
 from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
@@ -24,7 +25,7 @@ from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatc
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.services import health
-from testbed.remote.poll import poll_until
+from testbed.remote.poll import repeat_for, wait_for
 from testbed.results import runs as results
 from testbed.services.condor import submit_description
 from testbed.services.gateway import Schedd
@@ -138,9 +139,27 @@ def new_run_folder(before, suite, root=None):
     return found[-1] if found else None
 
 
-def judge_interrupted(manifest, metrics, rc):
+ROBOT_STOP_MESSAGES = ("Test execution stopped due to a fatal error", "Execution terminated by signal")
+
+
+def robot_rows(folder):
+    """[(row, status, message)] of a run folder's output.xml ([] when robot wrote none, or
+    one it cannot read: a robot killed mid-write)."""
+    path = Path(folder) / "output.xml"
+    if not path.exists():
+        return []
+    from robot.api import ExecutionResult  # the fault suite runs inside robot
+    try:
+        return [(t.name, t.status, t.message) for t in ExecutionResult(str(path)).suite.all_tests]
+    except Exception:  # noqa: BLE001 - robot's DataError: judged as no readable output
+        return []
+
+
+def judge_interrupted(manifest, metrics, rc, rows=None):
     """What is wrong with a run folder after an interruption: [] when it says `interrupted`,
-    has an end time and keeps at least one finished point, and the CLI exited non-zero."""
+    has an end time and keeps at least one finished point, the CLI exited non-zero, and
+    (given robot's rows) the rows not reached are SKIP "interrupted", none FAIL because robot
+    was stopped."""
     problems = []
     if manifest.get("status") != "interrupted":
         problems.append(f"manifest status is {manifest.get('status')!r}, not 'interrupted'")
@@ -150,45 +169,76 @@ def judge_interrupted(manifest, metrics, rc):
         problems.append("no finished point was kept in metrics.jsonl")
     if rc == 0:
         problems.append("testbed run exited 0 after being interrupted")
+    if rows is not None:
+        if not rows:
+            problems.append("robot wrote no readable output.xml (or no row in it)")
+        stopped = [name for name, status, message in rows
+                   if status == "FAIL" and any(m in (message or "") for m in ROBOT_STOP_MESSAGES)]
+        if stopped:
+            problems.append(f"{len(stopped)} rows FAIL because robot was stopped, not SKIP 'interrupted': "
+                            + ", ".join(stopped[:5]))
+        skipped = [name for name, status, message in rows if status == "SKIP" and message == "interrupted"]
+        if rows and not skipped:
+            problems.append("no row reported as not run (SKIP 'interrupted'): "
+                            + ", ".join(f"{n} {st}" for n, st, _m in rows[-3:]))
     return problems
 
 
 def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", start_timeout=900,
-                  exit_timeout=300, root=None, echo=print):
-    """Start `testbed run SUITE`, wait until it recorded `after_points` metrics, send it
-    `signum`, wait for it to exit. Returns {folder, rc, exit_seconds, points, problems}."""
+                  exit_timeout=1800, root=None, echo=print, settle_s=0.0):
+    """Start `testbed run SUITE` as a terminal starts a job (a process group of its own),
+    wait until it recorded `after_points` metrics, then signal it the way a user does:
+    SIGINT to the whole process group (Ctrl-C in the terminal: robot gets it too), SIGTERM
+    to the `testbed run` pid alone (`kill PID`, a scheduler). Waits for it to exit.
+    Returns {folder, rc, exit_seconds, points, status, rows, problems, log}."""
     root = Path(root or results.RESULTS_ROOT)
     before = {p.parent.name for p in root.glob("*/manifest.json")}
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"tb-interrupt-{os.getpid()}-{signum}.log", "w")
     proc = subprocess.Popen(run_argv(topo_name, suite, scale), cwd=PROJECT_ROOT, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    folder, deadline = None, time.monotonic() + start_timeout
+                            stderr=subprocess.STDOUT, process_group=0)
+    found = {"folder": None}
+
+    def recorded():
+        found["folder"] = found["folder"] or new_run_folder(before, suite, root)
+        return found["folder"] is not None and len(results.Run(found["folder"]).metrics()) >= after_points
+
+    def ended():
+        return (f"testbed run {suite} ended (rc {proc.returncode}) before it could be interrupted; log {log.name}"
+                if proc.poll() is not None else None)
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            folder = folder or new_run_folder(before, suite, root)
-            if folder and len(results.Run(folder).metrics()) >= after_points:
-                break
-            time.sleep(2)
-        if proc.poll() is not None:
-            raise RemoteError(f"testbed run {suite} ended (rc {proc.returncode}) before it could be "
-                              f"interrupted; log {log.name}")
-        if folder is None or len(results.Run(folder).metrics()) < after_points:
-            raise RemoteError(f"testbed run {suite} recorded no point within {start_timeout} s; log {log.name}")
-        echo(f"  sending {signal.Signals(signum).name} to testbed run (pid {proc.pid}) in {folder.name}")
+        wait_for(f"testbed run {suite} to record {after_points} point(s)", recorded, start_timeout, 2,
+                 fail_fast=ended, state=lambda: f"folder {found['folder'] or 'not made yet'}; log {log.name}")
+        folder = found["folder"]
+        time.sleep(settle_s)  # (tests: let robot reach a row that is still running)
+        how = (f"killpg({proc.pid}, SIGINT): Ctrl-C to the whole process group" if signum == signal.SIGINT
+               else f"kill({proc.pid}, {signal.Signals(signum).name}) to testbed run alone")
+        echo(f"  {how}, in {folder.name}")
         sent = time.monotonic()
-        proc.send_signal(signum)
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
         rc = proc.wait(timeout=exit_timeout)
         exit_seconds = time.monotonic() - sent
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc.poll() is None:  # more Ctrl-Cs: robot (a process group of its own) abandons, then is killed
+            for _ in range(runner.KILL_AFTER):
+                os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(1)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         log.close()
     run = results.Run(folder)
-    manifest, metrics = run.manifest(), run.metrics()
+    manifest, metrics, rows = run.manifest(), run.metrics(), robot_rows(folder)
     return {"folder": str(folder), "rc": rc, "exit_seconds": exit_seconds, "points": len(metrics),
-            "status": manifest.get("status"), "problems": judge_interrupted(manifest, metrics, rc),
-            "log": log.name}
+            "status": manifest.get("status"), "rows": rows,
+            "problems": judge_interrupted(manifest, metrics, rc, rows), "log": log.name}
+
+
+ORIGIN_BACK_S = 300  # an uncached read must work again this soon after the origin restarts
 
 
 # --- 8: transfer integrity ------------------------------------------------------------------------
@@ -268,9 +318,9 @@ class FaultSuite:
         def back():
             snap = self.condor.snapshot(batch, "back")
             return len(snap) == batch.count and all(ad.get("JobStatus") in ok for ad in snap.values())
-        return poll_until(back, timeout, poll,
-                          lambda: f"cluster {batch.cluster}: jobs not running again {timeout} s after the "
-                                  f"schedd returned; {self.pool.describe_unfinished(batch.cluster)}")
+        return float(wait_for(f"cluster {batch.cluster}: every job running or done again after the schedd returned",
+                              back, timeout, poll, host=self.pool.submit_host,
+                              state=lambda: self.pool.describe_unfinished(batch.cluster)))
 
     def schedd_restarts(self, jobs, margin_s):
         batch = self.condor.submit_batch("schedd", jobs, 60 + margin_s)  # through both restarts
@@ -341,15 +391,14 @@ class FaultSuite:
     def wait_registered(self, ccb, timeout=600, poll=10):
         """Seconds until every worker startd has sent the returned CCB server's collector an ad
         whose address carries a CCB contact at it (registered again)."""
-        want = self.topo.planned_startds
-        start = time.monotonic()
-        while True:
-            got = self.ccb_registrations(collector=ccb).get(ccb, 0)
-            if got >= want:
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{got} of {want} startds registered with CCB {ccb} {timeout} s after it returned")
-            time.sleep(poll)
+        want, got = self.topo.planned_startds, [0]
+
+        def registered():
+            got[0] = self.ccb_registrations(collector=ccb).get(ccb, 0)
+            return got[0] >= want
+        return float(wait_for(f"every startd ({want}) registered with CCB {ccb} after it returned", registered,
+                              timeout, poll, host=self.pool.submit_host,
+                              state=lambda: f"{got[0]} of {want} startds registered"))
 
     def ccb_target(self):
         """A CCB server whose host does not run the active negotiator (when there is one)."""
@@ -371,10 +420,13 @@ class FaultSuite:
         started = time.monotonic()
         self.condor.hold_down(target, "collector")
         new_seconds, new_host = self.new_job("ccb-new")
-        during = []
-        while time.monotonic() - started < outage_s:
-            during += compare_starts(batch.snapshots["before"], self.condor.snapshot(batch, "during"))
-            time.sleep(max(0.0, min(15, outage_s - (time.monotonic() - started))))
+        during, next_look = [], [0.0]
+
+        def look(t):  # the queue every 15 s; ticks of 1 s end the outage within 1 s of outage_s
+            if t >= next_look[0]:
+                during.extend(compare_starts(batch.snapshots["before"], self.condor.snapshot(batch, "during")))
+                next_look[0] = t + 15
+        repeat_for(outage_s - (time.monotonic() - started), look, interval=1.0)
         self.condor.bring_back(target, "collector")
         outage = time.monotonic() - started
         reregister = self.wait_registered(target)
@@ -459,13 +511,24 @@ class FaultSuite:
             miss = st.read_through_proxy(uncached, bound=bound_s)
         finally:
             st.start_origin()
-        started, back = time.monotonic(), None
-        while time.monotonic() - started < 300:
-            back = st.read_through_proxy(uncached, bound=bound_s)
-            if back["ok"]:
-                break
-            time.sleep(5)
         miss["source"] = error_source(miss, bound_s)
+        last = {}
+
+        def readable():
+            last["read"] = st.read_through_proxy(uncached, bound=bound_s)
+            return last["read"]["ok"]
+
+        def seen():
+            r = last.get("read") or {}
+            return (f"read rc {r.get('rc')}: {r.get('error') or 'no error printed'}; while the origin was down: "
+                    f"cached {cached} {'read' if hit['ok'] else 'NOT read'}, uncached {uncached} "
+                    f"{'failed' if not miss['ok'] else 'read'} ({miss['source']})")
+        # the origin is back only when a miss reads again: past 300 s the site is not restored,
+        # and the row must say so rather than record 300 s as the time it took to come back
+        started = time.monotonic()
+        wait_for(f"uncached {uncached} read through the proxy again after the origin started",
+                 readable, ORIGIN_BACK_S, 5, host=st.client.name, state=seen)
+        back = last["read"]
         # a read that worked but brought other bytes than the origin's
         corrupted = sum(1 for read, name in ((warm, cached), (hit, cached), (back, uncached))
                         if read["ok"] and read["adler32"] != records[name])
@@ -498,8 +561,9 @@ class FaultSuite:
                 "rate": int(jobs) * int(size_mb) * 1048576 / 1e6 / seconds if seconds > 0 else 0.0}
 
     # 7 --------------------------------------------------------------------------------------
-    def wait_for(self, check, timeout, poll=5, what="condition"):
-        return poll_until(check, timeout, poll, f"{what} not reached {timeout} s after the reboot")
+    def wait_for(self, check, timeout, poll=5, what="condition", host=None, state=None):
+        """Seconds until `check()` holds after a reboot (RemoteError naming `what` past `timeout`)."""
+        return float(wait_for(f"{what} after the reboot", check, timeout, poll, host=host, state=state))
 
     def dtn_reboot(self, n_files):
         st = self.storage
@@ -510,11 +574,22 @@ class FaultSuite:
         incomplete = st.cache_complete(names)
         before, cache_before = st.status(), st.cache_checksums(names)
         reboot = st.reboot(st.dtn.name)
-        storage_back = self.wait_for(lambda: st.status().get("fs") == "xfs", 300, what="md0 mounted as XFS")
+        md = {}
+
+        def mounted():
+            md.update(st.status())
+            return md.get("fs") == "xfs"
+        storage_back = self.wait_for(mounted, 300, what="md0 mounted as XFS", host=st.dtn.name,
+                                     state=lambda: f"md0 {md.get('array_state')}, fs {md.get('fs') or 'none'}")
         daemons = ("master", "collector", "negotiator", "schedd", "startd")
-        services_back = self.wait_for(
-            lambda: all(st.units_active(st.dtn.name, DTN_XROOTD_UNITS).values())
-            and all(self.condor.running(st.dtn.name, d) for d in daemons), 600, what="DTN services")
+        down = []
+
+        def services():
+            down[:] = [u for u, up in st.units_active(st.dtn.name, DTN_XROOTD_UNITS).items() if not up]
+            down.extend(f"condor_{d}" for d in daemons if not self.condor.running(st.dtn.name, d))
+            return not down
+        services_back = self.wait_for(services, 600, what="XRootD and HTCondor running", host=st.dtn.name,
+                                      state=lambda: "not running: " + ", ".join(down))
         after, cache_after = st.status(), st.cache_checksums(names)
         return {"names": names, "incomplete": incomplete, "before": before, "after": after,
                 "same_members": before["members"] == after["members"] and before.get("uuid") == after.get("uuid"),

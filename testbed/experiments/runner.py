@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from testbed import PROJECT_ROOT
@@ -22,6 +23,7 @@ from testbed.results import compare, runs as results
 from testbed.experiments import registry, session
 from testbed.model.errors import ConfigError
 from testbed.model.schema import load_yaml
+from testbed.remote.poll import wait_for
 
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -96,6 +98,74 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
+# --- interruptions: robot runs in a process group of its own; we pass each signal on once ---------
+INTERRUPT_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Interrupted.py"
+SIGNALS_FILE = ".robot-signals"  # in the results folder: one line for each signal robot received
+FORWARD_AFTER_S = 0.5  # a signal robot has not counted by then did not reach it: pass it on
+KILL_AFTER = 4  # the 4th signal to `testbed run` kills a robot that ignored three
+
+
+def with_listener(argv, ack_file):
+    """robot's argv with the listener that stops a run gracefully on SIGINT/SIGTERM."""
+    at = argv.index("robot") + 1 if "robot" in argv else 1
+    return argv[:at] + ["--listener", f"{INTERRUPT_LISTENER};{ack_file}"] + argv[at:]
+
+
+def signals_received(ack_file):
+    """The signals robot counted (the listener's lines)."""
+    try:
+        return [line for line in open(ack_file).read().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def supervise(argv, ack_file, echo=print, popen=None, forward_after=FORWARD_AFTER_S):
+    """Run robot until it exits; returns (rc, names of the signals `testbed run` or robot got).
+
+    robot runs in a process group of its own, stdin /dev/null: a terminal's Ctrl-C (SIGINT to
+    the foreground group) reaches us only, not robot nor the ssh, tc or virsh commands of the
+    keyword running - a teardown's command is not killed half-way. SIGINT/SIGTERM/SIGHUP to us
+    never stop us: each is passed on to robot once, whose listener runs the graceful stop
+    (skip what is left, run the teardowns, ask once more, abandon). A signal robot counted
+    by itself within `forward_after` s (a service manager signals every process of the
+    unit) is not passed on again. The KILL_AFTER-th signal kills robot."""
+    popen = popen or subprocess.Popen  # looked up now: tests replace the module's subprocess
+    got, forwarded = [], set()
+
+    def on_signal(signum, _frame):
+        name = "SIGTERM" if signum == signal.SIGHUP else signal.Signals(signum).name  # the terminal closed
+        got.append((name, time.monotonic()))
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()  # signals can only be caught there
+    # caught before robot starts: robot, in a group of its own, would outlive a KeyboardInterrupt here
+    previous = {s: signal.signal(s, on_signal) for s in handled} if main else {}
+    try:
+        proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
+    except BaseException:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        raise
+
+    def ended():
+        counted = len(signals_received(ack_file))
+        for k, (name, at) in enumerate(got, 1):
+            if k > counted and k not in forwarded and time.monotonic() - at >= forward_after \
+                    and proc.poll() is None:
+                proc.send_signal(getattr(signal, name))
+                forwarded.add(k)
+        if len(got) >= KILL_AFTER and proc.poll() is None:
+            echo(f"robot (pid {proc.pid}) still runs after {len(got) - 1} signals: killed; "
+                 f"output.xml may be incomplete")
+            proc.kill()
+        return proc.poll() is not None
+    try:
+        wait_for("robot to exit", ended, float("inf"), 0.2)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return proc.wait(), [name for name, _at in got] or signals_received(ack_file)
+
+
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=()):
     """Run one suite into a new results folder, close its manifest and write its report;
     returns (robot rc, Run). Without profile names, the experiment's own default profiles."""
@@ -111,30 +181,17 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")
     echo("$ " + " ".join(argv[2:]))
     started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=PROJECT_ROOT)
-
-    def on_term(_signum, _frame):
-        raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, on_term)  # `kill` is an interruption too
-    try:
-        rc = proc.wait()
-    except KeyboardInterrupt:
-        try:
-            # a terminal's Ctrl-C reaches robot too; a SIGINT sent to us alone must be passed on
-            proc.send_signal(signal.SIGINT)
-            rc = proc.wait(timeout=120)  # robot stops gracefully: teardowns run, output is written
-        except (KeyboardInterrupt, subprocess.TimeoutExpired):
-            proc.kill()
-            rc = proc.wait()
+    ack = run_.path / SIGNALS_FILE
+    rc, signals = supervise(with_listener(argv, ack), ack, echo)
+    if signals:  # whatever the suite teardown wrote: the rows not reached did not run
         run_.finish("interrupted")
-        echo(f"interrupted: finished points kept in {run_.path}")
         try:
             write_report(run_, echo)
         except Exception as exc:  # the interruption is what the caller must see
             echo(f"no report: {exc}")
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
+             f"(robot rc {rc}); finished points kept, rows not reached skipped; {run_.path}")
+        raise KeyboardInterrupt
     status = run_.manifest().get("status")
     if status == "running":
         status = "complete" if rc == 0 else "failed"

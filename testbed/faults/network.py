@@ -13,6 +13,7 @@ import time
 from testbed.model.constants import DEADMAN_MARGIN_S, FAULT_UNIT_PREFIX
 from testbed.model.errors import RemoteError
 from testbed.network.wan import device_lookup
+from testbed.remote.poll import repeat_for
 
 CUT_MARK = "cut-at="
 
@@ -127,10 +128,13 @@ class NetworkFaults:
         self.cut(host, seconds)
         try:
             loss_during = self.reachable_from(probe_from, host)
-            while time.monotonic() - started < seconds:
-                if during:
+            next_call = [0.0]
+
+            def tick(t):  # `during` every `poll` s; ticks of 1 s keep the cut within 1 s of `seconds`
+                if during and t >= next_call[0]:
                     during()
-                time.sleep(max(0.0, min(poll, seconds - (time.monotonic() - started))))
+                    next_call[0] = t + poll
+            repeat_for(seconds - (time.monotonic() - started), tick, interval=min(1.0, poll))
         finally:
             self.heal(host)
         elapsed = time.monotonic() - started

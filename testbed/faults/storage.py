@@ -9,13 +9,12 @@ touches a disk that is not one of them. Nothing here ever creates an array or a 
 import json
 import re
 import shlex
-import time
 
 from testbed.model.constants import (CACHE_DIR, DATA_DISK_BY_ID, DTN_XROOTD_UNITS, MD_DEVICE, MD_MAX_DEGRADED,
                                      MD_SYSFS, ORIGIN_CHECKSUMS, ORIGIN_DIR, ORIGIN_UNIT, RAID_MOUNT, RAID_USERS,
                                      XROOTD_CACHE_PORT)
 from testbed.model.errors import RemoteError
-from testbed.remote.poll import poll_until
+from testbed.remote.poll import wait_for
 
 STATUS_SCRIPT = r"""
 md={md}
@@ -205,23 +204,28 @@ class StorageFaults:
     def wait_resync(self, timeout=900, poll=3):
         """Wait until md0 has no degraded member and no recovery runs. Returns {seconds,
         speeds (md's sync_speed samples, K/s), component_kb, rate (MB/s per member)}."""
-        start, speeds = time.monotonic(), []
-        while True:
-            info = self.status()
+        speeds, last = [], {}
+
+        def whole():
+            info = last["info"] = self.status()
             if info.get("sync_speed", "").isdigit():
                 speeds.append(int(info["sync_speed"]))
             idle = info.get("sync_action") in ("idle", "") and sync_fraction(info.get("sync_completed")) is None
-            if info.get("degraded_n") == 0 and idle:
-                seconds = time.monotonic() - start
-                kb = int(info.get("component_kb") or 0)
-                return {"seconds": seconds, "speeds": speeds, "component_kb": kb,
-                        "rate": resync_rate(kb, seconds), "status": info}
-            if array_failed(info):
-                raise RemoteError(f"{self.dtn.name}: md0 failed while resyncing ({info.get('detail_state')})")
-            if time.monotonic() - start > timeout:
-                raise RemoteError(f"{self.dtn.name}: md0 still degraded {info.get('degraded')} "
-                                  f"(sync {info.get('sync_completed')}) after {timeout} s")
-            time.sleep(poll)
+            return info.get("degraded_n") == 0 and idle
+
+        def failed():
+            info = last.get("info", {})
+            return f"md0 failed while resyncing ({info.get('detail_state')})" if array_failed(info) else None
+
+        def state():
+            info = last.get("info", {})
+            return f"degraded {info.get('degraded')}, sync {info.get('sync_completed')}"
+        seconds = wait_for("md0 whole and idle (no degraded member, no recovery)", whole, timeout, poll,
+                           host=self.dtn.name, state=state, fail_fast=failed)
+        info = last["info"]
+        kb = int(info.get("component_kb") or 0)
+        return {"seconds": float(seconds), "speeds": speeds, "component_kb": kb,
+                "rate": resync_rate(kb, float(seconds)), "status": info}
 
     def raw_read_error(self):
         """Read 64 MiB of /dev/md0 bypassing the page cache (stripes whose data sit on every
@@ -280,20 +284,24 @@ class StorageFaults:
     def cache_complete(self, names, timeout=60, poll=3):
         """Wait until the proxy records every file as complete in its cache; returns the
         names that are not complete when the time is up."""
-        deadline = time.monotonic() + timeout
-        while True:
-            incomplete = []
-            for n in names:
-                res = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/data/{n}.cinfo", check=False)
-                try:
-                    complete = res.ok and json.loads(res.stdout).get("state_complete") == "complete"
-                except ValueError:
-                    complete = False
-                if not complete:
-                    incomplete.append(n)
-            if not incomplete or time.monotonic() > deadline:
-                return incomplete
-            time.sleep(poll)
+        incomplete = list(names)
+
+        def complete():
+            incomplete[:] = [n for n in names if not self._cache_complete(n)]
+            return not incomplete
+        try:
+            wait_for("the proxy's cache to hold every file complete", complete, timeout, poll,
+                     host=self.dtn.name, state=lambda: f"incomplete: {', '.join(incomplete)}")
+        except RemoteError:
+            pass  # the caller reports what is still incomplete (the return value), not a failure
+        return incomplete
+
+    def _cache_complete(self, name):
+        res = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/data/{name}.cinfo", check=False)
+        try:
+            return res.ok and json.loads(res.stdout).get("state_complete") == "complete"
+        except ValueError:
+            return False
 
     def read_through_proxy(self, name, bound=None):
         """xrdcp one origin file through the DTN's caching proxy from the client host.
@@ -340,11 +348,14 @@ class StorageFaults:
             raise RemoteError(f"{host}: not reachable before the reboot")
         self.ssh.run(host, "systemd-run --quiet --on-active=2s systemctl reboot", timeout=30)
 
+        seen = [before]
+
         def rebooted():
-            now = self.boot_id(host)
+            seen[0] = now = self.boot_id(host)
             return bool(now) and now != before
 
-        return poll_until(rebooted, timeout, poll, f"{host}: not back {timeout} s after the reboot")
+        return float(wait_for("back after the reboot (a new boot id)", rebooted, timeout, poll, host=host,
+                              state=lambda: "no SSH answer" if not seen[0] else f"the old boot id {seen[0]}"))
 
     def units_active(self, host, units):
         """{unit: active?} on a host."""

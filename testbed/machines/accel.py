@@ -19,6 +19,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from testbed.model.errors import RemoteError
+from testbed.remote.poll import wait_for
+
 ACCELS = ("kvm", "tcg")
 # The verdict of a probe that booted a kernel, kept until the host reboots (/run is a
 # tmpfs): every `./tb` call asks, and a probe costs seconds.
@@ -55,21 +58,27 @@ def run_probe(cmd, timeout):
                                 stderr=subprocess.STDOUT)
     except OSError as exc:
         return str(exc), False
-    out, deadline = b"", time.monotonic() + timeout
+    got = {"out": b"", "exited": False}
+    deadline = time.monotonic() + timeout
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
+
+    def ended():  # one read: True when qemu exited or printed a failure
+        if not sel.select(timeout=max(0.0, min(1.0, deadline - time.monotonic()))):
+            return False
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            proc.wait(timeout=5)
+            got["exited"] = True
+            return True
+        got["out"] += chunk
+        return shows_failure(got["out"].decode(errors="replace"))
     try:
-        while time.monotonic() < deadline:
-            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                proc.wait(timeout=5)
-                return out.decode(errors="replace"), True
-            out += chunk
-            if shows_failure(out.decode(errors="replace")):
-                break
-        return out.decode(errors="replace"), False
+        try:
+            wait_for("the KVM probe's qemu to exit or print a failure", ended, timeout, interval=0)
+        except RemoteError:
+            pass  # still running after `timeout`: killed below, reported as not exited
+        return got["out"].decode(errors="replace"), got["exited"]
     finally:
         sel.close()
         if proc.poll() is None:

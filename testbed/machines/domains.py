@@ -21,6 +21,33 @@ def our_domain_ids(root=PROJECT_ROOT):
             if p.read_text().strip()}
 
 
+def topology_of_domain(name, known):
+    """The topology a domain named tb-<topology>-<host> belongs to, of the `known` names (the
+    longest that fits: a topology may have a '-' in its name), or None."""
+    fits = [t for t in known if name.startswith(f"tb-{t}-") and len(name) > len(f"tb-{t}-")]
+    return max(fits, key=len) if fits else None
+
+
+def topology_up(known, root=PROJECT_ROOT):
+    """The topology whose VMs this checkout's Vagrant made, read back from their libvirt
+    domains' names (whatever made them: `testbed up` or a plain `TESTBED_TOPOLOGY=small
+    vagrant up`); None when there are none or libvirt cannot be asked. Several topologies
+    at once: TestbedError."""
+    found = set()
+    for uuid in sorted(our_domain_ids(root)):
+        try:
+            res = _virsh("domname", uuid, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        topo = topology_of_domain(res.stdout.strip(), known) if res.returncode == 0 else None
+        if topo:
+            found.add(topo)
+    if len(found) > 1:
+        raise TestbedError(f"this checkout's VMs belong to several topologies ({', '.join(sorted(found))}); "
+                           f"`testbed -t NAME down` each")
+    return found.pop() if found else None
+
+
 def leftover_domains(topo):
     """Domains named for this topology that this checkout's Vagrant does not know:
     [(name, owning checkout path or None when the domain does not say)]."""

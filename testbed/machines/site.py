@@ -46,9 +46,18 @@ def vagrant_env(topo, profile_name="default"):
     return env
 
 
-def active_topology():
+def active_topology(root=PROJECT_ROOT):
+    """The topology that is up in this checkout: the one `testbed up` recorded, else the one
+    read back from the libvirt domains this checkout's Vagrant made (a plain `vagrant up`
+    records nothing), which is then recorded. None when nothing is up."""
     path = state_root() / ACTIVE
-    return path.read_text().strip() if path.exists() else None
+    if path.exists():
+        return path.read_text().strip()
+    found = domains.topology_up([p.stem for p in topology.TOPOLOGY_DIR.glob("*.yaml")], root)
+    if found:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(found)
+    return found
 
 
 def boot_waves(topo, size):

@@ -21,6 +21,32 @@ def env_int(name, default, minimum=0, env=None):
     return value
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """yaml's SafeLoader that refuses a mapping with the same key twice (yaml keeps the last
+    one silently: a topology's two `hosts: {a: ..., a: ...}` would merge into one host)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _value in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<:` merges are not duplicates
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: SafeLoader reports it below
+                continue
+            if first is not None:
+                raise DuplicateKey(key, first.line + 1, key_node.start_mark.line + 1)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+class DuplicateKey(yaml.YAMLError):
+    def __init__(self, key, first_line, second_line):
+        super().__init__(f"duplicate key {key!r} on lines {first_line} and {second_line}")
+        self.key, self.first_line, self.second_line = key, first_line, second_line
+
+
 def load_yaml(path):
     path = Path(path)
     try:
@@ -30,7 +56,10 @@ def load_yaml(path):
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+    except DuplicateKey as exc:
+        raise ConfigError(path, f"line {exc.second_line}", f"duplicate key {exc.key!r} (first on line "
+                                                          f"{exc.first_line}; YAML would keep only the last)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
