@@ -1,6 +1,7 @@
 """One run context: `testbed run` resolves the topology *by file*, the typed `--set`
 parameters and the profiles once, writes them into the manifest, and the Robot library
 reads them from there; the runner alone closes the manifest and writes one report."""
+import itertools
 import re
 import subprocess
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ from robot.utils import Importer
 from testbed import PROJECT_ROOT
 from testbed.experiments import runner
 from testbed.model import topology
+from testbed.model.errors import ConfigError
 from testbed.results import runs
 
 RESOURCE = PROJECT_ROOT / "robot" / "resources" / "experiment.resource"
@@ -146,3 +148,39 @@ def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch
 def test_the_runs_report_is_not_a_file_robot_writes_in_the_same_folder():
     from testbed.experiments import runner
     assert runner.REPORT not in {"report.html", "log.html", "output.xml"}
+
+
+def test_a_repeated_run_runs_the_suite_once_per_trial_into_one_folder(fake_site, monkeypatch):
+    seen = []
+
+    class Robot(FakeRobot):
+        rcs = itertools.chain([0, 1, 0], itertools.repeat(0))
+
+        def __init__(self, argv, cwd=None, **options):
+            super().__init__(argv, cwd, **options)
+            seen.append(argv)
+            self.rc = next(Robot.rcs)
+
+        def wait(self, timeout=None):
+            return self.rc
+
+        def poll(self):
+            return self.rc
+    monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=Robot, DEVNULL=subprocess.DEVNULL,
+                                                              TimeoutExpired=subprocess.TimeoutExpired))
+    topo = topology.load("small")
+    rc, run = runner.run(topo, "smoke", ["default"], "quick", echo=lambda *_: None)
+    assert rc == 1 and len(seen) == 3                      # quick: 3 trials; the failed one decides
+    outputs = [a[a.index("--output") + 1] for a in seen]
+    assert outputs == ["output-trial1.xml", "output-trial2.xml", "output-trial3.xml"]
+    m = run.manifest()
+    assert (m["trials"], m["trial"], m["status"]) == (3, 3, "failed")
+    seen.clear()
+    rc, run = runner.run(topo, "smoke", ["default"], "ci", echo=lambda *_: None)
+    assert len(seen) == 1 and "--output" not in seen[0]   # ci: one trial, robot's own file names
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, "3"])
+def test_a_repeat_that_is_not_a_whole_number_from_1_is_refused(bad):
+    with pytest.raises(ConfigError, match="--repeat"):
+        runner.trials_for("quick", bad)

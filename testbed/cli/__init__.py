@@ -118,6 +118,9 @@ def build_parser():
                    help="run only this test (a measured point, e.g. rtt80-2W-wan-tuned); repeatable")
     s.add_argument("--include", action="append", default=[], metavar="TAG",
                    help="run only tests with this tag (e.g. RTT80, profile:wan-tuned); repeatable")
+    s.add_argument("--repeat", type=int, default=None, metavar="N",
+                   help="run the suite N times into the one results folder (default: 1 at ci, 3 at quick "
+                        "and full): each point gets a median and 95%% interval, each claim a verdict")
     s.add_argument("--from-snapshot", default=None, metavar="NAME",
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.set_defaults(func=cmd_run)

@@ -28,6 +28,9 @@ from testbed.remote.poll import wait_for
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 REPORT = "summary.html"
+# trials per run unless --repeat says otherwise: a claim's verdict needs an interval (quick,
+# full); a `ci` run checks that the suite works, in minutes
+DEFAULT_TRIALS = {"ci": 1, "quick": 3, "full": 3}
 
 
 def suite_file(name):
@@ -48,12 +51,25 @@ def parse_sets(items):
     return out
 
 
-def robot_argv(suite, scale, run_dir, select=()):
+def robot_argv(suite, scale, run_dir, select=(), trial=None):
     """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
-    The rest of the run's context is in `run_dir`'s manifest."""
+    The rest of the run's context is in `run_dir`'s manifest. `trial`: the trial of a repeated
+    run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...)."""
     argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir), "--consolewidth", "100",
             "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
+    if trial is not None:
+        argv += ["--output", f"output-trial{trial}.xml", "--log", f"log-trial{trial}.html",
+                 "--report", f"report-trial{trial}.html"]
     return argv + list(select) + [str(suite_file(suite))]
+
+
+def trials_for(scale, repeat=None):
+    """How many times a run repeats its suite: `repeat` when given (>= 1), else DEFAULT_TRIALS."""
+    if repeat is None:
+        return DEFAULT_TRIALS[scale]
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ConfigError("testbed run", "--repeat", f"{repeat!r}: must be a whole number >= 1")
+    return repeat
 
 
 def open_run(topo, suite, profile_list, scale, sets):
@@ -166,36 +182,44 @@ def supervise(argv, ack_file, echo=print, popen=None, forward_after=FORWARD_AFTE
     return proc.wait(), [name for name, _at in got] or signals_received(ack_file)
 
 
-def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=()):
-    """Run one suite into a new results folder, close its manifest and write its report;
-    returns (robot rc, Run). Without profile names, the experiment's own default profiles."""
+def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None):
+    """Run one suite `repeat` times (default: DEFAULT_TRIALS at the scale) into one new results
+    folder, close its manifest and write its report; returns (robot rc, Run): the first
+    non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
+    trials = trials_for(scale, repeat)
     profile_list = [profiles.load(n) for n in profile_names]
     run_ = open_run(topo, suite, profile_list, scale, sets)
-    argv = robot_argv(suite, scale, run_.path, select)
-    if select:
-        run_.update(selection=list(select))
-    echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}")
-    echo("$ " + " ".join(argv[2:]))
-    started = time.monotonic()
+    run_.update(trials=trials, **({"selection": list(select)} if select else {}))
+    echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
+         + (f", {trials} trials" if trials > 1 else ""))
+    started, rcs = time.monotonic(), []
     ack = run_.path / SIGNALS_FILE
-    rc, signals = supervise(with_listener(argv, ack), ack, echo)
-    if signals:  # whatever the suite teardown wrote: the rows not reached did not run
-        run_.finish("interrupted")
-        try:
-            write_report(run_, echo)
-        except Exception as exc:  # the interruption is what the caller must see
-            echo(f"no report: {exc}")
-        echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
-             f"(robot rc {rc}); finished points kept, rows not reached skipped; {run_.path}")
-        raise KeyboardInterrupt
-    status = run_.manifest().get("status")
-    if status == "running":
-        status = "complete" if rc == 0 else "failed"
-        run_.finish(status)
-    echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc {rc}); {run_.path}")
+    for trial in range(1, trials + 1):
+        run_.update(trial=trial)
+        argv = robot_argv(suite, scale, run_.path, select, trial if trials > 1 else None)
+        if trials > 1:
+            echo(f"trial {trial} of {trials}")
+        echo("$ " + " ".join(argv[2:]))
+        rc, signals = supervise(with_listener(argv, ack), ack, echo)
+        rcs.append(rc)
+        if signals:  # whatever the suite teardown wrote: the rows not reached did not run
+            run_.finish("interrupted")
+            try:
+                write_report(run_, echo)
+            except Exception as exc:  # the interruption is what the caller must see
+                echo(f"no report: {exc}")
+            echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
+                 f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
+                 f"kept, rows not reached skipped; {run_.path}")
+            raise KeyboardInterrupt
+    rc = next((r for r in rcs if r != 0), 0)
+    status = "complete" if rc == 0 else "failed"
+    run_.finish(status)
+    echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc "
+         f"{', '.join(str(r) for r in rcs)}); {run_.path}")
     write_report(run_, echo)
     return rc, run_
