@@ -104,7 +104,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(): seen.append(scale) or (0, FakeRun()))
+    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(), repeat=None: seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
         assert cli.main(["-t", "small", "run", "e1"] + argv) == 0
@@ -205,12 +205,12 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     class FakeRun:
         path = PROJECT_ROOT / "results" / "nothing"
 
-    def fake_run(topo, suite, profiles, scale, sets=None):
-        seen.update(suite=suite, scale=scale, sets=sets)
+    def fake_run(topo, suite, profiles, scale, sets=None, repeat=None):
+        seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat)
         return 0, FakeRun()
     monkeypatch.setattr(suites, "run", fake_run)
     monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert verbs.cmd_demo(args) == 0
-    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}}
+    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1}
     assert "demo scale (TCG," in capsys.readouterr().out
