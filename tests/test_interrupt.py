@@ -325,3 +325,22 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     with pytest.raises(KeyboardInterrupt):
         cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
     assert "no VM of topology small is left" in capsys.readouterr().err
+
+
+def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(tmp_path):
+    from testbed.experiments import runner
+    from testbed.model import profiles
+    from testbed.model.state import TestbedState
+    from testbed.network import netem, wan
+    from testbed.remote import profile_record
+    topo = types.SimpleNamespace(name="small")
+    state = TestbedState("small", root=tmp_path)
+    assert runner.site_left(topo, state) == []                     # nothing recorded: nothing left
+    profile_record.record_profile(state, profiles.load("default"))
+    wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=0)])
+    assert runner.site_left(topo, state) == []                     # the site's normal state
+    profile_record.record_profile(state, profiles.load("wan-tuned"))
+    wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=80)])
+    assert runner.site_left(topo, state) == [
+        "left: profile wan-tuned in force (undo: ./tb -t small profile apply default)",
+        "left: WAN submit<->worker 80 ms (undo: ./tb -t small wan clear)"]

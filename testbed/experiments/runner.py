@@ -23,6 +23,9 @@ from testbed.results import compare, runs as results
 from testbed.experiments import registry, session
 from testbed.model.errors import ConfigError
 from testbed.model.schema import load_yaml
+from testbed.model.state import TestbedState
+from testbed.network import wan
+from testbed.remote import profile_record
 from testbed.remote.poll import wait_for
 
 SCALES = registry.SCALES
@@ -182,6 +185,27 @@ def supervise(argv, ack_file, echo=print, popen=None, forward_after=FORWARD_AFTE
     return proc.wait(), [name for name, _at in got] or signals_received(ack_file)
 
 
+def site_left(topo, state=None):
+    """After an interruption, what the site's records say is left in force beyond its normal
+    state (a profile other than `default`, emulated WAN links), with how to undo each; []
+    when nothing is. The records are what the suite's steps wrote last: a teardown abandoned
+    half-way may have left a change it had not recorded yet."""
+    state = state or TestbedState(topo.name)
+    lines = []
+    prof = profile_record.recorded_profile(state)
+    if prof is not None and prof.name != "default":
+        lines.append(f"left: profile {prof.name} in force (undo: ./tb -t {topo.name} profile apply default)")
+    try:
+        links = wan.in_force(state).get("links") or []
+    except (OSError, ValueError):
+        links = []
+    delayed = [f"{link.get('a')}<->{link.get('b')} {link.get('rtt_ms'):g} ms" for link in links
+               if isinstance(link, dict) and float(link.get("rtt_ms") or 0) > 0]
+    if delayed:
+        lines.append(f"left: WAN {', '.join(delayed)} (undo: ./tb -t {topo.name} wan clear)")
+    return lines
+
+
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None):
     """Run one suite `repeat` times (default: DEFAULT_TRIALS at the scale) into one new results
     folder, close its manifest and write its report; returns (robot rc, Run): the first
@@ -212,6 +236,8 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
                 write_report(run_, echo)
             except Exception as exc:  # the interruption is what the caller must see
                 echo(f"no report: {exc}")
+            for line in site_left(topo):
+                echo(line)
             echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
                  f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
                  f"kept, rows not reached skipped; {run_.path}")
