@@ -1,3 +1,4 @@
+import pytest
 import yaml
 
 from testbed import cli
@@ -112,3 +113,14 @@ def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     with pytest.raises(TestbedError, match="no host 'nope'"):
         provisioning.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["run", "e1", "-t", "small", "--scale", "ci"], ["-t", "small", "run", "e1", "--scale", "ci"]),
+    (["-t", "small", "run", "e1"], ["-t", "small", "run", "e1"]),
+    (["status", "--topology=small"], ["--topology=small", "status"]),
+    (["ssh", "cm1", "tmux", "-t", "x"], ["ssh", "cm1", "tmux", "-t", "x"]),   # the command's own -t
+])
+def test_the_topology_option_may_come_after_the_verb(argv, want):
+    assert cli.hoist_topology(argv) == want
+    assert cli.build_parser().parse_args(cli.hoist_topology(argv)).topology in ("small", None)

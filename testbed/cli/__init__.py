@@ -141,9 +141,38 @@ def build_parser():
     return p
 
 
+def hoist_topology(argv):
+    """`testbed run e1 -t small` read as `testbed -t small run e1`: the global topology option
+    may come before or after the verb (not inside `ssh HOST COMMAND...`, whose words are the
+    command's own)."""
+    argv = list(argv)
+    verb = next((a for a in argv if not a.startswith("-") and a not in _option_values(argv)), None)
+    if verb is None or verb == "ssh":
+        return argv
+    start = argv.index(verb) + 1
+    head, rest, i = argv[:start], [], start
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-t", "--topology") and i + 1 < len(argv):
+            head = [a, argv[i + 1]] + head
+            i += 2
+            continue
+        if a.startswith("--topology="):
+            head = [a] + head
+        else:
+            rest.append(a)
+        i += 1
+    return head + rest
+
+
+def _option_values(argv):
+    """The words that are values of the global options given before the verb."""
+    return {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--topology")}
+
+
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(hoist_topology(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     except TestbedError as exc:
