@@ -253,16 +253,16 @@ sys.exit(130 if signals else rc)
 
 
 def interrupt_fake_run(tmp_path, monkeypatch, signum, old):
-    """faults.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
+    """fault_interrupt.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
     before issue 26) driving a real robot over ROBOT_SUITE."""
-    from testbed.experiments import faults as fx
+    from testbed.experiments import fault_interrupt as fi
     suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
     suite.write_text(ROBOT_SUITE)
     script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
                                               suite=str(suite), old=old))
-    monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
+    monkeypatch.setattr(fi, "run_argv", lambda *a, **k: [sys.executable, str(script)])
     (tmp_path / "results").mkdir()
-    return fx.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
+    return fi.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
                             echo=lambda m: None, settle_s=2.5)
 
 
