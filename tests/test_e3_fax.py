@@ -116,7 +116,7 @@ def test_figures_ratios_spread_and_tables():
 
 def test_data_lines():
     out = '{"site": "a", "file": "data000.root", "bytes": 5, "sha256": "ab", "events": 1, "branches": 2}\n'
-    assert e3_site.parse_data_lines(out)[("a", "data000.root")]["sha256"] == "ab"
+    assert fax.parse_data_lines(out)[("a", "data000.root")]["sha256"] == "ab"
     assert "sed 's/^{/{\"site\": \"b\", /'" in e3_site.data_script(["a", "b"], registry.get("e3").parameters("ci"))
 
 

@@ -24,9 +24,9 @@ import time
 from testbed import PROJECT_ROOT
 from testbed.experiments import e3_figures
 from testbed.experiments.e3_site import (cells, condor_users_conf, data_script, federation_script,
-                                         federation_teardown_script, global_name, parse_data_lines,
-                                         render_federation, rtt_matrix, script, server_port, site_address,
-                                         site_names, site_user, users_script, worker_setup_commands,
+                                         federation_teardown_script, global_name, render_federation,
+                                         rtt_matrix, script, server_port, site_address, site_names,
+                                         site_user, users_script, worker_setup_commands,
                                          worker_teardown_commands)
 from testbed.experiments.registry import Experiment, Param
 from testbed.model import constants as c
@@ -107,6 +107,16 @@ def parse_report(text):
             except ValueError:
                 continue
     return None
+
+
+def parse_data_lines(text):
+    """{(site, file): {bytes, sha256, events, branches}} from data_script's output."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            out[(d["site"], d["file"])] = d
+    return out
 
 
 def check_reports(reports, expected_events, expected_digests=None):

@@ -1,12 +1,10 @@
 """E3's site: the storage and compute sites and their RTT matrix, and the commands and
 files that build them - the worker's per-site source addresses, policy routing and
 per-cell netem, the sites' users on the submit host and the worker, the XRootD federation
-on the DTN and the ROOT files of every storage site (and what data_script printed).
+on the DTN and the ROOT files of every storage site.
 
-Everything here builds a command or a file or parses what one printed; e3_fax's
-`FaxExperiment` runs them on the site.
+Everything here builds a command or a file; e3_fax's `FaxExperiment` runs them on the site.
 """
-import json
 import shlex
 import string
 
@@ -220,13 +218,3 @@ def data_script(sites, p):
                      f"| sed 's/^{{/{{\"site\": \"{s}\", /'")
         lines.append(f"chmod 0644 {d}/*.root")
     return "\n".join(lines) + "\n"
-
-
-def parse_data_lines(text):
-    """{(site, file): {bytes, sha256, events, branches}} from data_script's output."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("{"):
-            d = json.loads(line)
-            out[(d["site"], d["file"])] = d
-    return out
