@@ -5,6 +5,7 @@ import json
 import pytest
 
 from testbed.experiments import e3_fax as fax
+from testbed.experiments import e3_site
 from testbed.experiments import registry
 from testbed.model import constants as c
 
@@ -13,19 +14,19 @@ SITES = ["a", "b", "c"]
 
 
 def test_matrix_is_symmetric_with_zero_diagonal():
-    m = fax.rtt_matrix(SITES, [5, 20, 80])
+    m = e3_site.rtt_matrix(SITES, [5, 20, 80])
     assert [m[s][s] for s in SITES] == [0, 0, 0]
     assert m["a"]["b"] == m["b"]["a"] == 5 and m["a"]["c"] == 20 and m["b"]["c"] == 80
-    assert fax.concurrency_cell(m, 5) == ("a", "b")
+    assert e3_site.concurrency_cell(m, 5) == ("a", "b")
     with pytest.raises(ValueError):
-        fax.concurrency_cell(m, 40)
+        e3_site.concurrency_cell(m, 40)
     with pytest.raises(ValueError):
-        fax.rtt_matrix(SITES, [0])
+        e3_site.rtt_matrix(SITES, [0])
 
 
 def test_worker_commands_give_each_cell_its_own_netem_class():
-    m = fax.rtt_matrix(SITES, [5, 20, 80])
-    cmds = fax.worker_setup_commands(SITES, m, NET, "10.160.0.20", "eth1")
+    m = e3_site.rtt_matrix(SITES, [5, 20, 80])
+    cmds = e3_site.worker_setup_commands(SITES, m, NET, "10.160.0.20", "eth1")
     text = [" ".join(x) for x in cmds]
     assert "ip addr replace 10.160.0.201/24 dev eth1" in text
     assert "ip route replace 10.160.0.0/24 dev eth1 src 10.160.0.202 table 302" in text
@@ -37,14 +38,14 @@ def test_worker_commands_give_each_cell_its_own_netem_class():
     assert any("src 10.160.0.201/32" in t and "dport 1113 0xffff" in t for t in filters)
     assert text.index("tc qdisc del dev eth1 root") < text.index(next(t for t in text if "prio bands 9" in t))
     # deletions are tolerated, so applying twice is safe
-    s = fax.script(cmds, "10.160.0.30")
+    s = e3_site.script(cmds, "10.160.0.30")
     assert "ip rule del priority 301 2>/dev/null || true" in s
 
 
 def test_teardown_undoes_every_setup_step():
-    down = [" ".join(x) for x in fax.worker_teardown_commands(SITES, NET, "eth1")]
+    down = [" ".join(x) for x in e3_site.worker_teardown_commands(SITES, NET, "eth1")]
     for s in SITES:
-        uid, table = fax.site_uid(SITES, s), fax.site_table(SITES, s)
+        uid, table = e3_site.site_uid(SITES, s), e3_site.site_table(SITES, s)
         assert f"ip rule del priority {table}" in down
         assert f"ip route flush table {table}" in down
     assert down[0] == "tc qdisc del dev eth1 root"
@@ -52,25 +53,25 @@ def test_teardown_undoes_every_setup_step():
 
 def test_too_many_cells_for_prio_are_refused():
     with pytest.raises(ValueError):
-        fax.site_names(5)
+        e3_site.site_names(5)
 
 
 def test_federation_config_is_rendered_from_the_template():
     class H:
         name = "dtn"
-    cfg = fax.render_federation(H(), SITES)
+    cfg = e3_site.render_federation(H(), SITES)
     assert f"xrd.port    {c.E3_REDIRECTOR_PORT}" in cfg
     assert "if named e3redir" in cfg and "else if named e3-c" in cfg
     assert "all.export  /e3/b r/o" in cfg and "all.manager dtn:3131" in cfg
-    assert fax.federation_units(["a"]) == ["cmsd@e3redir", "xrootd@e3redir", "cmsd@e3-a", "xrootd@e3-a"]
-    assert "install -d -o root -g root -m 0755" in fax.federation_script(SITES, cfg)
+    assert e3_site.federation_units(["a"]) == ["cmsd@e3redir", "xrootd@e3redir", "cmsd@e3-a", "xrootd@e3-a"]
+    assert "install -d -o root -g root -m 0755" in e3_site.federation_script(SITES, cfg)
 
 
 def test_users_and_condor_conf():
-    s = fax.users_script(SITES)
+    s = e3_site.users_script(SITES)
     assert "--uid 62001" in s and "tb-e3c" in s
-    assert "userdel tb-e3a" in fax.users_script(SITES, add=False)
-    assert "tb-e3b@$(UID_DOMAIN)" in fax.condor_users_conf(SITES)
+    assert "userdel tb-e3a" in e3_site.users_script(SITES, add=False)
+    assert "tb-e3b@$(UID_DOMAIN)" in e3_site.condor_users_conf(SITES)
 
 
 def test_job_description_reads_through_the_redirector():
@@ -116,7 +117,7 @@ def test_figures_ratios_spread_and_tables():
 def test_data_lines():
     out = '{"site": "a", "file": "data000.root", "bytes": 5, "sha256": "ab", "events": 1, "branches": 2}\n'
     assert fax.parse_data_lines(out)[("a", "data000.root")]["sha256"] == "ab"
-    assert "sed 's/^{/{\"site\": \"b\", /'" in fax.data_script(["a", "b"], registry.get("e3").parameters("ci"))
+    assert "sed 's/^{/{\"site\": \"b\", /'" in e3_site.data_script(["a", "b"], registry.get("e3").parameters("ci"))
 
 
 def test_reader_tool_reads_what_it_wrote(tmp_path):
@@ -149,8 +150,8 @@ def test_jobs_that_fit_at_least_one():
 
 def test_four_sites_name_every_band_as_tc_reads_it_in_hex():
     sites = ["a", "b", "c", "d"]
-    cmds = [" ".join(x) for x in fax.worker_setup_commands(sites, fax.rtt_matrix(sites, [5, 20, 40, 80]),
-                                                           NET, "10.160.0.20", "eth1")]
+    matrix = e3_site.rtt_matrix(sites, [5, 20, 40, 80])
+    cmds = [" ".join(x) for x in e3_site.worker_setup_commands(sites, matrix, NET, "10.160.0.20", "eth1")]
     assert any("prio bands 15" in t for t in cmds)
     parents = [t.split(" parent ")[1].split()[0] for t in cmds if " netem " in t]
     flows = [t.split(" flowid ")[1] for t in cmds if " flowid " in t]

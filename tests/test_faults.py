@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import faults as fx, registry
+from testbed.experiments import fault_interrupt as fi, faults as fx, registry
 from testbed.faults import condor as fc, network as fn, security as fs, storage as fst
 from testbed.model import topology
 from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, JobStatus
@@ -470,20 +470,20 @@ def test_transfer_sums():
 
 
 def test_judge_interrupted():
-    assert fx.judge_interrupted({"status": "interrupted", "end": "x"}, [{"name": "m"}], 130) == []
-    problems = fx.judge_interrupted({"status": "running", "end": None}, [], 0)
+    assert fi.judge_interrupted({"status": "interrupted", "end": "x"}, [{"name": "m"}], 130) == []
+    problems = fi.judge_interrupted({"status": "running", "end": None}, [], 0)
     assert len(problems) == 4 and "'running'" in problems[0]
 
 
 def test_new_run_folder_finds_the_suites_new_folder(tmp_path):
     old = runs.Run.create("smoke", ["default"], {}, {}, "tcg", root=tmp_path)
     before = {old.path.name}
-    assert fx.new_run_folder(before, "smoke", tmp_path) is None
+    assert fi.new_run_folder(before, "smoke", tmp_path) is None
     runs.Run.create("e2", ["default"], {}, {}, "tcg", root=tmp_path, path=tmp_path / "20990101T000000Z-e2-default")
     new = runs.Run.create("smoke", ["default"], {}, {}, "tcg", root=tmp_path,
                           path=tmp_path / "20990101T000001Z-smoke-default")
-    assert fx.new_run_folder(before, "smoke", tmp_path) == new.path
-    assert fx.run_argv("small")[1:] == ["-m", "testbed", "-t", "small", "run", "smoke", "--scale", "ci"]
+    assert fi.new_run_folder(before, "smoke", tmp_path) == new.path
+    assert fi.run_argv("small")[1:] == ["-m", "testbed", "-t", "small", "run", "smoke", "--scale", "ci"]
 
 
 def test_summary_of_a_runs_metrics():

@@ -17,6 +17,7 @@ from robot.errors import ExecutionFailed
 from testbed import PROJECT_ROOT
 from testbed.experiments import runner
 from testbed.results import runs as results
+from tests.support import script_env
 
 
 class FakeRobot:
@@ -192,7 +193,6 @@ Restore
     Sleep    1
 """
 PARENT = """import sys
-sys.path.insert(0, {root!r})
 from testbed.experiments import runner
 ack = {ack!r}
 rc, signals = runner.supervise(runner.with_listener([sys.executable, "-m", "robot", "--outputdir", {out!r},
@@ -209,9 +209,9 @@ def test_a_real_robot_run_interrupted_like_a_terminal(tmp_path):
     suite, out, ack = tmp_path / "s.robot", tmp_path / "out", tmp_path / "ack"
     suite.write_text(ROBOT_SUITE)
     parent = tmp_path / "parent.py"
-    parent.write_text(PARENT.format(root=str(PROJECT_ROOT), ack=str(ack), out=str(out), suite=str(suite)))
+    parent.write_text(PARENT.format(ack=str(ack), out=str(out), suite=str(suite)))
     proc = subprocess.Popen([sys.executable, str(parent)], process_group=0, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, env=script_env())
     try:
         time.sleep(3)  # robot's start-up and the first row (0.1 s): the second row sleeps 20 s
         os.killpg(proc.pid, signal.SIGINT)
@@ -228,7 +228,6 @@ def test_a_real_robot_run_interrupted_like_a_terminal(tmp_path):
 
 # --- the fault rows interrupted-run-sigint/-sigterm, on a fake `testbed run` ------------------
 FAKE_TESTBED_RUN = """import signal, subprocess, sys
-sys.path.insert(0, {root!r})
 from testbed.experiments import runner
 from testbed.results import runs
 run = runs.Run.create("smoke", ["default"], {{}}, {{}}, "tcg", root={results!r})
@@ -253,16 +252,17 @@ sys.exit(130 if signals else rc)
 
 
 def interrupt_fake_run(tmp_path, monkeypatch, signum, old):
-    """faults.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
+    """fault_interrupt.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
     before issue 26) driving a real robot over ROBOT_SUITE."""
-    from testbed.experiments import faults as fx
+    from testbed.experiments import fault_interrupt as fi
     suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
     suite.write_text(ROBOT_SUITE)
-    script.write_text(FAKE_TESTBED_RUN.format(root=str(PROJECT_ROOT), results=str(tmp_path / "results"),
-                                              suite=str(suite), old=old))
-    monkeypatch.setattr(fx, "run_argv", lambda *a, **k: [sys.executable, str(script)])
+    script.write_text(FAKE_TESTBED_RUN.format(results=str(tmp_path / "results"), suite=str(suite), old=old))
+    monkeypatch.setattr(fi, "run_argv", lambda *a, **k: [sys.executable, str(script)])
+    # interrupt_run starts it with this process's environment: this checkout first on its path
+    monkeypatch.setenv("PYTHONPATH", script_env()["PYTHONPATH"])
     (tmp_path / "results").mkdir()
-    return fx.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
+    return fi.interrupt_run("small", signum, root=tmp_path / "results", start_timeout=60, exit_timeout=60,
                             echo=lambda m: None, settle_s=2.5)
 
 

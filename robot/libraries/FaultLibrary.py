@@ -1,13 +1,14 @@
-"""Fault-suite keywords (issue #14): thin over `testbed.experiments.faults` and the
-`testbed.faults` injectors. Each keyword runs one fault flow (inject, wait, undo) and
-returns what it saw; the suite records the timings and asserts the invariants. Undo
-keywords are for teardowns: they put the site back whatever state a failed test left."""
+"""Fault-suite keywords (issue #14): thin over `testbed.experiments.faults` (the interrupted
+runs: `fault_interrupt`) and the `testbed.faults` injectors. Each keyword runs one fault
+flow (inject, wait, undo) and returns what it saw; the suite records the timings and asserts
+the invariants. Undo keywords are for teardowns: they put the site back whatever state a
+failed test left."""
 import signal
 
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import fault_site, faults
+from testbed.experiments import fault_interrupt, fault_site, faults
 from _experiment_library import ExperimentLibrary
 
 
@@ -185,7 +186,7 @@ class FaultLibrary(ExperimentLibrary):
         """`testbed run SUITE --scale ci` in a subprocess, sent SIGINT or SIGTERM once it
         recorded a point; returns {folder, rc, exit_seconds, points, status, problems}."""
         signum = getattr(signal, str(signal_name).upper())
-        r = faults.interrupt_run(self.tb.topo.name, signum, suite=suite, echo=logger.console)
+        r = fault_interrupt.interrupt_run(self.tb.topo.name, signum, suite=suite, echo=logger.console)
         logger.console(f"  {signal_name}: testbed run exited {r['rc']} after {r['exit_seconds']:.0f} s; "
                        f"{r['folder']} says {r['status']} with {r['points']} points")
         return r

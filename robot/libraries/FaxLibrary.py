@@ -1,6 +1,7 @@
 """E3 keywords (seed 002, FAX): federation, data, compute-site routing, matrix cells, the
 concurrency scan, the connectivity test and the baselines. Thin over
-`testbed.experiments.e3_fax`; they return what they measure, the suite records it."""
+`testbed.experiments.e3_fax` and `e3_site`; they return what they measure, the suite
+records it."""
 import statistics
 
 from robot.api import logger
@@ -8,6 +9,7 @@ from robot.api.deco import keyword, library
 from robot.api.exceptions import SkipExecution
 
 from testbed.experiments import e3_fax as fax
+from testbed.experiments import e3_site
 from testbed.model import constants as c
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary
@@ -31,7 +33,7 @@ class FaxLibrary(ExperimentLibrary):
         return max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
 
     def _files(self):
-        return fax.file_names(self.exp.p["files_per_site"])
+        return e3_site.file_names(self.exp.p["files_per_site"])
 
     @keyword
     def build_the_federation_and_its_data(self):
@@ -58,7 +60,7 @@ class FaxLibrary(ExperimentLibrary):
         exp = self.exp
         got = exp.measure_cell_rtts()
         return [{"compute": x, "storage": y, "configured": rtt_label(exp.matrix[x][y]), "measured": got[(x, y)]}
-                for x, y, _ in fax.cells(exp.matrix)]
+                for x, y, _ in e3_site.cells(exp.matrix)]
 
     @keyword
     def read_cell(self, compute, storage, cache_mb):
@@ -82,7 +84,7 @@ class FaxLibrary(ExperimentLibrary):
         misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name)
         if misfit:
             raise SkipExecution(misfit)
-        x, y = fax.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
+        x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
         reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}")

@@ -3,20 +3,14 @@ invariant - jobs do not restart and their output is right, files keep their chec
 pool and the storage come back - and the timings recorded as metrics.
 
 The injectors and their undo live in testbed/faults; the flows here string them together
-and return what they saw, and robot/suites/faults.robot asserts on it. `summarise` turns a
-run's metrics into the issue's benchmark figures (benchmarks/faults.py prints them).
+and return what they saw, and robot/suites/faults.robot asserts on it; the interrupted-run
+rows are in fault_interrupt. `summarise` turns a run's metrics into the issue's benchmark
+figures (benchmarks/faults.py prints them).
 """
-import os
 import shlex
-import signal
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-from testbed import PROJECT_ROOT
-from testbed.experiments import runner
 from testbed.experiments.registry import Experiment, Param
 from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
@@ -26,7 +20,6 @@ from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S
 from testbed.model.errors import RemoteError
 from testbed.services import health
 from testbed.remote.poll import repeat_for, wait_for
-from testbed.results import runs as results
 from testbed.services.condor import submit_description
 from testbed.services.gateway import Schedd
 
@@ -123,119 +116,6 @@ def render_summary(rows, totals):
                f"jobs lost {totals['jobs_lost']}, files corrupted {totals['files_corrupted']} "
                f"(target 0 and 0); security problems {totals['security_problems']}")
     return "\n".join(out)
-
-
-# --- 9: an interrupted `testbed run` ------------------------------------------------------------
-def run_argv(topo_name, suite="smoke", scale="ci"):
-    """`testbed run` as a user types it, in a subprocess of its own."""
-    return [sys.executable, "-m", "testbed", "-t", topo_name, "run", suite, "--scale", scale]
-
-
-def new_run_folder(before, suite, root=None):
-    """The results folder of `suite` that appeared since `before` (a set of folder names)."""
-    root = Path(root or results.RESULTS_ROOT)
-    found = sorted(p.parent for p in root.glob("*/manifest.json") if p.parent.name not in before
-                   and p.parent.name.split("-", 1)[-1].startswith(f"{suite}-"))
-    return found[-1] if found else None
-
-
-ROBOT_STOP_MESSAGES = ("Test execution stopped due to a fatal error", "Execution terminated by signal")
-
-
-def robot_rows(folder):
-    """[(row, status, message)] of a run folder's output.xml ([] when robot wrote none, or
-    one it cannot read: a robot killed mid-write)."""
-    path = Path(folder) / "output.xml"
-    if not path.exists():
-        return []
-    from robot.api import ExecutionResult  # the fault suite runs inside robot
-    try:
-        return [(t.name, t.status, t.message) for t in ExecutionResult(str(path)).suite.all_tests]
-    except Exception:  # noqa: BLE001 - robot's DataError: judged as no readable output
-        return []
-
-
-def judge_interrupted(manifest, metrics, rc, rows=None):
-    """What is wrong with a run folder after an interruption: [] when it says `interrupted`,
-    has an end time and keeps at least one finished point, the CLI exited non-zero, and
-    (given robot's rows) the rows not reached are SKIP "interrupted", none FAIL because robot
-    was stopped."""
-    problems = []
-    if manifest.get("status") != "interrupted":
-        problems.append(f"manifest status is {manifest.get('status')!r}, not 'interrupted'")
-    if not manifest.get("end"):
-        problems.append("manifest has no end time")
-    if not metrics:
-        problems.append("no finished point was kept in metrics.jsonl")
-    if rc == 0:
-        problems.append("testbed run exited 0 after being interrupted")
-    if rows is not None:
-        if not rows:
-            problems.append("robot wrote no readable output.xml (or no row in it)")
-        stopped = [name for name, status, message in rows
-                   if status == "FAIL" and any(m in (message or "") for m in ROBOT_STOP_MESSAGES)]
-        if stopped:
-            problems.append(f"{len(stopped)} rows FAIL because robot was stopped, not SKIP 'interrupted': "
-                            + ", ".join(stopped[:5]))
-        skipped = [name for name, status, message in rows if status == "SKIP" and message == "interrupted"]
-        if rows and not skipped:
-            problems.append("no row reported as not run (SKIP 'interrupted'): "
-                            + ", ".join(f"{n} {st}" for n, st, _m in rows[-3:]))
-    return problems
-
-
-def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", start_timeout=900,
-                  exit_timeout=1800, root=None, echo=print, settle_s=0.0):
-    """Start `testbed run SUITE` as a terminal starts a job (a process group of its own),
-    wait until it recorded `after_points` metrics, then signal it the way a user does:
-    SIGINT to the whole process group (Ctrl-C in the terminal: robot gets it too), SIGTERM
-    to the `testbed run` pid alone (`kill PID`, a scheduler). Waits for it to exit.
-    Returns {folder, rc, exit_seconds, points, status, rows, problems, log}."""
-    root = Path(root or results.RESULTS_ROOT)
-    before = {p.parent.name for p in root.glob("*/manifest.json")}
-    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"tb-interrupt-{os.getpid()}-{signum}.log", "w")
-    proc = subprocess.Popen(run_argv(topo_name, suite, scale), cwd=PROJECT_ROOT, stdout=log,
-                            stderr=subprocess.STDOUT, process_group=0)
-    found = {"folder": None}
-
-    def recorded():
-        found["folder"] = found["folder"] or new_run_folder(before, suite, root)
-        return found["folder"] is not None and len(results.Run(found["folder"]).metrics()) >= after_points
-
-    def ended():
-        return (f"testbed run {suite} ended (rc {proc.returncode}) before it could be interrupted; log {log.name}"
-                if proc.poll() is not None else None)
-    try:
-        wait_for(f"testbed run {suite} to record {after_points} point(s)", recorded, start_timeout, 2,
-                 fail_fast=ended, state=lambda: f"folder {found['folder'] or 'not made yet'}; log {log.name}")
-        folder = found["folder"]
-        time.sleep(settle_s)  # (tests: let robot reach a row that is still running)
-        how = (f"killpg({proc.pid}, SIGINT): Ctrl-C to the whole process group" if signum == signal.SIGINT
-               else f"kill({proc.pid}, {signal.Signals(signum).name}) to testbed run alone")
-        echo(f"  {how}, in {folder.name}")
-        sent = time.monotonic()
-        if signum == signal.SIGINT:
-            os.killpg(proc.pid, signum)
-        else:
-            proc.send_signal(signum)
-        rc = proc.wait(timeout=exit_timeout)
-        exit_seconds = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:  # more Ctrl-Cs: robot (a process group of its own) abandons, then is killed
-            for _ in range(runner.KILL_AFTER):
-                os.killpg(proc.pid, signal.SIGINT)
-                time.sleep(1)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
-    run = results.Run(folder)
-    manifest, metrics, rows = run.manifest(), run.metrics(), robot_rows(folder)
-    return {"folder": str(folder), "rc": rc, "exit_seconds": exit_seconds, "points": len(metrics),
-            "status": manifest.get("status"), "rows": rows,
-            "problems": judge_interrupted(manifest, metrics, rc, rows), "log": log.name}
 
 
 ORIGIN_BACK_S = 300  # an uncached read must work again this soon after the origin restarts

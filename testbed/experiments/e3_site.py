@@ -1,0 +1,220 @@
+"""E3's site: the storage and compute sites and their RTT matrix, and the commands and
+files that build them - the worker's per-site source addresses, policy routing and
+per-cell netem, the sites' users on the submit host and the worker, the XRootD federation
+on the DTN and the ROOT files of every storage site.
+
+Everything here builds a command or a file; e3_fax's `FaxExperiment` runs them on the site.
+"""
+import shlex
+import string
+
+from testbed import PROJECT_ROOT
+from testbed.model import constants as c
+from testbed.network.netem import netem_handle, prio_class
+
+
+SITE_NAMES = string.ascii_lowercase
+MAX_PRIO_BANDS = 16  # the kernel's TCQ_PRIO_BANDS
+
+
+# --- sites and the RTT matrix ---------------------------------------------------------
+def site_names(n):
+    if not 2 <= n <= 4:
+        raise ValueError(f"E3 needs 2 to 4 sites (one prio band per off-diagonal cell), got {n}")
+    return list(SITE_NAMES[:n])
+
+
+def rtt_matrix(sites, rtts):
+    """{compute: {storage: rtt_ms}}: 0 on the diagonal; the site pairs (a,b), (a,c), (b,c),
+    ... get `rtts` in order (cycling), the same both ways."""
+    if not rtts or any(r <= 0 for r in rtts):
+        raise ValueError(f"off-diagonal RTTs must be > 0 ms, got {rtts}")
+    m = {x: {y: 0.0 for y in sites} for x in sites}
+    k = 0
+    for i, x in enumerate(sites):
+        for y in sites[i + 1:]:
+            m[x][y] = m[y][x] = float(rtts[k % len(rtts)])
+            k += 1
+    return m
+
+
+def cells(matrix):
+    """[(compute, storage, rtt)] row by row."""
+    return [(x, y, matrix[x][y]) for x in matrix for y in matrix[x]]
+
+
+def concurrency_cell(matrix, rtt):
+    """The first off-diagonal (compute, storage) cell with `rtt`."""
+    for x, y, r in cells(matrix):
+        if x != y and r == float(rtt):
+            return x, y
+    raise ValueError(f"no off-diagonal cell has {rtt:g} ms (matrix RTTs: "
+                     f"{sorted({r for _, _, r in cells(matrix) if r})})")
+
+
+def server_port(sites, site):
+    return c.E3_SERVER_PORT_BASE + sites.index(site)
+
+
+def site_user(site):
+    return f"{c.E3_USER_PREFIX}{site}"
+
+
+def site_uid(sites, site):
+    return c.E3_UID_BASE + 1 + sites.index(site)
+
+
+def site_table(sites, site):
+    return c.E3_TABLE_BASE + 1 + sites.index(site)
+
+
+def site_address(site_net, sites, site):
+    """The worker's alias address for compute site `site` on the site network."""
+    return str(site_net.network_address + c.E3_HOST_OCTET_BASE + 1 + sites.index(site))
+
+
+def global_name(site, filename):
+    return f"{c.E3_NAMESPACE}/{site}/{filename}"
+
+
+def file_names(n):
+    return [f"data{i:03d}.root" for i in range(n)]
+
+
+# --- worker: addresses, policy routing and per-cell netem ------------------------------
+def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
+    """argv lists (run in order, each idempotent) that give every compute site its own
+    source address and every (compute, storage) cell with RTT > 0 its own netem class.
+    The qdisc starts with a delete, so applying twice leaves one copy."""
+    prefix = site_net.prefixlen
+    cmds = []
+    for s in sites:
+        addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
+        cmds.append(["ip", "addr", "replace", f"{addr}/{prefix}", "dev", dev])
+        cmds.append(["ip", "route", "replace", str(site_net), "dev", dev, "src", addr, "table", str(table)])
+        # only the site's traffic to the DTN's XRootD leaves from its address: the starter
+        # also moves the job's files as that user, and the shadow on the submit host admits
+        # only the worker's own address (a file transfer from the alias was refused)
+        cmds.append(["ip", "rule", "del", "priority", str(table)])
+        cmds.append(["ip", "rule", "add", "priority", str(table), "uidrange", f"{uid}-{uid}",
+                     "to", f"{dtn_ip}/32", "lookup", str(table)])
+    active = [(x, y, r) for x, y, r in cells(matrix) if r > 0]
+    bands = 3 + len(active)
+    if bands > MAX_PRIO_BANDS:
+        raise ValueError(f"{len(active)} delayed cells need {bands} prio bands (at most {MAX_PRIO_BANDS})")
+    cmds.append(["tc", "qdisc", "del", "dev", dev, "root"])
+    cmds.append(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "prio", "bands", str(bands),
+                 "priomap"] + ["1"] * 16)
+    for i, (x, y, r) in enumerate(active):
+        band = 4 + i
+        cls = prio_class(band)
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", cls, "handle", netem_handle(band),
+                     "netem", "delay", f"{r:g}ms", "limit", "10000"])
+        cmds.append(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                     "u32", "match", "ip", "src", f"{site_address(site_net, sites, x)}/32",
+                     "match", "ip", "dst", f"{dtn_ip}/32",
+                     "match", "ip", "dport", str(server_port(sites, y)), "0xffff", "flowid", cls])
+    return cmds
+
+
+def worker_teardown_commands(sites, site_net, dev):
+    """Undo worker_setup_commands (each may fail harmlessly if already gone); the root qdisc
+    is deleted here and the topology's own WAN re-applied by the suite afterwards."""
+    cmds = [["tc", "qdisc", "del", "dev", dev, "root"]]
+    for s in sites:
+        addr, table, uid = site_address(site_net, sites, s), site_table(sites, s), site_uid(sites, s)
+        cmds.append(["ip", "rule", "del", "priority", str(table)])
+        cmds.append(["ip", "route", "flush", "table", str(table)])
+        cmds.append(["ip", "addr", "del", f"{addr}/{site_net.prefixlen}", "dev", dev])
+    return cmds
+
+
+def script(commands, dev_ip, tolerant=("del", "flush")):
+    """A shell script running argv lists on the interface holding `dev_ip` (@DEV@); deletes
+    and flushes may fail (nothing to remove), anything else stops the script."""
+    lines = ["set -e", f"dev=$(ip -o -4 addr show | awk '$4 ~ /^{dev_ip.replace('.', '[.]')}\\// {{print $2; exit}}')",
+             f"[ -n \"$dev\" ] || {{ echo 'no interface has {dev_ip}' >&2; exit 3; }}"]
+    for argv in commands:
+        text = " ".join(shlex.quote(a) for a in argv).replace("@DEV@", '"$dev"')
+        if any(a in tolerant for a in argv[:4]):
+            text += " 2>/dev/null || true"
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+# --- users on the submit host and the worker ------------------------------------------
+def users_script(sites, add=True):
+    """Create (or remove) one system user per compute site with a fixed uid; idempotent."""
+    lines = []
+    for s in sites:
+        u, uid = site_user(s), site_uid(sites, s)
+        if add:
+            lines.append(f"id -u {u} >/dev/null 2>&1 || useradd --system --no-create-home "
+                         f"--uid {uid} --shell /usr/sbin/nologin {u}")
+            lines.append(f"[ \"$(id -u {u})\" = {uid} ] || {{ echo '{u} exists with another uid' >&2; exit 4; }}")
+        else:
+            lines.append(f"id -u {u} >/dev/null 2>&1 && userdel {u} || true")
+    return "\n".join(lines) + "\n"
+
+
+def condor_users_conf(sites):
+    """The submit host's schedd accepts the compute sites' users too (FS authentication)."""
+    users = ", ".join(f"{site_user(s)}@$(UID_DOMAIN)" for s in sites)
+    return f"# E3 (FAX) suite: its compute-site users may submit; removed by the suite teardown.\n" \
+           f"ALLOW_WRITE = $(ALLOW_WRITE), {users}\n"
+
+
+# --- the federation on the DTN ---------------------------------------------------------
+def federation_units(sites):
+    """systemd units, started in this order (manager first)."""
+    p = c.E3_INSTANCE_PREFIX
+    units = [f"cmsd@{p}redir", f"xrootd@{p}redir"]
+    for s in sites:
+        units += [f"cmsd@{p}-{s}", f"xrootd@{p}-{s}"]
+    return units
+
+
+def render_federation(host, sites):
+    """/etc/xrootd/e3.cfg for the DTN, from provision/templates/xrootd/e3.cfg.j2."""
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROJECT_ROOT / "provision" / "templates")),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    ctx = {"host": host, "c": c.as_template_context(),
+           "sites": [{"name": s, "port": server_port(sites, s)} for s in sites]}
+    return env.get_template("xrootd/e3.cfg.j2").render(ctx)
+
+
+def federation_script(sites, cfg_text):
+    """DTN: config, instance links, read-only export folders, units started."""
+    p = c.E3_INSTANCE_PREFIX
+    inst = [f"{p}redir"] + [f"{p}-{s}" for s in sites]
+    lines = ["set -e", f"cat > /etc/xrootd/e3.cfg <<'E3CFG'\n{cfg_text}E3CFG"]
+    lines += [f"ln -sfn e3.cfg /etc/xrootd/xrootd-{i}.cfg" for i in inst]
+    for s in sites:
+        d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
+        lines.append(f"install -d -o root -g root -m 0755 {d}")
+    lines += [f"systemctl restart {u}.service" for u in federation_units(sites)]
+    return "\n".join(lines) + "\n"
+
+
+def federation_teardown_script(sites):
+    p = c.E3_INSTANCE_PREFIX
+    inst = [f"{p}redir"] + [f"{p}-{s}" for s in sites]
+    units = " ".join(f"{u}.service" for u in reversed(federation_units(sites)))
+    return "\n".join([f"systemctl stop {units} || true",
+                      "rm -f /etc/xrootd/e3.cfg " + " ".join(f"/etc/xrootd/xrootd-{i}.cfg" for i in inst),
+                      f"rm -rf {c.E3_LOCALROOT}"]) + "\n"
+
+
+def data_script(sites, p):
+    """DTN: the files of every storage site, written by uproot (root-owned, 0644), one JSON
+    line per file (site added)."""
+    lines = ["set -e"]
+    for i, s in enumerate(sites):
+        d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
+        lines.append(f"{c.E3_PYTHON} {c.E3_TOOL} write {d} --files {p['files_per_site']} --events {p['events']} "
+                     f"--branches {p['branches']} --basket-events {p['basket_events']} --seed {2 + i} "
+                     f"| sed 's/^{{/{{\"site\": \"{s}\", /'")
+        lines.append(f"chmod 0644 {d}/*.root")
+    return "\n".join(lines) + "\n"
