@@ -58,3 +58,12 @@ def test_every_wait_goes_through_wait_for():
     robot_libs = Path(__file__).resolve().parents[1] / "robot" / "libraries"
     loops += [loop for path in sorted(robot_libs.glob("*.py")) for loop in deadline_loops(path)]
     assert not loops, f"{len(loops)} hand-written wait loops (use testbed.remote.poll.wait_for):\n" + "\n".join(loops)
+
+
+MAX_MODULE_LINES = 520  # "about 500": one responsibility per module
+
+
+def test_no_module_of_the_package_is_over_about_500_lines():
+    big = [f"{p.relative_to(ROOT.parent)}: {n} lines" for p in sorted(ROOT.rglob("*.py"))
+           if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
+    assert not big, "split by responsibility:\n" + "\n".join(big)
