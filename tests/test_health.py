@@ -61,3 +61,15 @@ def test_collect_reports_unreachable_host():
     report = health.collect(topo, FakeSSH(topo, broken=["dtn"]))
     assert not report["healthy"]
     assert any(p.startswith("dtn: unreachable") for p in report["problems"])
+
+
+def test_guest_versions_come_from_the_guests_own_tools():
+    import types
+    from testbed.services import health as h
+
+    class OneHost:
+        def run(self, host, cmd, **_kw):
+            assert host == "dtn" and "condor_version" in cmd and "xrootd -v" in cmd
+            return types.SimpleNamespace(stdout="condor=23.9.6\nxrootd=v5.8.1\nkernel=6.12.57\nos=Debian GNU/Linux 13 (trixie)\n")
+    assert h.guest_versions(OneHost(), "dtn") == {"condor": "23.9.6", "xrootd": "v5.8.1", "kernel": "6.12.57",
+                                                 "os": "Debian GNU/Linux 13 (trixie)"}

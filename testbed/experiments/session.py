@@ -29,10 +29,6 @@ from testbed.services.storage import Storage
 format_health_report = health.format_report  # the report `wait_healthy` returns, as text
 rtt_matches = wan.within_target              # a measured RTT within 1 ms + 5% of the configured
 
-VERSIONS_CMD = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
-                "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
-                "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
-
 
 @dataclass
 class RunContext:
@@ -98,8 +94,7 @@ class Session:
     def guest_versions(self):
         """condor, xrootd, kernel and os of the DTN (else the submit host), and the host's qemu."""
         probe = self.topo.role_host("dtn") or self.topo.role_host("submit")
-        out = self.ssh.run(probe.name, VERSIONS_CMD).stdout
-        versions = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        versions = health.guest_versions(self.ssh, probe.name)
         versions["qemu"] = results.host_facts()["qemu"]
         return versions
 

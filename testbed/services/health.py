@@ -239,3 +239,14 @@ def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
     return wait_for(f"site {topo.name} healthy", healthy, timeout, interval, error=TestbedError,
                     message=lambda: f"site {topo.name} not healthy after {timeout} s:\n"
                                     f"{format_report(last['report'])}").value
+
+
+VERSIONS_SCRIPT = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
+                   "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
+                   "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
+
+
+def guest_versions(ssh, host):
+    """{condor, xrootd, kernel, os} of one guest, as its own tools report them."""
+    out = ssh.run(host, VERSIONS_SCRIPT).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
