@@ -124,3 +124,20 @@ def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
 def test_the_topology_option_may_come_after_the_verb(argv, want):
     assert cli.hoist_topology(argv) == want
     assert cli.build_parser().parse_args(cli.hoist_topology(argv)).topology in ("small", None)
+
+
+def test_every_verb_has_a_one_line_description_and_an_example_that_parses():
+    parser = cli.with_examples(cli.build_parser())
+    found = cli.verbs(parser)
+    assert set(found) == set(cli.EXAMPLES), set(found) ^ set(cli.EXAMPLES)
+    helps = {}
+    for action in [a for a in parser._actions if hasattr(a, "_choices_actions")]:
+        for choice in action._choices_actions:
+            helps[choice.dest] = choice.help
+    for name, p in found.items():
+        assert p.epilog == f"example: {cli.EXAMPLES[name]}"
+        words = cli.EXAMPLES[name].split()[1:]
+        assert cli.build_parser().parse_args(cli.hoist_topology(words)), name   # the example parses
+    assert all(h and "\n" not in h for h in helps.values())
+    from testbed.network import netem
+    assert netem.parse_spec(cli.EXAMPLES["wan set"].split()[-1]).rtt_ms == 80

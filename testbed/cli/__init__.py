@@ -170,8 +170,57 @@ def _option_values(argv):
     return {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--topology")}
 
 
+EXAMPLES = {
+    "plan": "testbed -t small plan --write",
+    "topology show": "testbed -t default topology show",
+    "box build": "testbed box build --force",
+    "up": "testbed -t small up --profile wan-tuned",
+    "down": "testbed -t small down",
+    "provision": "testbed provision worker1 worker2",
+    "snapshot save": "testbed snapshot save pristine",
+    "snapshot restore": "testbed snapshot restore pristine",
+    "snapshot list": "testbed snapshot list",
+    "snapshot delete": "testbed snapshot delete pristine",
+    "ssh": "testbed ssh submit condor_q -all",
+    "test": "testbed test --unit-only",
+    "demo": "testbed demo",
+    "profile show": "testbed profile show table4-updated",
+    "profile diff": "testbed profile diff table4-default table4-updated",
+    "profile apply": "testbed profile apply wan-tuned",
+    "wan set": "testbed wan set submit:worker:80ms:jitter=1ms:loss=0.1%",
+    "wan show": "testbed wan show --qdiscs",
+    "wan clear": "testbed wan clear",
+    "run": "testbed run e1 --scale quick --repeat 5 --set rtts=0,40,80",
+    "compare": "testbed compare latest-e1 --against paper",
+    "status": "testbed status --wait 600",
+}
+
+
+def verbs(parser):
+    """{'wan set': its parser, ...}: every verb that runs something (not a group like `wan`)."""
+    out = {}
+
+    def walk(p, prefix):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            out[prefix] = p
+        for action in subs:
+            for name, child in action.choices.items():
+                walk(child, f"{prefix} {name}".strip())
+    walk(parser, "")
+    return out
+
+
+def with_examples(parser):
+    """Each verb's --help ends with an example (EXAMPLES)."""
+    for name, p in verbs(parser).items():
+        if name in EXAMPLES:
+            p.epilog = f"example: {EXAMPLES[name]}"
+    return parser
+
+
 def main(argv=None):
-    parser = build_parser()
+    parser = with_examples(build_parser())
     args = parser.parse_args(hoist_topology(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
