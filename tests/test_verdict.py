@@ -141,12 +141,14 @@ def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_pa
         site.run = results.Run(run.path, trial=trial)
         site.run.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate="2W", profile="table4-default")
         site.run.record("e1.efficiency_lost", at80, "ratio", rtt_ms=80.0, rate="2W", profile="table4-default")
-        found, why = site.claim_verdict("e1", "e1-loss-grows-with-rtt")
+        found, why = site.claim_verdict("e1-loss-grows-with-rtt")
         if trial < 3:
             assert found is None and why == f"judged after the last trial (this is trial {trial} of 3)"
     assert found.verdict == v.REPRODUCED and len(found.values) == 3
+    found, why = site.claim_verdict("e1-tuning-lowers-loss-at-80ms")   # table4-updated not measured
+    assert found is None and why.startswith("e1-tuning-lowers-loss-at-80ms: no data")
     with pytest.raises(AssertionError, match="no claim 'e1-nothing'"):
-        site.claim_verdict("e1", "e1-nothing")
+        site.claim_verdict("e1-nothing")
 
 
 def test_later_trials_take_their_sizes_from_the_first(tmp_path):

@@ -129,14 +129,12 @@ class TestbedLibrary:
         """One of the paper's headline claims (results/paper/<suite>.yaml `claims:`), judged
         over every trial of this run: FAIL when contradicted, SKIP when this run has no data
         for it (or it is judged after a later trial), PASS with the verdict as the message."""
-        found, why = self.site.claim_verdict(self.context.suite if self.context else self.run.manifest()["suite"],
-                                             claim_id)
+        found, why = self.site.claim_verdict(claim_id)
         if found is None:
+            logger.console(f"  {why}")
             raise SkipExecution(why)
         line = found.line()
         logger.console(f"  {line}")
-        if found.verdict == "no data":
-            raise SkipExecution(line)
         if not found.passes:
             raise AssertionError(line)
         BuiltIn().set_test_message(line)

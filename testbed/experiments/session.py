@@ -55,9 +55,9 @@ class RunContext:
 
     def open_run(self):
         """The results folder `testbed run` made for this context."""
-        run = results.Run(self.results_dir)
-        trials = run.manifest().get("trials") or 1
-        return results.Run(self.results_dir, trial=run.manifest().get("trial") if trials > 1 else None)
+        manifest = results.Run(self.results_dir).manifest()
+        repeated = (manifest.get("trials") or 1) > 1
+        return results.Run(self.results_dir, trial=manifest.get("trial") if repeated else None)
 
     def params_for(self, name):
         """Experiment `name`'s parameters at this scale with this run's overrides."""
@@ -113,20 +113,23 @@ class Session:
         found = results.matching(first, name, **params)
         return found[-1]["value"] if found else None
 
-    def claim_verdict(self, suite, claim_id):
-        """The verdict of one of the paper's claims over every trial this run has recorded so
-        far: (Verdict, None), or (None, why it is not judged yet) in a trial before the last."""
+    def claim_verdict(self, claim_id):
+        """The verdict of one of this run's paper claims over every trial it has recorded so
+        far: (Verdict, None), or (None, why it is not judged): a trial before the last, or no
+        record of what the claim reads (a scale that does not measure the point)."""
         if self.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        exp = registry.get(suite)
+        manifest = self.run.manifest()
+        exp = registry.get(manifest["suite"])
         claims = {c.id: c for c in verdict.load_file(exp.paper_path)} if exp.paper else {}
         if claim_id not in claims:
-            raise AssertionError(f"{exp.paper or suite}: no claim {claim_id!r} (claims: {', '.join(claims) or 'none'})")
-        manifest = self.run.manifest()
+            raise AssertionError(f"{exp.paper or exp.name}: no claim {claim_id!r} "
+                                 f"(claims: {', '.join(claims) or 'none'})")
         trials, trial = manifest.get("trials") or 1, manifest.get("trial") or 1
         if trial < trials:
             return None, f"judged after the last trial (this is trial {trial} of {trials})"
-        return verdict.evaluate(claims[claim_id], results.Run(self.run.path).metrics()), None
+        found = verdict.evaluate(claims[claim_id], results.Run(self.run.path).metrics())
+        return (None, found.line()) if found.verdict == verdict.NO_DATA else (found, None)
 
     # --- profiles and WAN -----------------------------------------------------------
     @property

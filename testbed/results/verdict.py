@@ -24,8 +24,10 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from testbed.model.schema import Reader
+from testbed.model import tables
+from testbed.model.schema import Reader, load_yaml
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NO_DATA = "reproduced", "contradicted", "inconclusive", "no data"
 EXPECT = re.compile(r"^\s*(?:(?P<op>[<>])\s*(?P<x>-?[0-9.eE+-]+)"
@@ -258,16 +260,12 @@ def table(verdicts):
 
 def load_file(path):
     """The claims of one paper file (results/paper/eN.yaml); the experiment is its stem."""
-    from pathlib import Path
-
-    from testbed.model.schema import load_yaml
     path = Path(path)
     return load_claims(Reader(load_yaml(path), path), path.stem)
 
 
 def for_runs(runs, paper_files):
     """[(run, [Verdict])] for each run whose suite has a paper file with claims."""
-    from pathlib import Path
     files = {Path(p).stem: p for p in paper_files}
     out = []
     for run in runs:
@@ -281,7 +279,6 @@ def for_runs(runs, paper_files):
 
 def render_text(pairs):
     """The verdict table of each run, for the terminal ("" when no run has claims)."""
-    from testbed.model import tables
     parts = []
     for run, verdicts in pairs:
         headers, rows = table(verdicts)
