@@ -42,6 +42,23 @@ def test_worker_commands_give_each_cell_its_own_netem_class():
     assert "ip rule del priority 301 2>/dev/null || true" in s
 
 
+def test_the_redirect_is_delayed_by_the_rtt_to_the_redirectors_site():
+    m = e3_site.rtt_matrix(SITES, [5, 20, 80])  # a-b 5 ms, a-c 20 ms, b-c 80 ms
+    assert e3_site.redirector_site(SITES) == "a"
+    assert [e3_site.redirect_rtt(m, SITES, x) for x in SITES] == [0, 5, 20]
+    cmds = e3_site.worker_setup_commands(SITES, m, NET, "10.160.0.20", "eth1")
+    delay_of = {x[x.index("parent") + 1]: x[x.index("delay") + 1] for x in cmds if "netem" in x}
+    redirect = {}
+    for x in cmds:
+        if "filter" in x and x[x.index("dport") + 1] == str(c.E3_REDIRECTOR_PORT):
+            assert x[x.index("dst") + 1] == "10.160.0.20/32"
+            redirect[x[x.index("src") + 1]] = delay_of[x[x.index("flowid") + 1]]
+    # site b's address (.202) pays b-a's 5 ms, c's (.203) c-a's 20 ms; site a's own readers none
+    assert redirect == {"10.160.0.202/32": "5ms", "10.160.0.203/32": "20ms"}
+    # the redirect shares its cell's class: no band of its own (four sites still fit in 16)
+    assert sum("filter" in x for x in cmds) == 6 + 2 and sum("netem" in x for x in cmds) == 6
+
+
 def test_teardown_undoes_every_setup_step():
     down = [" ".join(x) for x in e3_site.worker_teardown_commands(SITES, NET, "eth1")]
     for s in SITES:
@@ -154,10 +171,49 @@ def test_four_sites_name_every_band_as_tc_reads_it_in_hex():
     cmds = [" ".join(x) for x in e3_site.worker_setup_commands(sites, matrix, NET, "10.160.0.20", "eth1")]
     assert any("prio bands 15" in t for t in cmds)
     parents = [t.split(" parent ")[1].split()[0] for t in cmds if " netem " in t]
-    flows = [t.split(" flowid ")[1] for t in cmds if " flowid " in t]
+    flows = [t.split(" flowid ")[1] for t in cmds if " flowid " in t and " dport 1110 " not in t]
     assert parents == flows and len(parents) == 12
+    redirects = [t.split(" flowid ")[1] for t in cmds if " dport 1110 " in t]
+    assert len(redirects) == 3 and set(redirects) <= set(parents)  # b, c and d pay their RTT to a
     # every class is a band of the 15-band prio (tc parses the minor as hex), each used once
     assert sorted(int(p.split(":")[1], 16) for p in parents) == list(range(4, 16))
     assert "1:a" in parents and "1:10" not in parents
     handles = [t.split(" handle ")[1].split()[0] for t in cmds if " netem " in t]
     assert len(set(handles)) == 12
+
+
+class _Host:
+    def __init__(self, name, ip):
+        self.name, self.site_ip = name, ip
+
+
+class _Topo:
+    site_net = NET
+    trust_domain = "small.testbed"
+
+    def role_host(self, role):
+        return {"dtn": _Host("dtn", "10.160.0.20"), "submit": _Host("submit", "10.160.0.10")}[role]
+
+    def with_role(self, role):
+        return [_Host("worker1", "10.160.0.30")]
+
+
+class _ProbeSSH:
+    """Answers tcp_rtt_script: each probe's connect time is its source's last octet + its port's
+    offset from 1100 (so every (address, port) pair is told apart)."""
+
+    def run(self, host, script, timeout=None):
+        import re
+        from types import SimpleNamespace
+        probes = json.loads(re.search(r"^probes = (.*)$", script, re.M).group(1))
+        lines = [json.dumps({"src": s, "port": p, "ms": int(s.rsplit(".", 1)[1]) + p - 1100}) for s, _d, p in probes]
+        return SimpleNamespace(stdout="\n".join(lines) + "\n")
+
+
+def test_the_redirector_port_is_probed_from_every_site_and_points_say_what_the_redirect_paid():
+    params = dict(registry.get("e3").parameters("quick"))  # 3 sites: a-b 5, a-c 40, b-c 80 ms
+    exp = fax.FaxExperiment(_Topo(), _ProbeSSH(), params)
+    cells_ms, redirect_ms = exp.measure_cell_rtts()
+    assert cells_ms[("b", "c")] == 202 + 13 and len(cells_ms) == 9
+    assert redirect_ms == {"a": 201 + 10, "b": 202 + 10, "c": 203 + 10}   # port 1110, each site's address
+    assert [exp.redirect_rtt(x) for x in exp.sites] == [0, 5, 40]

@@ -104,3 +104,36 @@ def test_libraries_build_their_experiment_from_the_base(tb, monkeypatch):
     fault = load("FaultLibrary")
     monkeypatch.setattr(fault, "experiment_class", staticmethod(lambda *args: ("suite",) + args))
     assert fault().suite == ("suite", "topo", "ssh", "pool")
+
+
+def test_e3_points_record_what_the_redirect_paid(tb, monkeypatch):
+    from testbed.experiments import e3_site
+    fax = load("FaxLibrary")
+    sites = ["a", "b", "c"]
+
+    class Exp:
+        matrix = e3_site.rtt_matrix(sites, [5, 40, 80])
+        p = {"files_per_site": 1, "events": 10}
+
+        def __init__(self):
+            self.sites = sites
+
+        def redirect_rtt(self, compute):
+            return e3_site.redirect_rtt(self.matrix, sites, compute)
+
+        def measure_cell_rtts(self):
+            return {(x, y): 1.0 + r for x, y, r in e3_site.cells(self.matrix)}, {"a": 1.0, "b": 6.0, "c": 41.0}
+
+        def redirector_url(self, site, name):
+            return f"root://dtn:1110//e3/{site}/{name}"
+
+        def run_jobs(self, compute, urls, cache_mb, label=""):
+            return [{"url": u, "events": 10, "digest": "d", "events_per_s": 5.0, "cpu_eff": 0.5,
+                     "mb_per_s": 1.0, "uid": 1, "label": label} for u in urls]
+    monkeypatch.setattr(sys.modules[fax.__module__].fax, "FaxExperiment", lambda *args: Exp())
+    lib = fax()
+    rows = lib.measure_every_cell_rtt()
+    assert [(r["compute"], r["configured"], r["measured"]) for r in rows if r["storage"] == "redirector"] == \
+        [("a", 0, 1.0), ("b", 5, 6.0), ("c", 40, 41.0)]
+    assert lib.read_cell("c", "c", 10)["redirect_rtt_ms"] == 40   # the diagonal at c pays c-a on the open
+    assert lib.read_cell("a", "b", 10)["redirect_rtt_ms"] == 0

@@ -56,11 +56,15 @@ class FaxLibrary(ExperimentLibrary):
 
     @keyword
     def measure_every_cell_rtt(self):
-        """[{compute, storage, configured, measured}] by TCP connect from each site's address."""
+        """[{compute, storage, configured, measured}] by TCP connect from each site's address,
+        then one row per compute site with storage `redirector`: its connect to the
+        redirector's port (configured: the RTT to the redirector's site)."""
         exp = self.exp
-        got = exp.measure_cell_rtts()
+        got, redirect = exp.measure_cell_rtts()
         return [{"compute": x, "storage": y, "configured": rtt_label(exp.matrix[x][y]), "measured": got[(x, y)]}
-                for x, y, _ in e3_site.cells(exp.matrix)]
+                for x, y, _ in e3_site.cells(exp.matrix)] + \
+               [{"compute": x, "storage": "redirector", "configured": rtt_label(exp.redirect_rtt(x)),
+                 "measured": redirect[x]} for x in exp.sites]
 
     @keyword
     def read_cell(self, compute, storage, cache_mb):
@@ -71,7 +75,7 @@ class FaxLibrary(ExperimentLibrary):
         self._check(reports, exp.p["events"])
         r = reports[0]
         return {"compute": compute, "storage": storage, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
-                "cache_mb": float(cache_mb), "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"],
+                "redirect_rtt_ms": rtt_label(exp.redirect_rtt(compute)), "cache_mb": float(cache_mb), "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"],
                 "mb_per_s": r["mb_per_s"], "uid": r["uid"]}
 
     @keyword
@@ -89,7 +93,8 @@ class FaxLibrary(ExperimentLibrary):
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
         reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}")
         self._check(reports, exp.p["events"])
-        return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "per_job": [r["events_per_s"] for r in reports],
+        return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]),
+                "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
                 "mb_per_s": [r["mb_per_s"] for r in reports]}
 
     @keyword
@@ -106,7 +111,9 @@ class FaxLibrary(ExperimentLibrary):
                                     label="conn")
         want = max(1, int(round(exp.p["events"] * exp.p["connectivity_fraction"])))
         self._check(reports, want)
-        return [{"storage": r["url"].split("/")[-2], "mb_per_s": r["mb_per_s"]} for r in reports]
+        redirect = rtt_label(exp.redirect_rtt(compute))
+        return [{"storage": r["url"].split("/")[-2], "mb_per_s": r["mb_per_s"], "redirect_rtt_ms": redirect}
+                for r in reports]
 
     @keyword
     def read_baselines(self):

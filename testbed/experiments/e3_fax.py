@@ -9,8 +9,11 @@ the owning server, as FAX does. Every compute site is a local user on the worker
 ...) with its own alias address: `ip rule uidrange` sends that user's packets through its
 own routing table whose route carries `src` = the site's address, and a prio qdisc on the
 worker's site interface steers (src = compute site, dst port = storage server) into a
-netem class that delays by the RTT of that cell. The jobs of compute site X are submitted
-by user tb-e3X, so HTCondor runs them as that user on the worker (same UID_DOMAIN).
+netem class that delays by the RTT of that cell. The redirector belongs to site A: a
+compute site's packets to its port cross the class of the site's cell with A, so a reader
+at B or C pays its RTT to A on every open, as a FAX reader pays the RTT to the redirector's
+site (each point's records say so: `redirect_rtt_ms`). The jobs of compute site X are
+submitted by user tb-e3X, so HTCondor runs them as that user on the worker (same UID_DOMAIN).
 
 The sites, their RTT matrix and the commands and files that build them are in e3_site;
 here are the jobs (their description, the readers' reports), the figures, and
@@ -24,8 +27,8 @@ import time
 from testbed import PROJECT_ROOT
 from testbed.experiments import e3_figures
 from testbed.experiments.e3_site import (cells, condor_users_conf, data_script, federation_script,
-                                         federation_teardown_script, global_name, render_federation,
-                                         rtt_matrix, script, server_port, site_address, site_names,
+                                         federation_teardown_script, global_name, redirect_rtt,
+                                         render_federation, rtt_matrix, script, server_port, site_address, site_names,
                                          site_user, users_script, worker_setup_commands,
                                          worker_teardown_commands)
 from testbed.experiments.registry import Experiment, Param
@@ -69,7 +72,8 @@ EXPERIMENT = Experiment(
                  "connectivity_fraction": 0.1, "job_timeout_s": 1800},
     },
     profiles=("default",),
-    metrics=("e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.rtt_measured", "e3.off_over_diag",
+    metrics=("e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.rtt_measured", "e3.redirect_rtt_measured",
+             "e3.off_over_diag",
              "e3.concurrency_events_per_s", "e3.concurrency_spread", "e3.connectivity_mb_per_s",
              "e3.baseline_events_per_s", "e3.baseline_mb_per_s", "e3.baseline_cpu_eff",
              "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb"),
@@ -232,6 +236,10 @@ class FaxExperiment:
     def redirector_url(self, site, filename):
         return f"root://{self.dtn.name}:{c.E3_REDIRECTOR_PORT}/{global_name(site, filename)}"
 
+    def redirect_rtt(self, compute):
+        """The RTT (ms) compute site `compute`'s opens pay at the redirector (e3_site.redirect_rtt)."""
+        return redirect_rtt(self.matrix, self.sites, compute)
+
     def push_tool(self):
         tool = (PROJECT_ROOT / "provision" / "guest" / "e3_root.py").read_bytes()
         cmd = f"install -d /usr/local/lib/tb-e3 && cat > {c.E3_TOOL} && chmod 0755 {c.E3_TOOL}"
@@ -267,14 +275,16 @@ class FaxExperiment:
         return {h: r.ok for h, r in res.items()}
 
     def measure_cell_rtts(self):
-        """{(compute, storage): median TCP connect ms} from each site's source address."""
+        """({(compute, storage): fastest TCP connect ms}, {compute: ms to the redirector's
+        port}) from each site's source address."""
         net = self.topo.site_net
-        probes = [[site_address(net, self.sites, x), self.dtn.site_ip, server_port(self.sites, y)]
-                  for x, y, _ in cells(self.matrix)]
+        ports = {y: server_port(self.sites, y) for y in self.sites}
+        probes = [[site_address(net, self.sites, x), self.dtn.site_ip, ports[y]] for x, y, _ in cells(self.matrix)]
+        probes += [[site_address(net, self.sites, x), self.dtn.site_ip, c.E3_REDIRECTOR_PORT] for x in self.sites]
         out = self.ssh.run(self.worker.name, tcp_rtt_script(probes), timeout=300).stdout
         by = {(d["src"], d["port"]): d["ms"] for d in map(json.loads, filter(None, out.splitlines()))}
-        return {(x, y): by.get((site_address(net, self.sites, x), server_port(self.sites, y)))
-                for x, y, _ in cells(self.matrix)}
+        return ({(x, y): by.get((site_address(net, self.sites, x), ports[y])) for x, y, _ in cells(self.matrix)},
+                {x: by.get((site_address(net, self.sites, x), c.E3_REDIRECTOR_PORT)) for x in self.sites})
 
     def run_jobs(self, compute, urls, cache_mb, fraction=1.0, label="cell", poll=5):
         """Submit one job per URL as compute site `compute`'s user, wait, return [report]."""

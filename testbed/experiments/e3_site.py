@@ -56,6 +56,19 @@ def server_port(sites, site):
     return c.E3_SERVER_PORT_BASE + sites.index(site)
 
 
+def redirector_site(sites):
+    """The site the federation's redirector belongs to (site a). FAX's redirector is one
+    service at one site: a job opens every file there first (TCP connect, login, open, the
+    redirect), so a reader at another site pays the RTT between its site and this one
+    before it reaches the data server; a reader at this site pays none."""
+    return sites[c.E3_REDIRECTOR_SITE_INDEX]
+
+
+def redirect_rtt(matrix, sites, compute):
+    """The RTT (ms) compute site `compute`'s traffic to the redirector is delayed by."""
+    return matrix[compute][redirector_site(sites)]
+
+
 def site_user(site):
     return f"{c.E3_USER_PREFIX}{site}"
 
@@ -84,8 +97,11 @@ def file_names(n):
 # --- worker: addresses, policy routing and per-cell netem ------------------------------
 def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
     """argv lists (run in order, each idempotent) that give every compute site its own
-    source address and every (compute, storage) cell with RTT > 0 its own netem class.
-    The qdisc starts with a delete, so applying twice leaves one copy."""
+    source address and every (compute, storage) cell with RTT > 0 its own netem class:
+    u32 on (source = compute site, destination = the DTN, port = the storage site's
+    server). A compute site away from the redirector's site also sends its traffic to the
+    redirector's port through the class of its cell with that site, so the redirect costs
+    it that RTT. The qdisc starts with a delete, so applying twice leaves one copy."""
     prefix = site_net.prefixlen
     cmds = []
     for s in sites:
@@ -105,16 +121,25 @@ def worker_setup_commands(sites, matrix, site_net, dtn_ip, dev):
     cmds.append(["tc", "qdisc", "del", "dev", dev, "root"])
     cmds.append(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "prio", "bands", str(bands),
                  "priomap"] + ["1"] * 16)
+    band_of = {}
     for i, (x, y, r) in enumerate(active):
-        band = 4 + i
-        cls = prio_class(band)
-        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", cls, "handle", netem_handle(band),
+        band = band_of[(x, y)] = 4 + i
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", prio_class(band), "handle", netem_handle(band),
                      "netem", "delay", f"{r:g}ms", "limit", "10000"])
-        cmds.append(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
-                     "u32", "match", "ip", "src", f"{site_address(site_net, sites, x)}/32",
-                     "match", "ip", "dst", f"{dtn_ip}/32",
-                     "match", "ip", "dport", str(server_port(sites, y)), "0xffff", "flowid", cls])
+        cmds.append(_port_filter(dev, site_address(site_net, sites, x), dtn_ip, server_port(sites, y), band))
+    home = redirector_site(sites)
+    for x in sites:
+        if (x, home) in band_of:  # the cell (x, redirector's site) is delayed: so is the redirect
+            cmds.append(_port_filter(dev, site_address(site_net, sites, x), dtn_ip, c.E3_REDIRECTOR_PORT,
+                                     band_of[(x, home)]))
     return cmds
+
+
+def _port_filter(dev, src, dst, port, band):
+    """tc u32: packets from `src` to `dst`:`port` go to prio band `band`."""
+    return ["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+            "match", "ip", "src", f"{src}/32", "match", "ip", "dst", f"{dst}/32",
+            "match", "ip", "dport", str(port), "0xffff", "flowid", prio_class(band)]
 
 
 def worker_teardown_commands(sites, site_net, dev):

@@ -125,6 +125,8 @@ def as_template_context():
 # site so each (compute, storage) cell crosses its own netem class. All removed again
 # in the suite teardown.
 E3_REDIRECTOR_PORT = 1110
+E3_REDIRECTOR_SITE_INDEX = 0        # the redirector belongs to site a: a reader at another site
+                                    # pays the RTT to a on the redirect (e3_site.redirect_rtt)
 E3_CMSD_PORT = 3131
 E3_SERVER_PORT_BASE = 1111          # site i (0, 1, 2, ...) serves on 1111 + i
 E3_NAMESPACE = "/e3"                # global names /e3/<site>/<file>.root
