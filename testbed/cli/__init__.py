@@ -4,7 +4,8 @@ The verbs live in one module per group: site.py, tuning.py, experiments.py."""
 import argparse
 import sys
 
-from testbed.cli.experiments import cmd_compare, cmd_demo, cmd_run, cmd_test
+from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
+                                     cmd_test)
 from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
@@ -127,9 +128,21 @@ def build_parser():
 
     s = sub.add_parser("compare", help="table + HTML report of one or more runs")
     s.add_argument("runs", nargs="*", metavar="RUN", help="results folder, its name, or latest[-SUITE]")
-    s.add_argument("--against", choices=["paper"], help="put the papers' published figures beside")
+    s.add_argument("--against", choices=["paper", "reference"],
+                   help="paper: the papers' published figures and verdicts beside; reference: each run "
+                        "beside the reference of its experiment, scale and topology, with the drift")
     s.add_argument("--html", default=None, help="where to write the report")
     s.set_defaults(func=cmd_compare)
+
+    ref = sub.add_parser("reference", help="reference runs kept in the repository (results/reference/)"
+                         ).add_subparsers(dest="sub", required=True)
+    s = ref.add_parser("save", help="keep a finished run as the reference of its experiment, scale and topology")
+    s.add_argument("run", metavar="RUN", help="results folder, its name, or latest[-SUITE]")
+    s.add_argument("--force", action="store_true",
+                   help="keep it even if it is still running, has failed rows or unreadable robot output")
+    s.set_defaults(func=cmd_reference_save)
+    s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
+    s.set_defaults(func=cmd_reference_list)
 
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")
     s.add_argument("--json", action="store_true")
@@ -192,6 +205,8 @@ EXAMPLES = {
     "wan clear": "testbed wan clear",
     "run": "testbed run e1 --scale quick --repeat 5 --set rtts=0,40,80",
     "compare": "testbed compare latest-e1 --against paper",
+    "reference save": "testbed reference save latest-e1",
+    "reference list": "testbed reference list",
     "status": "testbed status --wait 600",
 }
 

@@ -1,6 +1,7 @@
-"""Verbs for experiments: run, compare, test, demo."""
+"""Verbs for experiments: run, compare, reference, test, demo."""
 import os
 import sys
+from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.cli.common import _profile, _site, _topology
@@ -40,9 +41,49 @@ def _print_comparison(runs, against_paper=False, html=None):
 def cmd_compare(args):
     from testbed.results import compare, runs as results
     runs = compare.check_runs(args.runs, results.resolve)
+    if args.against == "reference":
+        return _compare_with_references(runs, args.html)
     html = args.html or (runs[-1].path / ("compare.html" if len(runs) == 1 else
                                           f"compare-{len(runs)}-runs.html"))
     _print_comparison(runs, against_paper=args.against == "paper", html=html)
+    return 0
+
+
+def _compare_with_references(runs, html=None):
+    """Each run beside the reference of its experiment, scale and topology: the drift table
+    and both verdict tables on the terminal, the two runs' HTML report in the run's folder."""
+    from testbed.experiments import registry
+    from testbed.results import compare, reference
+    pairs = [(reference.for_run(run), run) for run in runs]  # every reference found before printing
+    for i, (ref, run) in enumerate(pairs, 1):
+        print(reference.render_drift(ref, run))
+        path = run.path / "compare-reference.html"
+        if html:
+            path = Path(html) if len(pairs) == 1 else Path(html).with_name(f"{Path(html).stem}-{i}{Path(html).suffix}")
+        path, pngs = compare.render_html([ref, run], path, compare.load_paper(), title=f"{run.label} against {ref.label}",
+                                         axes=registry.plot_axes(), figure_makers=registry.figure_makers(),
+                                         table_makers=registry.table_makers())
+        print(f"report: {path} ({len(pngs)} plots)")
+    return 0
+
+
+def cmd_reference_save(args):
+    from testbed.results import reference, runs as results
+    run = results.resolve(args.run)
+    kept, replaced = reference.save(run, force=args.force)
+    print(reference.verdicts_text(kept))
+    forced = kept.origin().get("overridden") or []
+    print(f"kept {run.label} as {kept.label} in {kept.path}"
+          + (f", replacing the one kept from {replaced}" if replaced else "")
+          + (f"; forced past: {'; '.join(forced)}" if forced else ""))
+    if kept.path.resolve().is_relative_to(PROJECT_ROOT.resolve()):
+        print(f"to share it: git add {kept.path.resolve().relative_to(PROJECT_ROOT.resolve())}")
+    return 0
+
+
+def cmd_reference_list(args):
+    from testbed.results import reference
+    print(reference.list_table())
     return 0
 
 

@@ -63,7 +63,7 @@ def load_paper(path=PAPER_DIR):
     return figures
 
 
-def _fmt_params(params):
+def format_params(params):
     return " ".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()))
 
 
@@ -129,7 +129,7 @@ def collect(runs, axes=None, trials=None):
     return columns, rows, series
 
 
-def _cell(value, per_trial):
+def cell_text(value, per_trial):
     """A table cell: the value, and with several trials the 95% interval on their mean."""
     if len(per_trial) < 2:
         return _fmt(float(value))
@@ -216,8 +216,8 @@ def table(runs, figures=None):
     out, matched = [], set()
     for (metric, params, unit), values in rows.items():
         r = ratio(values, columns)
-        row = [metric, _fmt_params(dict(params)), unit] + \
-              [_cell(values[c], spreads[(metric, params, unit)][c]) if c in values else "-" for c in columns] + \
+        row = [metric, format_params(dict(params)), unit] + \
+              [cell_text(values[c], spreads[(metric, params, unit)][c]) if c in values else "-" for c in columns] + \
               [f"{r:.2f}x" if r is not None and math.isfinite(r) else "-"]
         if figures is not None:
             fig = paper_match(figures, metric, params)
@@ -231,7 +231,7 @@ def table(runs, figures=None):
         for fig in figures:
             if id(fig) not in matched and fig["metric"].split(".")[0] in prefixes:
                 shown = _fmt(fig["value"]) if fig["value"] is not None else fig["expect"]
-                out.append([fig["metric"], _fmt_params(fig["params"]), fig["unit"]] + ["-"] * len(columns)
+                out.append([fig["metric"], format_params(fig["params"]), fig["unit"]] + ["-"] * len(columns)
                            + ["-", shown, fig["source"]])
     return headers, out, legend
 
@@ -272,7 +272,7 @@ def plots(runs, outdir, axes=None, figure_makers=None):
         fig, ax = plt.subplots(figsize=(7, 4))
         for (col, others), points in sorted(lines.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
             points.sort()
-            label = labels[col] + ("" if not others else " " + _fmt_params(dict(others)))
+            label = labels[col] + ("" if not others else " " + format_params(dict(others)))
             by_x = OrderedDict()
             for x, y in points:
                 by_x.setdefault(x, []).append(y)

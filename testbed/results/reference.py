@@ -1,0 +1,286 @@
+"""Reference runs kept in the repository, and a run's drift from its reference.
+
+    results/reference/<experiment>/<scale>-<topology>/
+        manifest.json   the run's manifest, plus `reference`: the run it was kept from,
+                        when, and what --force overrode
+        metrics.jsonl   every complete record of the run (each with its `trial`)
+        verdicts.md     the verdict table of the paper's claims, as `compare` prints it
+
+Robot's output.xml/log.html stay in the run's own folder. A reference is saved whole or
+not at all: written into a hidden folder beside its place, then renamed into it (an older
+reference of the same key is renamed aside first and removed once the new one is in).
+
+Only a finished run is kept: `complete`, `interrupted`, or `failed` by claim rows alone
+(a contradicted claim fails its row: that is a result, not a broken measurement). A run
+still `running`, one whose robot output shows a failed measurement row, or one whose
+rows cannot be read is refused unless forced; one without metrics always.
+
+`drift` puts a run beside the reference of its experiment, scale and topology: per metric,
+point and profile the reference's median [95% interval] and the run's, and the drift
+(the run's median over the reference's); and the two verdict tables side by side.
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from testbed.model import tables
+from testbed.model.errors import ConfigError
+from testbed.results import compare, verdict
+from testbed.results.runs import RESULTS_ROOT, Run, utc, write_json_atomic
+
+REFERENCE_ROOT = RESULTS_ROOT / "reference"
+KEPT_STATUSES = ("complete", "interrupted")
+VERDICTS_FILE = "verdicts.md"
+CLAIM_TAG = "claim"            # the suites' claim rows (robot/resources/experiment.resource)
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+class Reference(Run):
+    """A kept run: a Run read from results/reference/<experiment>/<key>/."""
+
+    @property
+    def experiment(self):
+        return self.path.parent.name
+
+    @property
+    def key(self):
+        return self.path.name
+
+    @property
+    def label(self):
+        return f"reference {self.experiment}/{self.key}"
+
+    def origin(self):
+        """What the manifest says about where the reference came from."""
+        return self.manifest().get("reference") or {}
+
+
+def key_of(manifest, source="manifest.json"):
+    """(experiment, `<scale>-<topology>`) of a run's manifest."""
+    topo = manifest.get("topology")
+    topo_name = topo.get("name") if isinstance(topo, dict) else (Path(str(topo)).stem if topo else None)
+    parts = {"suite": manifest.get("suite"), "scale": manifest.get("scale"), "topology.name": topo_name}
+    for field, value in parts.items():
+        if not isinstance(value, str) or not SAFE_NAME.match(value):
+            raise ConfigError(source, field, f"{value!r} cannot name a reference folder")
+    return parts["suite"], f"{parts['scale']}-{topo_name}"
+
+
+def robot_rows(folder):
+    """([(file, row, status, tags)], [unreadable file]) from every output*.xml of a run
+    folder (output.xml, or output-trialN.xml of a repeated run)."""
+    from robot.api import ExecutionResult  # robot is the suites' runner: only needed here
+    rows, unreadable = [], []
+    for path in sorted(Path(folder).glob("output*.xml")):
+        try:
+            tests = list(ExecutionResult(str(path)).suite.all_tests)
+        except Exception:  # noqa: BLE001 - robot's DataError: a file robot was killed writing
+            unreadable.append(path.name)
+            continue
+        rows += [(path.name, t.name, t.status, tuple(str(tag) for tag in t.tags)) for t in tests]
+    return rows, unreadable
+
+
+def problems(run):
+    """Why `run` should not become a reference ([] when it may): its status, failed
+    measurement rows, robot outputs that cannot be read."""
+    status = run.manifest().get("status")
+    rows, unreadable = robot_rows(run.path)
+    found = []
+    if status == "failed" and not rows:
+        found.append("status failed, with no robot output to tell a contradicted claim from a failed row")
+    elif status not in KEPT_STATUSES + ("failed",):
+        found.append(f"status {status} (only a complete or interrupted run is kept)")
+    if unreadable:
+        found.append(f"robot output unreadable: {', '.join(unreadable)}")
+    if status == "interrupted" and not rows and not unreadable:
+        found.append("interrupted, with no robot output to tell which rows passed")
+    failed = [f"{name} ({file})" if len({r[0] for r in rows}) > 1 else name
+              for file, name, st, tags in rows if st == "FAIL" and CLAIM_TAG not in tags]
+    if failed:
+        found.append(f"{len(failed)} failed row{'s' * (len(failed) != 1)}: {', '.join(failed[:4])}"
+                     + (", ..." if len(failed) > 4 else ""))
+    return found
+
+
+def verdicts_text(run, paper_dir=compare.PAPER_DIR):
+    """The verdict table of `run`'s claims, as `compare --against paper` prints it."""
+    return verdict.render_text(compare.verdicts([run], paper_dir)) or \
+        f"{run.manifest().get('suite')} declares no claims in {paper_dir}"
+
+
+def _verdicts_md(run, experiment, key, text):
+    m = run.manifest()
+    return (f"# {experiment} at {key}: does it reproduce the paper?\n\n"
+            f"Kept from run `{run.label}` (status {m.get('status')}, {m.get('trials') or 1} "
+            f"trial{'s' * ((m.get('trials') or 1) != 1)}, git {m.get('git_revision')}, {m.get('accel')}). "
+            f"Made by `testbed reference save`; `testbed compare RUN --against reference` "
+            f"judges this reference's records again with the claims of the day.\n\n"
+            f"```text\n{text}\n```\n")
+
+
+def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc):
+    """Keep `run` as the reference of its experiment, scale and topology; returns
+    (Reference, the label of the run it replaced or None). Refused (ConfigError) when
+    `problems` finds any, unless `force`; always when the run has no metrics."""
+    manifest = run.manifest()
+    experiment, key = key_of(manifest, run.manifest_path)
+    records = run.metrics()
+    if not records:
+        raise ConfigError(run.path, "metrics.jsonl", "no metrics to keep")
+    found = problems(run)
+    if found and not force:
+        raise ConfigError(run.path, "", f"not kept as a reference: {'; '.join(found)} (--force keeps it anyway)")
+    parent = Path(root or REFERENCE_ROOT) / experiment
+    parent.mkdir(parents=True, exist_ok=True)
+    target = parent / key
+    replaced = Reference(target).origin().get("run") if (target / "manifest.json").exists() else None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp", dir=parent))
+    try:
+        os.chmod(tmp, 0o755)
+        write_json_atomic(tmp / "manifest.json", dict(manifest, reference={
+            "run": run.label, "kept": now(), "forced": bool(found), "overridden": found}))
+        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(run, experiment, key, verdicts_text(run, paper_dir)))
+        _swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Reference(target), replaced
+
+
+def _write_synced(path, text):
+    with open(path, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(path, 0o644)
+
+
+def _swap_in(tmp, target):
+    """Rename the finished folder `tmp` to `target`; an older `target` is renamed aside
+    first (and back if the second rename fails), then removed."""
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    old = target.with_name(f".{target.name}.old{os.getpid()}")
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def listing(root=None):
+    """Every reference under `root`, by experiment and key."""
+    return [Reference(p.parent) for p in sorted(Path(root or REFERENCE_ROOT).glob("*/*/manifest.json"))
+            if not p.parent.name.startswith(".")]
+
+
+def find(experiment, key, root=None):
+    """The reference of `experiment` at `key` (`<scale>-<topology>`); a one-line error
+    naming the references there are when it has none."""
+    path = Path(root or REFERENCE_ROOT) / experiment / key
+    if (path / "manifest.json").exists():
+        return Reference(path)
+    there = ", ".join(f"{r.experiment}/{r.key}" for r in listing(root)) or "none"
+    raise ConfigError(path, "", f"no reference for {experiment} at {key} (references: {there}; "
+                                f"keep one with `testbed reference save RUN`)")
+
+
+def for_run(run, root=None):
+    """The reference of `run`'s experiment, scale and topology."""
+    return find(*key_of(run.manifest(), run.manifest_path), root=root)
+
+
+def list_table(root=None, paper_dir=compare.PAPER_DIR):
+    """The references as a terminal table (or a line saying there are none)."""
+    refs = listing(root)
+    if not refs:
+        return f"no references in {root or REFERENCE_ROOT} (keep one with `testbed reference save RUN`)"
+    judged = {id(run): vs for run, vs in compare.verdicts(refs, paper_dir)}
+    rows = []
+    for ref in refs:
+        m, origin = ref.manifest(), ref.origin()
+        counts = {}
+        for v in judged.get(id(ref), []):
+            counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), str(m.get("trials") or 1),
+                     str(m.get("git_revision", ""))[:12], origin.get("kept", "?")
+                     + (" (forced)" if origin.get("forced") else ""),
+                     ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "-"])
+    return tables.render(["experiment", "scale-topology", "kept from", "status", "trials", "git", "kept",
+                          "verdicts"], rows)
+
+
+# --- a run against its reference -------------------------------------------------------------
+def drift_rows(ref, run):
+    """(headers, rows): per metric, point and profile the reference's and the run's median
+    [95% interval] n, the drift (run / reference) and whether the run's median is outside
+    the reference's interval."""
+    spreads = {}
+    columns, rows, _ = compare.collect([ref, run], axes=compare.DEFAULT_AXES, trials=spreads)
+    profiles = list(dict.fromkeys(p for _label, p in columns))
+    out = []
+    for (metric, params, unit), values in rows.items():
+        for profile in profiles:
+            a, b = (ref.label, profile), (run.label, profile)
+            if a not in values and b not in values:
+                continue
+            per = spreads[(metric, params, unit)]
+            cells = [compare.cell_text(values[c], per[c]) if c in values else "-" for c in (a, b)]
+            drift, outside = "-", "-"
+            if a in values and b in values:
+                if values[a]:
+                    drift = f"{values[b] / values[a]:.2f}x"
+                if len(per[a]) > 1:
+                    _mean, _median, lo, hi = verdict.interval(per[a])
+                    outside = "yes" if not lo <= values[b] <= hi else "no"
+            out.append([metric, compare.format_params(dict(params)), profile, unit] + cells + [drift, outside])
+    headers = ["metric", "parameters", "profile", "unit", "reference", "this run", "drift", "outside ref. interval"]
+    return headers, out
+
+
+def _judged(v):
+    if v is None:
+        return "-", "-"
+    if v.verdict == verdict.NO_DATA:
+        return v.verdict, "-"
+    est = f"{v.median:.3g}" + (f" [{v.lo:.3g}, {v.hi:.3g}]" if len(v.values) > 1 else "")
+    return v.verdict, est
+
+
+def verdict_rows(ref, run, paper_dir=compare.PAPER_DIR):
+    """(headers, rows): each claim's verdict on the reference and on the run, side by side."""
+    judged = {id(r): {v.claim.id: v for v in vs} for r, vs in compare.verdicts([ref, run], paper_dir)}
+    on_ref, on_run = judged.get(id(ref), {}), judged.get(id(run), {})
+    rows = []
+    for cid in list(dict.fromkeys(list(on_ref) + list(on_run))):
+        a, b = on_ref.get(cid), on_run.get(cid)
+        claim = (a or b).claim
+        (va, ea), (vb, eb) = _judged(a), _judged(b)
+        rows.append([cid, va, ea, vb, eb, claim.expect.text + (f" ({claim.paper:g})" if claim.paper is not None else ""),
+                     "same" if va == vb else "changed"])
+    return ["claim", "reference", "median [interval]", "this run", "median [interval]", "paper", "verdict"], rows
+
+
+def render_drift(ref, run, paper_dir=compare.PAPER_DIR):
+    """The terminal text of `compare RUN --against reference`."""
+    m, origin = ref.manifest(), ref.origin()
+    head = (f"{run.label} against {ref.label} (kept from {origin.get('run', '?')}, {m.get('trials') or 1} "
+            f"trials, git {str(m.get('git_revision', ''))[:12]}); drift = this run's median / the reference's; "
+            f"{verdict.INTERVAL_METHOD}")
+    headers, rows = drift_rows(ref, run)
+    parts = [head, tables.render(headers, rows) if rows else "no metrics in either run"]
+    vh, vrows = verdict_rows(ref, run, paper_dir)
+    if vrows:
+        changed = sum(r[-1] == "changed" for r in vrows)
+        parts += ["", f"verdicts, reference beside this run ({changed} of {len(vrows)} changed)",
+                  tables.render(vh, vrows)]
+    parts.append(f"status: {ref.label}: {m.get('status')}; {run.label}: {run.manifest().get('status')}")
+    return "\n".join(parts)

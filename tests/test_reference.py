@@ -1,0 +1,208 @@
+"""Reference runs: kept whole in results/reference/<experiment>/<scale>-<topology>/, refused
+when unfinished or broken, found again by a run's key, and a run's drift from its reference."""
+import json
+import subprocess
+
+import pytest
+
+from testbed import PROJECT_ROOT, cli
+from testbed.model.errors import ConfigError
+from testbed.results import compare, reference, runs as results, verdict
+
+CLAIM = """claims:
+  - id: loss-grows
+    words: "loss grows with latency"
+    where: "seed 000, Figure 2"
+    value: {ratio: [{metric: e1.efficiency_lost, params: {rtt_ms: 80}},
+                    {metric: e1.efficiency_lost, params: {rtt_ms: 0}}]}
+    expect: "> 1"
+"""
+
+
+def make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63), (0.3, 0.57)), suite="e1", scale="quick",
+             topology="default", status="complete", profiles=("default",)):
+    """A finished repeated run: per trial (loss at 0 ms, loss at 80 ms) for each profile."""
+    run = results.Run.create(suite, list(profiles), topology={"name": topology}, profile_contents={},
+                             accel="tcg", scale=scale, root=tmp_path / "results")
+    for trial, (at0, at80) in enumerate(losses, 1):
+        rec = results.Run(run.path, trial=trial)
+        for k, p in enumerate(profiles):
+            rec.record("e1.efficiency_lost", at0 * (k + 1), "ratio", rtt_ms=0, profile=p)
+            rec.record("e1.efficiency_lost", at80 * (k + 1), "ratio", rtt_ms=80, profile=p)
+    run.update(trials=len(losses))
+    run.finish(status) if status != "running" else None
+    return run
+
+
+@pytest.fixture
+def paper(tmp_path):
+    d = tmp_path / "paper"
+    d.mkdir()
+    (d / "e1.yaml").write_text(CLAIM)
+    return d
+
+
+def robot_output(run, rows, name="output.xml"):
+    """A real robot output in the run's folder: rows are (name, passes, tags)."""
+    import io
+    import robot
+    suite = run.path.parent / f"{run.path.name}-{name}.robot"
+    body = "*** Test Cases ***\n" + "".join(
+        f"{n}\n    [Tags]    {'    '.join(tags) or 'point'}\n    Should Be True    {passes}\n" for n, passes, tags in rows)
+    suite.write_text(body)
+    robot.run(str(suite), outputdir=str(run.path), output=name, log="NONE", report="NONE",
+              stdout=io.StringIO(), stderr=io.StringIO())
+    assert (run.path / name).exists()
+
+
+def test_a_run_is_kept_whole_under_its_experiment_scale_and_topology(tmp_path, paper):
+    run = make_run(tmp_path)
+    (run.path / "output.xml").write_text("<robot><suite name=")  # torn: robot was killed writing it
+    kept, replaced = reference.save(run, root=tmp_path / "ref", paper_dir=paper, force=True)
+    assert kept.path == tmp_path / "ref" / "e1" / "quick-default" and replaced is None
+    assert sorted(p.name for p in kept.path.iterdir()) == ["manifest.json", "metrics.jsonl", "verdicts.md"]
+    assert not [p for p in kept.path.parent.iterdir() if p.name.startswith(".")]   # no temporary left
+    m = kept.manifest()
+    assert m["suite"] == "e1" and m["status"] == "complete" and m["reference"]["run"] == run.label
+    assert m["reference"]["overridden"] == ["robot output unreadable: output.xml"]
+    assert kept.metrics() == run.metrics() and {r["params"]["trial"] for r in kept.metrics()} == {1, 2, 3}
+    md = (kept.path / "verdicts.md").read_text()
+    assert verdict.render_text(compare.verdicts([run], paper)) in md
+    assert "loss-grows  reproduced  3" in md and run.label in md
+    assert kept.label == "reference e1/quick-default"
+
+
+def test_a_newer_run_replaces_the_reference_of_the_same_key(tmp_path, paper):
+    first, second = make_run(tmp_path), make_run(tmp_path, losses=((0.3, 0.9), (0.3, 0.95)))
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    kept, replaced = reference.save(second, root=tmp_path / "ref", paper_dir=paper)
+    assert replaced == first.label and kept.origin()["run"] == second.label
+    assert len(kept.metrics()) == 4
+    assert [p.name for p in (tmp_path / "ref" / "e1").iterdir()] == ["quick-default"]
+    other = make_run(tmp_path, scale="full")
+    reference.save(other, root=tmp_path / "ref", paper_dir=paper)
+    assert [(r.experiment, r.key) for r in reference.listing(tmp_path / "ref")] == \
+        [("e1", "full-default"), ("e1", "quick-default")]
+
+
+def test_a_failed_write_leaves_the_older_reference_in_place(tmp_path, paper, monkeypatch):
+    first = make_run(tmp_path)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+
+    def broken(*_args):
+        raise OSError("disk full")
+    monkeypatch.setattr(reference, "_verdicts_md", broken)
+    with pytest.raises(OSError):
+        reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
+    assert [p.name for p in (tmp_path / "ref" / "e1").iterdir()] == ["quick-default"]
+    assert reference.find("e1", "quick-default", tmp_path / "ref").origin()["run"] == first.label
+
+
+def test_an_unfinished_run_is_refused_in_one_line_unless_forced(tmp_path, paper):
+    run = make_run(tmp_path, status="running")
+    with pytest.raises(ConfigError) as exc:
+        reference.save(run, root=tmp_path / "ref", paper_dir=paper)
+    assert "status running" in str(exc.value) and "--force" in str(exc.value) and "\n" not in str(exc.value)
+    assert not (tmp_path / "ref" / "e1" / "quick-default").exists()
+    kept, _ = reference.save(run, root=tmp_path / "ref", paper_dir=paper, force=True)
+    assert kept.origin()["forced"] is True and "status running" in kept.origin()["overridden"][0]
+
+
+def test_failed_measurement_rows_refuse_a_run_but_a_contradicted_claim_does_not(tmp_path, paper):
+    broken = make_run(tmp_path, status="interrupted")
+    robot_output(broken, [("rtt0-W-default", True, ()), ("rtt80-W-default", False, ()),
+                          ("loss-grows", False, ("claim",))])
+    assert reference.problems(broken) == ["1 failed row: rtt80-W-default"]
+    with pytest.raises(ConfigError, match="1 failed row: rtt80-W-default"):
+        reference.save(broken, root=tmp_path / "ref", paper_dir=paper)
+    contradicted = make_run(tmp_path, losses=((0.6, 0.3), (0.6, 0.33), (0.6, 0.27)), status="failed")
+    robot_output(contradicted, [("rtt0-W-default", True, ()), ("loss-grows", False, ("claim",))],
+                 name="output-trial1.xml")
+    kept, _ = reference.save(contradicted, root=tmp_path / "ref", paper_dir=paper)
+    assert "loss-grows  contradicted" in (kept.path / "verdicts.md").read_text()
+    # failed with no robot output to tell why: refused
+    assert "no robot output" in reference.problems(make_run(tmp_path, status="failed"))[0]
+
+
+def test_a_run_without_metrics_is_never_kept(tmp_path, paper):
+    run = results.Run.create("e2", ["default"], topology={"name": "default"}, profile_contents={},
+                             accel="tcg", root=tmp_path / "results")
+    run.finish("complete")
+    with pytest.raises(ConfigError, match="no metrics to keep"):
+        reference.save(run, root=tmp_path / "ref", paper_dir=paper, force=True)
+
+
+def test_no_reference_for_the_key_names_the_ones_there_are(tmp_path, paper):
+    reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
+    with pytest.raises(ConfigError) as exc:
+        reference.for_run(make_run(tmp_path, topology="small"), root=tmp_path / "ref")
+    text = str(exc.value)
+    assert "no reference for e1 at quick-small" in text and "references: e1/quick-default" in text
+    assert "\n" not in text
+    with pytest.raises(ConfigError, match="references: none"):
+        reference.find("e3", "quick-default", root=tmp_path / "empty")
+    with pytest.raises(ConfigError, match="topology.name"):
+        reference.key_of({"suite": "e1", "scale": "quick", "topology": {"name": "../x"}})
+
+
+def test_drift_puts_each_point_beside_its_reference_with_the_ratio(tmp_path, paper):
+    ref, _ = reference.save(make_run(tmp_path, profiles=("default", "wan-tuned")), root=tmp_path / "ref",
+                            paper_dir=paper)
+    run = make_run(tmp_path, losses=((0.3, 1.2), (0.3, 1.26), (0.3, 1.14)), profiles=("default", "wan-tuned"))
+    headers, rows = reference.drift_rows(ref, run)
+    assert headers[4:] == ["reference", "this run", "drift", "outside ref. interval"]
+    by = {(r[1], r[2]): r for r in rows}
+    assert len(rows) == 4
+    at80 = by[("rtt_ms=80", "default")]
+    assert at80[4].startswith("0.6 [") and at80[4].endswith("n=3") and at80[5].startswith("1.2 [")
+    assert at80[6:] == ["2.00x", "yes"]
+    assert by[("rtt_ms=0", "wan-tuned")][6:] == ["1.00x", "no"]
+    assert by[("rtt_ms=80", "wan-tuned")][5].startswith("2.4 [")
+
+
+def test_both_verdict_tables_side_by_side(tmp_path, paper):
+    ref, _ = reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
+    run = make_run(tmp_path, losses=((0.6, 0.3), (0.6, 0.33), (0.6, 0.27)))
+    headers, rows = reference.verdict_rows(ref, run, paper)
+    assert headers[:4] == ["claim", "reference", "median [interval]", "this run"]
+    assert rows[0][:2] == ["loss-grows", "reproduced"] and rows[0][3] == "contradicted"
+    assert rows[0][2].startswith("2 [") and rows[0][-2:] == ["> 1", "changed"]
+    text = reference.render_drift(ref, run, paper)
+    assert "1 of 1 changed" in text and "drift = this run's median / the reference's" in text
+    assert "0.50x" in text
+
+
+def test_the_cli_keeps_a_run_and_compares_against_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(reference, "REFERENCE_ROOT", tmp_path / "ref")
+    run = make_run(tmp_path)
+    assert cli.main(["reference", "save", str(run.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"kept {run.label} as reference e1/quick-default" in out
+    assert cli.main(["reference", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "quick-default" in listed and run.label in listed
+    again = make_run(tmp_path, losses=((0.3, 0.66), (0.3, 0.69), (0.3, 0.63)))
+    assert cli.main(["compare", str(again.path), "--against", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "against reference e1/quick-default" in out and "1.10x" in out
+    assert (again.path / "compare-reference.html").exists()
+    small = make_run(tmp_path, topology="small")
+    assert cli.main(["compare", str(small.path), "--against", "reference"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no reference for e1 at quick-small" in err and "\n" not in err
+    running = make_run(tmp_path, status="running")
+    assert cli.main(["reference", "save", str(running.path)]) == 2
+    assert "status running" in capsys.readouterr().err
+
+
+def test_references_are_committed_and_run_folders_are_not():
+    if not (PROJECT_ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+
+    def ignored(path):
+        return subprocess.run(["git", "-C", str(PROJECT_ROOT), "check-ignore", "-q", path]).returncode == 0
+    assert not ignored("results/reference/e1/quick-default/manifest.json")
+    assert not ignored("results/reference/e1/quick-default/verdicts.md")
+    assert ignored("results/20250101T000000Z-e1-default/manifest.json")
+    assert ignored("results/reference/e1/.quick-default.tmp1234/manifest.json")
+    assert not ignored("results/paper/e1.yaml")
