@@ -30,7 +30,8 @@ def make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63), (0.3, 0.57)), suite="e1"
             rec.record("e1.efficiency_lost", at0 * (k + 1), "ratio", rtt_ms=0, profile=p)
             rec.record("e1.efficiency_lost", at80 * (k + 1), "ratio", rtt_ms=80, profile=p)
     run.update(trials=len(losses))
-    run.finish(status) if status != "running" else None
+    if status != "running":
+        run.finish(status)
     return run
 
 

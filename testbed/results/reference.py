@@ -118,7 +118,7 @@ def _verdicts_md(run, experiment, key, text):
             f"Kept from run `{run.label}` (status {m.get('status')}, {m.get('trials') or 1} "
             f"trial{'s' * ((m.get('trials') or 1) != 1)}, git {m.get('git_revision')}, {m.get('accel')}). "
             f"Made by `testbed reference save`; `testbed compare RUN --against reference` "
-            f"judges this reference's records again with the claims of the day.\n\n"
+            f"judges this reference's records again with the claims results/paper/ holds then.\n\n"
             f"```text\n{text}\n```\n")
 
 
