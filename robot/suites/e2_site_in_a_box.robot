@@ -66,6 +66,7 @@ member-disk-model
     Should Be True    $f['seq_within']    member read ${f}[seq_mb_per_s] MB/s, above its limit ${f}[member_mb_per_s] MB/s
     Should Be True    $f['iops_within']    member did ${f}[rand_iops] IOPS, above its limit ${f}[member_iops]
 
+# BEGIN GENERATED ROWS reads-and-writes (testbed suites --write)
 uncached-1-clients
     [Documentation]    n clients each xrdcp random files of the origin through the DTN's
     ...    pass-through proxy to /dev/null; aggregate and per-client throughput.
@@ -112,6 +113,7 @@ raid-write-raid-stripe-32768-unlimited
     [Tags]    raid    profile:raid-stripe-32768    unlimited
     [Template]    RAID Write Point Without Spindles
     raid-stripe-32768
+# END GENERATED ROWS reads-and-writes
 
 raid-write-speedup
     [Documentation]    The RAID write rate at stripe cache 32768 over 256 with the run's member
@@ -125,6 +127,7 @@ raid-write-speedup-unlimited
     Skip If    $DISKS['spindles'] == 'off'    the run's members have no limits: raid-write-speedup is the unlimited one
     RAID Write Speedup    off
 
+# BEGIN GENERATED ROWS cache-and-competition (testbed suites --write)
 cached-reads-default
     [Documentation]    The largest client count through the caching proxy: first reads are
     ...    misses that write the cache on RAID6, repeated reads are hits; judged from the
@@ -153,6 +156,7 @@ raid-read-write-raid-stripe-32768
     [Tags]    raid    competition    profile:raid-stripe-32768
     [Template]    RAID Read Write Point
     raid-stripe-32768
+# END GENERATED ROWS cache-and-competition
 
 route-to-dtn
     [Documentation]    A job sent by HTCondor-C to the DTN's schedd runs on the DTN's slots.
@@ -168,6 +172,7 @@ flock-to-pool
     Record Metric    e2.submit_to_start    ${r}[seconds]    s    route=${r}[route]
     Should Start With    ${r}[host]    worker
 
+# BEGIN GENERATED ROWS claims (testbed suites --write)
 e2-stripe-cache-speeds-up-raid-writes
     [Documentation]    seed 001, RAID tuning (60 -> 700 MB/s, 11.7x): "increasing stripe_cache_size from 256 to 32768 raised the RAID6 write rate"
     ...    Judged over every trial of the run (e2.raid_write_speedup, paper > 1).
@@ -188,6 +193,7 @@ e2-cache-slower-than-direct
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e2-cache-slower-than-direct
+# END GENERATED ROWS claims
 
 *** Keywords ***
 Put The Origin Behind The WAN

@@ -284,6 +284,7 @@ baselines-disk-and-memory
     END
     Record Metric    e3.disk_over_memory    ${{ $b['disk']['events_per_s'] / $b['memory']['events_per_s'] }}    ratio
 
+# BEGIN GENERATED ROWS claims (testbed suites --write)
 e3-diagonal-beats-off-diagonal
     [Documentation]    seed 002, the site x site matrix: "off-diagonal (remote) reads are slower than reads at the storage's own site"
     ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=40}, paper < 1).
@@ -318,6 +319,7 @@ e3-disk-slower-than-memory
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-disk-slower-than-memory
+# END GENERATED ROWS claims
 
 *** Keywords ***
 Build The Sites

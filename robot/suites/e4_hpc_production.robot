@@ -35,6 +35,7 @@ Test Tags         E4
 ${MIN_TAIL}       0.01    # back-fill is checked where the idle tail is at least 1% of the task slots
 
 *** Test Cases ***
+# BEGIN GENERATED ROWS layouts (testbed suites --write)
 colocated
     [Documentation]    The DB on every node, next to its tasks (the paper's KNL 1-node rows).
     [Tags]    layout:colocated    efficiency
@@ -52,8 +53,9 @@ colocated-backfill
     [Documentation]    Beyond the paper: the co-located layout with the event service back-filling
     ...    idle task slots in the tail.
     [Tags]    layout:colocated    backfill
-    Skip If    not ${PARAMS}[backfill_events]    backfill_events is 0 at ${SCALE} scale
-    Production Point    colocated    ${TRUE}
+    [Template]    Production Point
+    colocated    ${TRUE}
+# END GENERATED ROWS layouts
 
 dedicated-over-colocated
     [Documentation]    The two layouts' totals from this run: the dedicated DB node costs its
@@ -92,6 +94,7 @@ estimator
     ${r}=    Predict The Colocated Node Length
     Should Be True    $r['predicted'] > 0
 
+# BEGIN GENERATED ROWS claims (testbed suites --write)
 e4-dedicated-db-lowers-total-efficiency
     [Documentation]    seed 003, section 5, Table 2: "Total efficiency 99.30% with the database co-located, 89.44% on a dedicated node"
     ...    Judged over every trial of the run (e4.total_dedicated_over_colocated, paper < 1).
@@ -119,6 +122,7 @@ e4-estimator-error-bounded
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e4-estimator-error-bounded
+# END GENERATED ROWS claims
 
 *** Keywords ***
 Prepare The Nodes
@@ -135,7 +139,9 @@ Restore The Nodes And Finish
     Finish Experiment And Restore The Site
 
 Production Point
+    [Documentation]    One layout's whole-node jobs, with or without the event service's back-fill.
     [Arguments]    ${layout}    ${backfill}
+    Skip If    $backfill and not $PARAMS['backfill_events']    backfill_events is 0 at ${SCALE} scale
     ${r}=    Run Production    ${layout}    ${backfill}
     Should Be Empty    ${r}[errors]    node errors: ${r}[errors]
     Should Be Equal As Integers    ${r}[reports]    ${PARAMS}[nodes]    msg=reports from ${r}[reports] of ${PARAMS}[nodes] nodes

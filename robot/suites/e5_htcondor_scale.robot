@@ -213,6 +213,7 @@ ccb-outage
     Running Jobs Should Not Have Restarted    ${before}    ccb-return
     [Teardown]    Leave The Pool Healthy Unless Skipped
 
+# BEGIN GENERATED ROWS claims (testbed suites --write)
 e5-failover-loses-no-job
     [Documentation]    seed 004, high availability: "jobs survive the loss of a central manager (they reconnect)"
     ...    Judged over every trial of the run (e5.jobs_restarted, paper < 0.5).
@@ -240,6 +241,7 @@ e5-jobs-per-gb-of-submit-memory
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e5-jobs-per-gb-of-submit-memory
+# END GENERATED ROWS claims
 
 *** Keywords ***
 Prepare The Pool

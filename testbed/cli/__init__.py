@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
-                                     cmd_test)
+                                     cmd_suites, cmd_test)
 from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
@@ -126,6 +126,16 @@ def build_parser():
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.set_defaults(func=cmd_run)
 
+    s = sub.add_parser("suites", help="check the suites' generated rows (point and claim rows) against "
+                                      "the registry, or rewrite them")
+    s.add_argument("names", nargs="*", metavar="SUITE", help="experiments of the registry (default: every one)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true",
+                   help="print each block that differs and its first differing row; exit 1 if one does (the default)")
+    g.add_argument("--write", action="store_true",
+                   help="rewrite each block between its marker lines from the registry")
+    s.set_defaults(func=cmd_suites)
+
     s = sub.add_parser("compare", help="table + HTML report of one or more runs")
     s.add_argument("runs", nargs="*", metavar="RUN", help="results folder, its name, or latest[-SUITE]")
     s.add_argument("--against", choices=["paper", "reference"],
@@ -204,6 +214,7 @@ EXAMPLES = {
     "wan show": "testbed wan show --qdiscs",
     "wan clear": "testbed wan clear",
     "run": "testbed run e1 --scale quick --repeat 5 --set rtts=0,40,80",
+    "suites": "testbed suites --write e1 e2",
     "compare": "testbed compare latest-e1 --against paper",
     "reference save": "testbed reference save latest-e1",
     "reference list": "testbed reference list",

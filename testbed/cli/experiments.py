@@ -1,4 +1,4 @@
-"""Verbs for experiments: run, compare, reference, test, demo."""
+"""Verbs for experiments: run, compare, reference, suites, test, demo."""
 import os
 import sys
 from pathlib import Path
@@ -85,6 +85,28 @@ def cmd_reference_list(args):
     from testbed.results import reference
     print(reference.list_table())
     return 0
+
+
+def cmd_suites(args):
+    """Each suite's generated rows against its registry entry: print what differs (exit 1
+    if anything does), or rewrite the blocks with --write."""
+    from testbed.experiments import registry, rows
+    exps = [registry.get(name, "testbed suites") for name in args.names] if args.names else list(registry.experiments().values())
+    stale = 0
+    for exp in exps:
+        blocks = list(exp.generated_rows())
+        if not blocks:
+            print(f"{exp.suite}: no generated rows")
+        elif args.write:
+            changed = rows.write_suite(exp)
+            print(f"{exp.suite}: " + (f"rewrote {', '.join(changed)}" if changed else
+                                      f"{', '.join(blocks)} already as the registry renders them"))
+        else:
+            found = rows.check_suite(exp)
+            stale += len(found)
+            for name in blocks:
+                print(found.get(name) or f"{exp.suite}: block {name} as the registry renders it")
+    return 1 if stale else 0
 
 
 def _run(argv):

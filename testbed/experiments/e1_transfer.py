@@ -20,6 +20,7 @@ import time
 from collections import namedtuple
 
 from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.rows import Axis, Block, Case, Rows
 from testbed.network.sampler import Sampler, active_mean, in_window
 from testbed.services.condor import submit_description
 from testbed.model import profiles
@@ -68,6 +69,13 @@ EXPERIMENT = Experiment(
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",
     sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
+    # Figure 2's points: one row per profile x RTT x rate of the full scale (the suite's
+    # Test Template is Latency Point); `testbed suites --write` writes them into the suite
+    rows=(Block("points", Rows(
+        Case("rtt{rtt}-{rate}-{profile}", args=("{profile}", "{rtt}", "{factor}"),
+             tags=("RTT{rtt}", "{rate}", "profile:{profile}")),
+        axes=(Axis("profile", profiles=True), Axis("rtt", param="rtts"),
+              Axis("factor", param="rate_factors", derived={"rate": lambda f: rate_label(f)})))),),
 )
 # Under TCG one emulated CPU of the submit host carries about this many encrypting
 # shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),

@@ -17,6 +17,7 @@ import re
 import json
 import shlex
 
+from testbed.experiments import e2_rows
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines import disks
 from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
@@ -72,6 +73,7 @@ EXPERIMENT = Experiment(
              "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
+    rows=e2_rows.ROWS,
 )
 CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
 # fio's two checks of one member: sequential 1 MiB reads (MB/s) and random 4 KiB reads (IOPS)

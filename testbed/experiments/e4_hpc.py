@@ -28,7 +28,7 @@ import statistics
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e4_figures
+from testbed.experiments import e4_figures, e4_rows
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines.render import render_run_file
 from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_CONF, E4_ROLE_ATTR,
@@ -96,6 +96,7 @@ EXPERIMENT = Experiment(
     paper="results/paper/e4.yaml",
     figures=e4_figures.figures,
     fits=nodes_missing,            # whole nodes: one per worker startd
+    rows=e4_rows.ROWS,
 )
 
 

@@ -5,7 +5,9 @@ libraries and `compare` need to know about it: its suite file, its typed
 parameters and their values at each scale (`ci`, `quick`, `full`), the
 profiles it compares by default, the metrics it records, the parameters its
 plots use as x axes, its file of the paper's figures and, optionally, its own figures
-and text tables beyond the line plots (E3's heatmaps, E4's idle tail). Nothing else lists
+and text tables beyond the line plots (E3's heatmaps, E4's idle tail), and the test cases
+generated in its suite (`rows`: the point rows' axes, names, tags and template arguments;
+rows.py renders them, with one row per claim of its paper file). Nothing else lists
 suites: `experiments()` imports every module here that defines EXPERIMENT.
 """
 import importlib
@@ -14,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from testbed import PROJECT_ROOT
+from testbed.experiments.rows import check_declaration, render_all
 from testbed.model.errors import ConfigError
+from testbed.results import verdict
 
 SCALES = ("ci", "quick", "full")
 KINDS = {"int": "a whole number like 8", "float": "a number like 0.25",
@@ -38,7 +42,8 @@ def _number(text, whole):
 class Param:
     """One parameter of an experiment: its type (`int`, `float`, `ints`, `numbers`), what
     it means, and whether the suite has one row per value (then a value must be one of
-    the full scale's: rows are static in the .robot file)."""
+    the full scale's: the rows are static in the .robot file, generated from the full
+    scale by an Axis of the registry entry's `rows` or written by hand)."""
     kind: str
     help: str = ""
     rows: bool = False
@@ -107,6 +112,9 @@ class Experiment:
     # Whether a scale fits a topology: fits(params, topology) -> None, or one line saying
     # what the topology lacks (checked before any VM is touched); None: any topology.
     fits: Callable | None = None
+    # The suite's generated test cases (rows.Block: Rows of Cases over Axes), each block
+    # between its marker lines in the suite; the claim rows come from the paper file.
+    rows: tuple = ()
 
     def sized_for(self, scale, accelerator, topo):
         """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""
@@ -122,6 +130,7 @@ class Experiment:
             for key, value in values.items():
                 if not self.params[key].check(value):
                     raise ValueError(f"{self.name}: {scale}.{key} = {value!r} is not {KINDS[self.params[key].kind]}")
+        check_declaration(self)
 
     @property
     def suite_path(self):
@@ -130,6 +139,15 @@ class Experiment:
     @property
     def paper_path(self):
         return PROJECT_ROOT / self.paper if self.paper else None
+
+    def claims(self):
+        """The headline claims of its paper file, in order ([] without one)."""
+        return verdict.load_file(self.paper_path) if self.paper else []
+
+    def generated_rows(self):
+        """{block name: the text between the block's markers in the suite}, rendered from
+        the declared rows and the paper file's claims."""
+        return render_all(self, self.claims())
 
     def parameters(self, scale, overrides=None):
         """The parameters at `scale` with `--set` overrides (keys in any case, values as
@@ -151,8 +169,16 @@ class Experiment:
                 if extra:
                     raise ConfigError("--set", f"{name}={value}",
                                       f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "
-                                      f"only (not {', '.join(str(v) for v in extra)}); add rows to the suite")
+                                      f"only (not {', '.join(str(v) for v in extra)}); "
+                                      + self._how_to_add(f"the value to the full scale's {name}", param=name))
         return params
+
+    def _how_to_add(self, what, param=None):
+        """How a user adds rows: to the registry when the rows are generated, else to the suite."""
+        axes = [a for block in self.rows for rows in block.rows for a in rows.axes]
+        if any(a.param == param if param else a.profiles for a in axes):
+            return f"add {what} in the {self.name} registry entry, then `testbed suites --write`"
+        return "add rows to the suite"
 
     def check_topology(self, scale, params, topo):
         """ConfigError naming the topology file when the parameters at `scale` need more
@@ -169,7 +195,7 @@ class Experiment:
         if missing:
             raise ConfigError("--profile", missing[0],
                               f"{self.suite} has rows for profiles {', '.join(self.row_profiles)} only; "
-                              f"add rows to the suite to compare {missing[0]}")
+                              + self._how_to_add(f"{missing[0]} to row_profiles") + f" to compare {missing[0]}")
 
 
 def experiments():
@@ -190,10 +216,10 @@ def experiments():
     return {e.name: e for e in found}
 
 
-def get(name):
+def get(name, verb="testbed run"):
     known = experiments()
     if name not in known:
-        raise ConfigError("testbed run", "SUITE", f"unknown suite {name!r} (known: {', '.join(known)})")
+        raise ConfigError(verb, "SUITE", f"unknown suite {name!r} (known: {', '.join(known)})")
     return known[name]
 
 
