@@ -68,6 +68,13 @@ EXPERIMENT = Experiment(
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",
     sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
+    # Job output goes worker -> submit; the CMs' negotiator matches the jobs and the schedd
+    # reaches each startd only through the CCB servers. The DTN and the origin take no part:
+    # the DTN's daemons report to its own collector (a pool of its own), so pausing it or the
+    # origin disturbs nothing E1 talks to (the runner still keeps a guest running while the
+    # pool's collectors list an ad of it, e.g. a flocked DTN schedd's submitter ad).
+    uses=("submit", "cm", "ccb", "worker"),
+    measured=("submit", "worker"),   # --pin: the receiver and the senders on host CPUs of their own
 )
 # Under TCG one emulated CPU of the submit host carries about this many encrypting
 # shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),

@@ -93,6 +93,12 @@ EXPERIMENT = Experiment(
     x_params=("t", "step", "rtt_ms"),
     paper="results/paper/e5.yaml",
     tables=e5_figures.text,        # the headline figures beside the paper's
+    # The pool alone: schedd, CMs (HA failover), CCB servers (outage) and sleeper startds.
+    # The DTN (a pool of its own) and the origin take no part; a DTN whose flocked schedd
+    # still has a submitter ad in the CMs' collector is kept running by the runner, since
+    # the negotiator would contact it in every cycle E5 times.
+    uses=("submit", "cm", "ccb", "worker"),
+    measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
 )
 
 LIMITS = ("slots", "memory", "jobs", "schedd", "collector", "held", "ramp_max")
