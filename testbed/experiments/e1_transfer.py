@@ -193,6 +193,18 @@ def rate_label(factor):
     return "W" if factor == 1 else f"{factor:g}W"
 
 
+POINT_NAME = re.compile(r"^rtt(\d+(?:\.\d+)?)-(\d*(?:\.\d+)?)W-([a-z0-9][a-z0-9-]*)$")
+
+
+def parse_point(name):
+    """A sweep row's name -> (rtt_ms, rate factor, profile): 'rtt80-2W-default' -> (80.0, 2.0,
+    'default'); ValueError for a name that is not one."""
+    m = POINT_NAME.match(str(name))
+    if not m:
+        raise ValueError(f"{name!r} is not an E1 sweep row (like rtt80-2W-default)")
+    return float(m.group(1)), float(m.group(2) or 1), m.group(3)
+
+
 def loss_ratios(records, low, high):
     """[(efficiency lost at `high` ms / at `low` ms, {rate, profile})] from the run's
     e1.efficiency_lost records, per profile and rate that has both."""

@@ -396,7 +396,8 @@ class ScaleExperiment(PoolEvents):
 
 
 
-def wait_healthy(topo, ssh, timeout, echo=print):
-    """The site's health check (services.health) against `topo`: (healthy, report text)."""
-    report = health.wait_healthy(topo, ssh, timeout=timeout, echo=echo)
+def wait_healthy(topo, ssh, timeout, echo=print, skip=()):
+    """The site's health check (services.health) against `topo`, the hosts in `skip` (paused
+    for the run) not probed: (healthy, report text)."""
+    report = health.wait_healthy(topo, ssh, timeout=timeout, echo=echo, skip=skip)
     return report["healthy"], health.format_report(report)

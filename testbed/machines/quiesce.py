@@ -29,6 +29,7 @@ from testbed.model.state import TestbedState
 from testbed.remote.poll import wait_for
 
 VIRSH_TIMEOUT_S = 60
+ANSWER_POLL_S = 2   # seconds between the SSH probes of a resumed guest
 ABANDON_AFTER = 3   # the third signal while the guests are resumed and unpinned abandons that
 VCPU_LINE = re.compile(r"^\s*(\d+)\s*:?\s+([0-9][0-9,^-]*)\s*$")    # `virsh vcpupin DOM`: " 0      0-1"
 EMULATOR_LINE = re.compile(r"^\s*\*\s*:\s*([0-9][0-9,^-]*)\s*$")   # `virsh emulatorpin DOM`: "  *: 0-1"
@@ -286,7 +287,7 @@ class Quiesce:
                 answered[host] = round(float(wait_for(
                     f"{host} to answer after its resume", lambda h=host: self.ssh.run(h, "true", check=False,
                                                                                       timeout=20).ok,
-                    self.answer_timeout, 2, host=host, error=TestbedError)), 1)
+                    self.answer_timeout, ANSWER_POLL_S, host=host, error=TestbedError)), 1)
             except TestbedError as exc:
                 problems.append(f"{exc}; see `./tb status`")
         out = {"answered_s": answered}
@@ -319,6 +320,14 @@ def left(state):
     except json.JSONDecodeError as exc:
         raise TestbedError(f"{state.quiet_record}: unreadable ({exc.msg}); resume its guests with "
                            f"`virsh -c qemu:///system resume DOMAIN` and remove it") from None
+
+
+def paused_now(state):
+    """The hosts a run has paused now, by its record ([] without one, or an unreadable one)."""
+    try:
+        return list((left(state) or {}).get("paused") or [])
+    except TestbedError:
+        return []
 
 
 def undo_left(topo, state=None, ssh=None, echo=print, after_resume=None):
