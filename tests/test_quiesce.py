@@ -195,12 +195,14 @@ def test_a_ctrl_c_while_resuming_is_held_until_every_guest_is_back(site):
             sent.append(args)
             os.kill(os.getpid(), signal.SIGINT)
     virsh.on["resume"] = ctrl_c_once
-    lines = []
+    lines, hook = [], []
     with pytest.raises(KeyboardInterrupt):
-        with quiet(site, pause=["dtn", "origin"], lines=lines):
+        with quiet(site, pause=["dtn", "origin"], lines=lines, after_resume=hook.append):
             pass
     assert states(virsh)["dtn"] == states(virsh)["origin"] == "running"
     assert any("resuming the paused guests first" in line for line in lines)
+    assert hook == [] and any("health is not checked" in line for line in lines)   # asked to stop
+    assert [h for h, cmd in ssh.ran if "date -u -s" in cmd]                          # clocks set all the same
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

@@ -3,7 +3,9 @@
 `testbed run` resolves the run's context once (the topology *file*, the scale,
 the profiles, the typed `--set` parameters) and writes it into the results
 folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
-own text) and the library reads the context from the manifest. The runner alone
+own text) and the library reads the context from the manifest. Around the trials the
+runner pauses the guests the experiment does not use and pins the measured ones, and
+undoes both however the run ends (experiments/quiet.py). The runner alone
 closes the manifest (complete, failed or interrupted) and writes the run's one
 report, `summary.html` (figures and the comparison with the paper). Plain
 `robot robot/suites/X.robot` works too: the library then opens, closes and

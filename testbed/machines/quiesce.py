@@ -244,9 +244,10 @@ class Quiesce:
 
     def undo(self):
         """Resume (the last paused first) and put the previous pinning back, signals held; then
-        wait for each resumed guest to answer, set its clock and call `after_resume`. What could
-        not be undone stays in the record and is echoed with how to undo it. Returns how many
-        signals came while held (KeyboardInterrupt at the ABANDON_AFTER-th)."""
+        wait for each resumed guest to answer, set its clock and call `after_resume` (not after
+        a signal: the caller asked to stop). What could not be undone stays in the record and
+        is echoed with how to undo it. Returns how many signals came while held
+        (KeyboardInterrupt at the ABANDON_AFTER-th)."""
         resumed, problems = [], []
         with HeldSignals(self.echo) as held:
             for host in list(reversed(self.paused)):
@@ -269,7 +270,10 @@ class Quiesce:
         self.outcome = {"resumed": resumed, "unpinned": [h for h in self.changed["pinned"] if h not in self.pinned]}
         if resumed:
             self.outcome.update(self._settle(resumed, problems))
-        if resumed and self.after_resume is not None:
+        if resumed and self.after_resume is not None and held.count:
+            problems.append(f"interrupted: {', '.join(resumed)} keep the profile and WAN they had when paused "
+                            f"and the site's health is not checked; see `./tb status`")
+        elif resumed and self.after_resume is not None:
             try:
                 self.outcome["after_resume"] = self.after_resume(resumed)
             except Exception as exc:  # the run's measurements stand; the site's state is reported
