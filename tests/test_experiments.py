@@ -104,7 +104,8 @@ def test_scale_option_and_its_aliases(monkeypatch):
     monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(), repeat=None: seen.append(scale) or (0, FakeRun()))
+    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
+                        seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
         assert cli.main(["-t", "small", "run", "e1"] + argv) == 0

@@ -36,7 +36,8 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def pool_should_be_healthy(self, timeout=600):
         """The site's health check against this run's startds per worker."""
-        healthy, text = scale.wait_healthy(self.run_topology(), self.tb.ssh, float(timeout), echo=logger.console)
+        healthy, text = scale.wait_healthy(self.run_topology(), self.tb.ssh, float(timeout), echo=logger.console,
+                                           skip=self.tb.site.paused)
         logger.info(text)
         return healthy
 

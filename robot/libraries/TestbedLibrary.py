@@ -44,7 +44,7 @@ class TestbedLibrary:
         self.context = session.RunContext.from_results(results_dir) if results_dir else None
         ref = self.context.topology if self.context else \
             (topology_name or os.environ.get("TESTBED_TOPOLOGY", "default"))
-        self.site = session.Session(topology.load(ref))
+        self.site = session.Session(topology.load(ref), paused=self.context.paused if self.context else ())
 
     topo = property(lambda self: self.site.topo)
     state = property(lambda self: self.site.state)

@@ -124,6 +124,14 @@ def build_parser():
                         "and full): each point gets a median and 95%% interval, each claim a verdict")
     s.add_argument("--from-snapshot", default=None, metavar="NAME",
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
+    s.add_argument("--pause-unused", action=argparse.BooleanOptionalAction, default=None,
+                   help="pause (libvirt suspend) the VMs the experiment does not use (never the pool's: "
+                        "submit, CMs, CCB, workers) for the run and resume them after, however it ends "
+                        "(default: the topology's quiet.pause_unused, else on at quick and full, off at ci)")
+    s.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
+                   help="pin the measured VMs' vCPU and emulator threads to host CPUs of their own for "
+                        "the run (e1: submit on one, the workers on another), and put the previous "
+                        "pinning back after (default: the topology's quiet.pin, else off)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("suites", help="check the suites' generated rows (point and claim rows) against "

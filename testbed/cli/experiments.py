@@ -21,7 +21,8 @@ def cmd_run(args):
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select,
-                         repeat=getattr(args, "repeat", None))  # writes summary.html
+                         repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
+                         pin=getattr(args, "pin", None))  # writes summary.html
     _print_comparison([run], against_paper=True)
     return rc
 

@@ -88,19 +88,22 @@ def cmd_ssh(args):
 
 
 def cmd_status(args):
+    from testbed.machines import quiesce
+    from testbed.model.state import TestbedState
     from testbed.services import health
     topo = _topology(args)
+    paused = quiesce.paused_now(TestbedState(topo.name))  # by a `testbed run` going on: listed, not probed
     if args.wait:
         from testbed.model.errors import TestbedError
         from testbed.remote.ssh import SSH
         try:
             report = health.wait_healthy(topo, SSH(topo, timeout=40), timeout=args.wait,
-                                         echo=lambda line: print(line, file=sys.stderr))
+                                         echo=lambda line: print(line, file=sys.stderr), skip=paused)
         except TestbedError as exc:
             print(f"testbed: {str(exc).splitlines()[0]}", file=sys.stderr)
-            report = health.collect(topo)
+            report = health.collect(topo, skip=paused)
     else:
-        report = health.collect(topo)
+        report = health.collect(topo, skip=paused)
     from testbed.machines import hostload
     report["host_load"] = hostload.usage(topo, window=args.load_window) if args.load_window > 0 else {}
     if args.json:

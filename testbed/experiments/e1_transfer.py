@@ -76,6 +76,13 @@ EXPERIMENT = Experiment(
              tags=("RTT{rtt}", "{rate}", "profile:{profile}")),
         axes=(Axis("profile", profiles=True), Axis("rtt", param="rtts"),
               Axis("factor", param="rate_factors", derived={"rate": lambda f: rate_label(f)})))),),
+    # Job output goes worker -> submit; the CMs' negotiator matches the jobs and the schedd
+    # reaches each startd only through the CCB servers. The DTN and the origin take no part:
+    # the DTN's daemons report to its own collector (a pool of its own), so pausing it or the
+    # origin disturbs nothing E1 talks to (the runner still keeps a guest running while the
+    # pool's collectors list an ad of it, e.g. a flocked DTN schedd's submitter ad).
+    uses=("submit", "cm", "ccb", "worker"),
+    measured=("submit", "worker"),   # --pin: the receiver and the senders on host CPUs of their own
 )
 # Under TCG one emulated CPU of the submit host carries about this many encrypting
 # shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),
@@ -192,6 +199,18 @@ def rate_label(factor):
     """1 -> 'W', 2 -> '2W' (the names of the paper's rates)."""
     factor = float(factor)
     return "W" if factor == 1 else f"{factor:g}W"
+
+
+POINT_NAME = re.compile(r"^rtt(\d+(?:\.\d+)?)-(\d*(?:\.\d+)?)W-([a-z0-9][a-z0-9-]*)$")
+
+
+def parse_point(name):
+    """A sweep row's name -> (rtt_ms, rate factor, profile): 'rtt80-2W-default' -> (80.0, 2.0,
+    'default'); ValueError for a name that is not one."""
+    m = POINT_NAME.match(str(name))
+    if not m:
+        raise ValueError(f"{name!r} is not an E1 sweep row (like rtt80-2W-default)")
+    return float(m.group(1)), float(m.group(2) or 1), m.group(3)
 
 
 def loss_ratios(records, low, high):

@@ -74,6 +74,10 @@ EXPERIMENT = Experiment(
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
     rows=e2_rows.ROWS,
+    # Every role: clients on the workers read the origin's files through the DTN; jobs go from
+    # the submit host to the DTN's schedd (HTCondor-C) and flock on to the CMs' pool via CCB.
+    uses=("submit", "cm", "ccb", "worker", "dtn", "origin"),
+    measured=("dtn", "worker"),      # --pin: the RAID and caching proxy apart from the readers
 )
 CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
 # fio's two checks of one member: sequential 1 MiB reads (MB/s) and random 4 KiB reads (IOPS)

@@ -81,6 +81,11 @@ EXPERIMENT = Experiment(
     paper="results/paper/e3.yaml",
     figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
     tables=e3_figures.text,        # ... and as text tables
+    # The storage sites are XRootD servers on the DTN, the compute sites users on the worker,
+    # their jobs matched by the CMs and started through CCB from the submit host. The origin
+    # (the remote site of E2) holds none of E3's files: it may be paused.
+    uses=("submit", "cm", "ccb", "worker", "dtn"),
+    measured=("dtn", "worker"),      # --pin: the federation's servers apart from the readers
 )
 
 

@@ -97,6 +97,11 @@ EXPERIMENT = Experiment(
     figures=e4_figures.figures,
     fits=nodes_missing,            # whole nodes: one per worker startd
     rows=e4_rows.ROWS,
+    # Whole-node jobs on the workers (matched by the CMs, reached through CCB) read the
+    # software area the submit host exports over NFS; the dedicated-DB layout serves the
+    # calibration DB from the DTN. The origin takes no part: it may be paused.
+    uses=("submit", "cm", "ccb", "worker", "dtn"),
+    measured=("worker", "dtn"),      # --pin: the task nodes apart from the DB node
 )
 
 

@@ -18,6 +18,7 @@ from testbed.faults.security import SecurityChecks
 from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, JobStatus
 from testbed.model.errors import RemoteError
+from testbed.model.topology import ROLES
 from testbed.services import health
 from testbed.remote.poll import repeat_for, wait_for
 from testbed.services.condor import submit_description
@@ -68,6 +69,7 @@ EXPERIMENT = Experiment(
              "faults.transfer_seconds", "faults.transfer_rate", "faults.interrupt_exit_seconds"),
     x_params=("t",),
     paper=None,
+    uses=ROLES,                    # faults in every role: the CMs, CCB, a worker, the RAID, the origin
 )
 
 # the benchmark figures the issue asks for: metric -> label

@@ -4,11 +4,13 @@ An Experiment declares, once, everything the CLI, the runner, the Robot
 libraries and `compare` need to know about it: its suite file, its typed
 parameters and their values at each scale (`ci`, `quick`, `full`), the
 profiles it compares by default, the metrics it records, the parameters its
-plots use as x axes, its file of the paper's figures and, optionally, its own figures
-and text tables beyond the line plots (E3's heatmaps, E4's idle tail), and the test cases
-generated in its suite (`rows`: the point rows' axes, names, tags and template arguments;
-rows.py renders them, with one row per claim of its paper file). Nothing else lists
-suites: `experiments()` imports every module here that defines EXPERIMENT.
+plots use as x axes, its file of the paper's figures, the topology roles it uses and
+measures (what `testbed run` may pause and pin: testbed/experiments/quiet.py),
+optionally its own figures and text tables beyond the line plots (E3's heatmaps, E4's
+idle tail), and the test cases generated in its suite (`rows`: the point rows' axes,
+names, tags and template arguments; rows.py renders them, with one row per claim of its
+paper file). Nothing else lists suites: `experiments()` imports every module here that
+defines EXPERIMENT.
 """
 import importlib
 import pkgutil
@@ -19,6 +21,7 @@ from testbed import PROJECT_ROOT
 from testbed.experiments.rows import check_declaration, render_all
 from testbed.model.errors import ConfigError
 from testbed.results import verdict
+from testbed.model.topology import ROLES
 
 SCALES = ("ci", "quick", "full")
 KINDS = {"int": "a whole number like 8", "float": "a number like 0.25",
@@ -115,12 +118,29 @@ class Experiment:
     # The suite's generated test cases (rows.Block: Rows of Cases over Axes), each block
     # between its marker lines in the suite; the claim rows come from the paper file.
     rows: tuple = ()
+    # The topology roles (model/topology.py ROLES) whose guests the suite and its library talk
+    # to, directly or through HTCondor and XRootD: a guest none of whose roles is here may be
+    # paused for the run (`--pause-unused`; never one of the main pool's, constants.POOL_ROLES).
+    # Required: every experiment says it.
+    uses: tuple | None = None
+    # The roles whose guests the suite times, in order: `--pin` gives each role's guests host
+    # CPUs of their own (the first role the first CPUs); () pins nothing.
+    measured: tuple = ()
 
     def sized_for(self, scale, accelerator, topo):
         """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""
         return self.sized(scale, accelerator, topo) if self.sized else ({}, [])
 
     def __post_init__(self):
+        if not self.uses:
+            raise ValueError(f"{self.name}: must declare uses=(...), the topology roles its suite uses")
+        for field_name in ("uses", "measured"):
+            unknown = [r for r in getattr(self, field_name) if r not in ROLES]
+            if unknown:
+                raise ValueError(f"{self.name}: {field_name} names {unknown}, not roles ({', '.join(ROLES)})")
+        if not set(self.measured) <= set(self.uses):
+            raise ValueError(f"{self.name}: measured {sorted(set(self.measured) - set(self.uses))} "
+                             f"is not among the roles it uses")
         if set(self.scales) != set(SCALES):
             raise ValueError(f"{self.name}: scales must be exactly {', '.join(SCALES)}")
         for scale, values in self.scales.items():

@@ -3,7 +3,9 @@
 `testbed run` resolves the run's context once (the topology *file*, the scale,
 the profiles, the typed `--set` parameters) and writes it into the results
 folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
-own text) and the library reads the context from the manifest. The runner alone
+own text) and the library reads the context from the manifest. Around the trials the
+runner pauses the guests the experiment does not use and pins the measured ones, and
+undoes both however the run ends (experiments/quiet.py). The runner alone
 closes the manifest (complete, failed or interrupted) and writes the run's one
 report, `summary.html` (figures and the comparison with the paper). Plain
 `robot robot/suites/X.robot` works too: the library then opens, closes and
@@ -17,11 +19,11 @@ import threading
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel, disks
+from testbed.machines import accel, disks, quiesce
 from testbed.model import profiles
 from testbed.results import compare, runs as results
-from testbed.experiments import registry, session
-from testbed.model.errors import ConfigError
+from testbed.experiments import quiet, registry, session
+from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
 from testbed.model.state import TestbedState
 from testbed.network import wan
@@ -206,20 +208,40 @@ def site_left(topo, state=None):
     return lines
 
 
-def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None):
+def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
+        pause_unused=None, pin=None):
     """Run one suite `repeat` times (default: DEFAULT_TRIALS at the scale) into one new results
     folder, close its manifest and write its report; returns (robot rc, Run): the first
-    non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults."""
+    non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
+    `pause_unused`, `pin` (None: the topology's or the scale's choice, experiments/quiet.py):
+    the guests the experiment does not use are paused and the measured ones pinned for all
+    the trials, and resumed and unpinned after them, however the run ends."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
     trials = trials_for(scale, repeat)
     profile_list = [profiles.load(n) for n in profile_names]
+    quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
+    site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(topo, suite, profile_list, scale, sets)
-    run_.update(trials=trials, **({"selection": list(select)} if select else {}))
+    run_.update(trials=trials, quiet=entry, **({"selection": list(select)} if select else {}))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
          + (f", {trials} trials" if trials > 1 else ""))
+    echo(quiet.summary(entry))
+    try:
+        with site_quiet:
+            return _trials(topo, suite, scale, select, trials, run_, echo)
+    except TestbedError:  # pausing or pinning failed (undone): no trial ran
+        if run_.manifest().get("status") == "running":
+            run_.finish("failed")
+        raise
+    finally:
+        run_.update(quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
+
+
+def _trials(topo, suite, scale, select, trials, run_, echo):
+    """The trials of `run`, each one robot process; closes the manifest and writes the report."""
     started, rcs = time.monotonic(), []
     ack = run_.path / SIGNALS_FILE
     for trial in range(1, trials + 1):

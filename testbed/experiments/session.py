@@ -34,7 +34,8 @@ rtt_matches = wan.within_target              # a measured RTT within 1 ms + 5% o
 class RunContext:
     """What a run is about, resolved once: `topology` is a file path (or, for a plain
     `robot` run, a name under topologies/), `parameters` the typed `--set` overrides,
-    `experiment_parameters` the suite's parameters at the scale with them (when known)."""
+    `experiment_parameters` the suite's parameters at the scale with them (when known),
+    `paused` the hosts `testbed run` paused for the run (experiments/quiet.py)."""
     topology: str = "default"
     suite: str = ""
     scale: str = "quick"
@@ -42,6 +43,7 @@ class RunContext:
     parameters: dict = field(default_factory=dict)
     experiment_parameters: dict | None = None
     results_dir: str | None = None
+    paused: list = field(default_factory=list)
 
     @classmethod
     def from_results(cls, path):
@@ -51,7 +53,8 @@ class RunContext:
         source = topo.get("file") if isinstance(topo, dict) else topo
         return cls(topology=str(source or "default"), suite=m.get("suite", ""), scale=m.get("scale", "quick"),
                    profiles=list(m.get("profiles") or ["default"]), parameters=dict(m.get("parameters") or {}),
-                   experiment_parameters=m.get("experiment_parameters"), results_dir=str(path))
+                   experiment_parameters=m.get("experiment_parameters"), results_dir=str(path),
+                   paused=list((m.get("quiet") or {}).get("paused") or []))
 
     def open_run(self):
         """The results folder `testbed run` made for this context."""
@@ -75,10 +78,13 @@ def resolve(suite, scale, sets):
 
 class Session:
     """The site one suite talks to: topology, state, SSH, pool and storage built once,
-    the run it records into, and what the suite set last (profile, WAN links)."""
+    the run it records into, and what the suite set last (profile, WAN links). The hosts in
+    `paused` (paused by `testbed run` for the run) are left out of the health checks, the
+    profile swaps and the WAN settings; the run brings them up to date when it resumes them."""
 
-    def __init__(self, topo, state=None, ssh=None):
+    def __init__(self, topo, state=None, ssh=None, paused=()):
         self.topo = topo
+        self.paused = tuple(paused)
         self.state = state or TestbedState(topo.name)
         self.ssh = ssh or SSH(topo, self.state)
         self.pool = Pool(topo, self.ssh)
@@ -89,11 +95,13 @@ class Session:
 
     # --- site and run ---------------------------------------------------------------
     def wait_healthy(self, timeout, echo):
-        return health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=echo)
+        return health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=echo, skip=self.paused)
 
     def guest_versions(self):
-        """condor, xrootd, kernel and os of the DTN (else the submit host), and the host's qemu."""
-        probe = self.topo.role_host("dtn") or self.topo.role_host("submit")
+        """condor, xrootd, kernel and os of the DTN (else, or while it is paused, the submit
+        host), and the host's qemu."""
+        probe = next(h for h in (self.topo.role_host("dtn"), self.topo.role_host("submit"))
+                     if h is not None and h.name not in self.paused)
         versions = health.guest_versions(self.ssh, probe.name)
         versions["qemu"] = results.host_facts()["qemu"]
         return versions
@@ -143,7 +151,7 @@ class Session:
     def apply_profile(self, name, echo):
         """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""
         prof = profiles.load(name)
-        outcome = tuning.apply(self.topo, self.ssh, prof, self.current_profile(), echo=echo)
+        outcome = tuning.apply(self.topo, self.ssh, prof, self.current_profile(), echo=echo, skip=self.paused)
         health.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
         self.wan_in_force = {}  # a profile may set links of its own
@@ -153,13 +161,13 @@ class Session:
 
     def profile_mismatches(self, name):
         """(values read back, mismatches) of profile `name` on the site."""
-        got, bad = tuning.read_back(self.topo, self.ssh, profiles.load(name))
+        got, bad = tuning.read_back(self.topo, self.ssh, profiles.load(name), skip=self.paused)
         return sum(len(v) for v in got.values()), bad
 
     def set_wan_latency(self, a, b, rtt_ms, echo):
         """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
         rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
-                             count=10)
+                             count=10, skip=self.paused)
         measured = rows[0]["measured_ms"]
         self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
         echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
@@ -172,7 +180,7 @@ class Session:
 
     def clear_wan(self):
         self.wan_in_force = {}
-        wan.clear(self.topo, self.ssh, self.state)
+        wan.clear(self.topo, self.ssh, self.state, skip=self.paused)
 
     # --- jobs -----------------------------------------------------------------------
     def submit_sleep_jobs(self, count, seconds, requirements=None):

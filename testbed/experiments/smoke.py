@@ -1,5 +1,6 @@
 """The smoke suite as a registry entry: end-to-end checks of a running site, no measured points."""
 from testbed.experiments.registry import Experiment
+from testbed.model.topology import ROLES
 
 EXPERIMENT = Experiment(
     name="smoke", title="End-to-end smoke of a running site", seed=None,
@@ -11,4 +12,5 @@ EXPERIMENT = Experiment(
     metrics=(),
     x_params=("t",),
     paper=None,
+    uses=ROLES,                    # a job through CCB, the DTN's RAID and cache, the origin's files
 )

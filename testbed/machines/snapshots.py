@@ -146,12 +146,13 @@ def matching(topo, profile_name):
     return max(found, key=lambda r: r.get("created", ""))["name"] if found else None
 
 
-def set_clocks(topo, ssh):
-    """The guests run no time sync: after a restore their clocks stand at the snapshot's time.
-    Each guest prints its clock before the set (`was=EPOCH`), so the skew corrected is known."""
+def set_clocks(topo, ssh, hosts=None):
+    """The guests run no time sync: after a restore their clocks stand at the snapshot's time
+    (after a pause, at the moment it began). Each guest (of `hosts`, default every one)
+    prints its clock before the set (`was=EPOCH`), so the skew corrected is known."""
     now = time.time()
     return ssh.run_many({h: f"echo was=$(date -u +%s.%N); date -u -s @{now:.3f} >/dev/null && echo ok"
-                         for h in topo.hosts}, timeout=60), now
+                         for h in (topo.hosts if hosts is None else hosts)}, timeout=60), now
 
 
 def clock_skew(results, now):

@@ -34,6 +34,18 @@ SUBMIT_USERS = (SUBMIT_USER,)
 # step after a restore does not make each master restart all its daemons (ten years)
 MAX_TIME_SKIP_S = 10 * 365 * 86400
 
+# Less noise from the host (testbed/machines/quiesce.py): `testbed run` may pause (libvirt
+# suspend) the guests its experiment does not use. Never a guest of the main HTCondor pool,
+# whatever the experiment declares: every daemon sends its ads to both collectors and HAD
+# expects its peer's heartbeats (cm), the submit host reaches every startd and the DTN only
+# through the CCB servers (ccb; their PRIVATE_NETWORK_NAMEs differ), the negotiator matches
+# jobs to any startd the collectors list (worker) and contacts every schedd with idle jobs
+# (submit). A paused guest is not down - no RST, no refused connection - so each daemon
+# that contacts it waits out its time-out (x3 under TCG) instead of failing over at once.
+POOL_ROLES = ("submit", "cm", "ccb", "worker")
+QUIET_ANSWER_S = 300       # a resumed guest must answer over SSH within this many seconds
+QUIET_HEALTHY_S = 600      # and the site be healthy again within this many (else the run says so)
+
 # The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
 # guest-side units that undo a fault by themselves, the DTN's data disks by serial
 JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set explicitly

@@ -130,6 +130,13 @@ class Reader:
             raise self.error(key, f"must be <= {maximum}, got {value}")
         return value
 
+    def bool(self, key, default=None):
+        """true/false (YAML's booleans only); `default` (may be None) when the key is absent."""
+        value = self.data.get(key, default)
+        if value is not None and not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
     def list(self, key, default=None):
         value = self.data.get(key, default)
         if value is None:

@@ -48,6 +48,7 @@ class TestbedState:
         self.hosts_dir = self.dir / "hosts"
         self.profile_record = self.dir / "profile-in-force.json"
         self.wan_record = self.dir / "wan-in-force.json"
+        self.quiet_record = self.dir / "quiet-in-force.json"   # guests a run paused or pinned
 
     def ensure_dirs(self):
         """The testbed's folder and its ssh/, secrets/ and hosts/ folders, all 0700: they

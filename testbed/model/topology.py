@@ -21,6 +21,7 @@ BOXES = ("debian13", "el9")
 TOPOLOGY_DIR = PROJECT_ROOT / "topologies"
 HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 GUEST_OVERHEAD_MB = 64  # qemu's own memory beyond the guest's RAM, per VM
+QUIET_KEYS = ("pause_unused", "pin")   # the `quiet:` section: what `testbed run` does to the host's noise
 
 
 @dataclass
@@ -74,6 +75,9 @@ class Topology:
     site_net: ipaddress.IPv4Network
     hosts: dict
     wan: list = field(default_factory=list)
+    # `quiet:` {pause_unused, pin}: this site's choice for `testbed run` where the command line
+    # gives none (testbed/experiments/quiet.py); a key left out: the scale's default
+    quiet: dict = field(default_factory=dict)
 
     def with_role(self, role):
         return [h for h in self.hosts.values() if h.has(role)]
@@ -204,7 +208,7 @@ def _wan(items, source, hosts):
 
 def parse(data, source="<topology>"):
     r = Reader(data, source)
-    r.only({"name", "description", "box", "networks", "defaults", "hosts", "wan"})
+    r.only({"name", "description", "box", "networks", "defaults", "hosts", "wan", "quiet"})
     name = r.str("name", Path(str(source)).stem)
     if not HOST_NAME.match(name) or len(name) > 10:
         raise r.error("name", "must be 1-10 lowercase letters, digits or '-' (it names libvirt networks)")
@@ -233,6 +237,9 @@ def parse(data, source="<topology>"):
                     hosts=hosts)
     _check_roles(topo, source)
     topo.wan = _wan(r.list("wan", []), source, hosts)
+    q = r.sub("quiet")
+    q.only(QUIET_KEYS)
+    topo.quiet = {key: q.bool(key) for key in QUIET_KEYS if key in q.data}
     return topo
 
 

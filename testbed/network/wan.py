@@ -33,10 +33,11 @@ def host_script(host, commands):
     return "set -e\n" + "\n".join(lines) + "\n"
 
 
-def apply(topo, ssh, links):
+def apply(topo, ssh, links, skip=()):
+    """Every host's side of `links` (the hosts in `skip`, paused for a run, keep theirs)."""
     plans = netem.host_plans(topo, links, device=DEV)
-    results = ssh.run_many({name: host_script(topo.hosts[name], cmds) for name, cmds in plans.items()},
-                           timeout=60)
+    results = ssh.run_many({name: host_script(topo.hosts[name], cmds) for name, cmds in plans.items()
+                            if name not in skip}, timeout=60)
     bad = [f"{n}: {(r.stderr.strip() or 'no output').splitlines()[-1]}" for n, r in results.items() if not r.ok]
     if bad:
         raise TestbedError("wan: tc failed on " + "; ".join(bad))
@@ -52,21 +53,21 @@ def effective_links(topo, links):
     return list(merged.values())
 
 
-def set_links(topo, ssh, state, links, count=PING_COUNT):
+def set_links(topo, ssh, state, links, count=PING_COUNT, skip=()):
     """Put the links in place over the topology's own, measure each given link's RTT (each
     emulated topology link when none is given), record both; returns the measurements."""
     in_force_now = effective_links(topo, links)
-    apply(topo, ssh, in_force_now)
+    apply(topo, ssh, in_force_now, skip)
     probe = links or [link for link in in_force_now if link.rtt_ms]
     rows = measure(topo, ssh, probe, count)
     record(state, in_force_now, rows)
     return rows
 
 
-def clear(topo, ssh, state):
+def clear(topo, ssh, state, skip=()):
     """Back to the topology's own links (LAN where it declares none)."""
     links = effective_links(topo, [])
-    apply(topo, ssh, links)
+    apply(topo, ssh, links, skip)
     record(state, links)
     return links
 

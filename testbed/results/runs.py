@@ -4,7 +4,9 @@
                     scale, typed parameters (`--set` overrides and all the suite's), versions,
                     git revision, kvm|tcg, host cores/RAM, start/end, status,
                     the DTN's RAID members (`disks`: count, level, chunk, limits,
-                    host cache mode; testbed/machines/disks.py)
+                    host cache mode; testbed/machines/disks.py), the host's noise
+                    (`quiet`: the guests paused, kept running and pinned, the
+                    pinning replaced, what the resume did; experiments/quiet.py)
     metrics.jsonl   one JSON record per measurement (name, value, unit, params)
     output.xml ...  Robot Framework's own output
 

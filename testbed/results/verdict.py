@@ -210,6 +210,15 @@ def interval(values):
     return mean, median, mean - half, mean + half
 
 
+def spread(values):
+    """(mean, sample standard deviation, coefficient of variation = sd / mean) of two or more
+    values; cv is None when the mean is 0."""
+    if len(values) < 2:
+        raise ValueError(f"a spread needs two values or more, got {len(values)}")
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    return mean, sd, (sd / abs(mean) if mean else None)
+
+
 def trials_needed(values, expect):
     """Trials at which the observed spread would put the interval clear of the deciding edge."""
     if len(values) < 2:

@@ -92,6 +92,28 @@ class Pool:
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
         return self.schedd.describe_unfinished(cluster, limit)
 
+    CONTACTS_SCRIPT = ("condor_status -any -af Machine ScheddName 2>/dev/null && echo '#STATUS-OK#'; "
+                       "condor_q -all -af GridResource 2>/dev/null && echo '#QUEUE-OK#'")
+
+    def hosts_contacted(self):
+        """{host: why} of the topology's hosts the main pool would contact: those an ad in its
+        collectors comes from (Machine, or ScheddName of a submitter ad: a DTN whose schedd
+        flocked jobs here), and those a queued job's GridResource names (HTCondor-C to the
+        DTN). RemoteError when the collectors or the schedd do not answer."""
+        out = self.ssh.run(self.submit_host, self.CONTACTS_SCRIPT, check=False, timeout=120).stdout
+        if "#STATUS-OK#" not in out or "#QUEUE-OK#" not in out:
+            raise RemoteError(f"{self.submit_host}: condor_status or condor_q did not answer; the pool's "
+                              f"contacts are unknown")
+        status, queue = out.split("#STATUS-OK#", 1)
+        found = {}
+        for text, why in ((status, "the pool's collectors list an ad from it"),
+                          (queue.split("#QUEUE-OK#", 1)[0], "a queued job is routed to it (GridResource)")):
+            for word in text.split():
+                name = word.split("@")[-1].split(":")[0].split(".")[0]
+                if name in self.topo.hosts:
+                    found.setdefault(name, why)
+        return found
+
     # --- high availability --------------------------------------------------------------
     def had_leaders(self):
         """CMs whose HAD ad says it is the leader (ads of a dead CM may linger)."""

@@ -80,7 +80,7 @@ def _daemon_alive(kv, daemon):
     return f"proc:{daemon[:15]}" in kv
 
 
-def xrootd_endpoints(topo):
+def xrootd_endpoints(topo, skip=()):
     eps = {}
     dtn, origin = topo.role_host("dtn"), topo.role_host("origin")
     if origin:
@@ -88,16 +88,22 @@ def xrootd_endpoints(topo):
     if dtn:
         eps.update({"redirector": f"{dtn.name}:{c.XROOTD_REDIRECTOR_PORT}", "proxy": f"{dtn.name}:{c.XROOTD_CACHE_PORT}",
                     "direct": f"{dtn.name}:{c.XROOTD_DIRECT_PORT}"})
-    return eps
+    return {label: ep for label, ep in eps.items() if ep.split(":")[0] not in skip}
 
 
-def collect(topo, ssh=None):
+def collect(topo, ssh=None, skip=()):
+    """The health report; the hosts in `skip` (paused for a run) are listed as paused, not
+    probed, and so are their XRootD endpoints."""
     from testbed.remote.ssh import SSH
     ssh = ssh or SSH(topo, timeout=40)
-    results = ssh.run_many({h: HOST_PROBE for h in topo.hosts}, timeout=40)
+    results = ssh.run_many({h: HOST_PROBE for h in topo.hosts if h not in skip}, timeout=40)
     cm_count = len(topo.with_role("cm"))
     report = {"topology": topo.name, "hosts": {}, "problems": []}
     for name, host in topo.hosts.items():
+        if name in skip:
+            report["hosts"][name] = {"reachable": False, "paused": True, "roles": host.roles, "daemons": {},
+                                     "negotiator": False}
+            continue
         res = results[name]
         kv = parse_kv(res.stdout) if res.ok else {}
         daemons = {d: _daemon_alive(kv, d) for d in expected_daemons(host, cm_count)}
@@ -123,7 +129,7 @@ def collect(topo, ssh=None):
                 report["problems"].append(f"{name}: {c.RAID_MOUNT} not mounted")
         report["hosts"][name] = entry
     _pool(topo, ssh, report)
-    _xrootd(topo, ssh, report)
+    _xrootd(topo, ssh, report, skip)
     report["healthy"] = not report["problems"]
     return report
 
@@ -179,8 +185,8 @@ def _pool(topo, ssh, report):
             report["problems"].append(f"CCB {ccb}: {count} of {pool['startds_planned']} startds registered")
 
 
-def _xrootd(topo, ssh, report):
-    eps = xrootd_endpoints(topo)
+def _xrootd(topo, ssh, report, skip=()):
+    eps = xrootd_endpoints(topo, skip)
     report["xrootd"] = {}
     client = topo.role_host("submit")
     if not eps or not report["hosts"][client.name]["reachable"]:
@@ -203,7 +209,7 @@ def format_report(report):
         md = h.get("md0")
         md_text = (f"{md.get('level')} {md.get('state')} {len(md.get('members', '').split())} disks"
                    if md else "")
-        rows.append([name, ",".join(h["roles"]), "yes" if h["reachable"] else "NO",
+        rows.append([name, ",".join(h["roles"]), "paused" if h.get("paused") else "yes" if h["reachable"] else "NO",
                      " ".join(alive), " ".join(dead) or "-", md_text])
     out = [tables.render(["VM", "roles", "up", "daemons alive", "missing", "md0"], rows)]
     pool = report.get("pool", {})
@@ -220,14 +226,15 @@ def format_report(report):
     return "\n".join(out)
 
 
-def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print):
-    """The health report once the site is healthy; every new set of problems is echoed
-    while waiting. TestbedError with the last report after `timeout` s."""
+def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print, skip=()):
+    """The health report once the site is healthy (the hosts in `skip` paused, not probed);
+    every new set of problems is echoed while waiting. TestbedError with the last report
+    after `timeout` s."""
     started = started or time.monotonic()
     last = {"summary": None, "report": None}
 
     def healthy():
-        report = last["report"] = collect(topo, ssh)
+        report = last["report"] = collect(topo, ssh, skip)
         if report["healthy"]:
             return report
         summary = "; ".join(report["problems"][:3]) + (" ..." if len(report["problems"]) > 3 else "")

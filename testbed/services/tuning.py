@@ -129,9 +129,9 @@ def mismatches(profile_name, host, want, got):
     return out
 
 
-def read_back(topo, ssh, profile):
-    """{host: {(section, key): value}} and a list of mismatches."""
-    wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items()}
+def read_back(topo, ssh, profile, skip=()):
+    """{host: {(section, key): value}} and a list of mismatches (the hosts in `skip` not read)."""
+    wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items() if name not in skip}
     results = ssh.run_many({name: readback_script(w) for name, w in wants.items()}, timeout=120)
     got, bad = {}, []
     for name, want in wants.items():
@@ -154,22 +154,24 @@ class _NotYet(Exception):
     """The profile did not read back within the settle time (the mismatches are raised)."""
 
 
-def apply(topo, ssh, profile, previous=None, echo=print, settle=30):
-    """Push, take effect, read back (retrying briefly while daemons reconfigure)."""
+def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=()):
+    """Push, take effect, read back (retrying briefly while daemons reconfigure). The hosts in
+    `skip` (paused for a run) are left as they are: the run gives them the profile in force
+    when it resumes them (testbed/experiments/quiet.py)."""
     started = time.monotonic()
     results = ssh.run_many({name: apply_script(topo, profile, h, previous)
-                            for name, h in topo.hosts.items()}, timeout=180)
+                            for name, h in topo.hosts.items() if name not in skip}, timeout=180)
     failed = [f"{n}: {(r.stderr.strip() or r.stdout.strip() or 'no output').splitlines()[-1]}"
               for n, r in results.items() if not r.ok]
     if failed:
         raise TestbedError(f"profile {profile.name}: applying failed on " + "; ".join(failed))
     changed = {n: r.stdout.split("changed:", 1)[-1].split() for n, r in results.items()}
-    if any(PROFILE_CONDOR_FILE in changed[h.name] for h in topo.with_role("cm")):
+    if any(PROFILE_CONDOR_FILE in changed.get(h.name, ()) for h in topo.with_role("cm")):
         _wait_had_leader(topo, ssh, echo)
     last = {}
 
     def in_force():
-        last["got"], last["bad"] = read_back(topo, ssh, profile)
+        last["got"], last["bad"] = read_back(topo, ssh, profile, skip)
         return not last["bad"]
 
     try:   # retried while daemons reconfigure; what is still wrong then is the error below
@@ -181,7 +183,7 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30):
         raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     seconds = time.monotonic() - started
-    echo(f"profile {profile.name} in force on {len(topo.hosts)} hosts after {seconds:.1f} s; "
+    echo(f"profile {profile.name} in force on {len(results)} hosts after {seconds:.1f} s; "
          f"{sum(len(w) for w in got.values())} values read back")
     readback = {h: {f"{s}:{k}": v for (s, k), v in sorted(vals.items())} for h, vals in got.items()}
     return {"seconds": seconds, "changed": changed, "readback": readback}

@@ -1,0 +1,304 @@
+"""A run's host noise: each experiment declares the roles it uses and measures; `testbed run`
+pauses the guests it does not use (never the pool's, nor one the pool still contacts) and
+pins the measured ones as its settings say, records both in the manifest, and leaves the
+paused guests out of the suite's health checks, profile swaps and WAN settings; after the
+run the resumed guests get the profile and WAN in force. Fake robot, virsh and SSH."""
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from testbed import PROJECT_ROOT
+from testbed.cli import main as cli_main
+from testbed.experiments import quiet, registry, runner, session
+from testbed.machines import domains, quiesce
+from testbed.model import constants, profiles, topology
+from testbed.model.errors import ConfigError, RemoteError
+from testbed.model.state import TestbedState
+from testbed.network import netem, wan
+from testbed.remote import profile_record
+from testbed.remote.ssh import Result
+from testbed.results import runs
+from testbed.services import health, tuning
+from testbed.services.condor import Pool
+from tests.support import script_env
+from tests.test_health import FakeSSH as HealthSSH
+from tests.test_quiesce import FakeSSH, FakeVirsh
+from tests.test_run_context import FakeRobot, library_as_robot_imports_it
+
+
+# --- the registry's declarations ------------------------------------------------------------------
+def test_every_experiment_declares_the_roles_it_uses_and_measures_by_the_topology_model():
+    for name, exp in registry.experiments().items():
+        assert exp.uses, f"{name} declares no uses"
+        assert set(exp.uses) <= set(topology.ROLES) and set(exp.measured) <= set(exp.uses), name
+    exps = registry.experiments()
+    assert set(exps["smoke"].uses) == set(exps["faults"].uses) == set(topology.ROLES)
+    # E1's jobs reach the workers only through CCB; the DTN and the origin take no part
+    assert set(exps["e1"].uses) == {"submit", "cm", "ccb", "worker"} and exps["e1"].measured == ("submit", "worker")
+    assert "origin" not in exps["e3"].uses and "dtn" in exps["e3"].uses and "dtn" in exps["e4"].uses
+
+
+@pytest.mark.parametrize("topo_name", ["default", "small"])
+def test_no_experiment_pauses_a_guest_of_the_pool_on_a_shipped_topology(topo_name):
+    topo = topology.load(topo_name)
+    for name, exp in registry.experiments().items():
+        for host in quiesce.hosts_to_pause(topo, exp.uses):
+            roles = set(topo.hosts[host].roles)
+            assert not roles & set(constants.POOL_ROLES) and not roles & set(exp.uses), (name, host)
+
+
+@pytest.mark.parametrize("uses, problem", [(None, "must declare uses"), (("submit", "gpu"), "not roles"),
+                                           (("submit",), "measured")])
+def test_a_declaration_without_uses_or_with_unknown_roles_is_refused(uses, problem):
+    with pytest.raises(ValueError, match=problem):
+        registry.Experiment(name="x", title="x", seed=None, suite="x.robot", scales={s: {} for s in registry.SCALES},
+                            uses=uses, measured=("worker",) if problem == "measured" else ())
+
+
+# --- settings and plan ------------------------------------------------------------------------------
+def test_the_option_wins_over_the_topology_which_wins_over_the_scale():
+    small = topology.load("small")
+    assert quiet.settings("quick", small)["pause_unused"] is True
+    assert quiet.settings("full", small)["pause_unused"] is True
+    assert quiet.settings("ci", small)["pause_unused"] is False                    # what ./tb test runs
+    assert quiet.settings("quick", small)["pin"] is False
+    small.quiet = {"pause_unused": False, "pin": True}
+    got = quiet.settings("quick", small)
+    assert (got["pause_unused"], got["pin"], got["set_by"]["pin"]) == (False, True, "topology")
+    got = quiet.settings("quick", small, pause_unused=True, pin=False)
+    assert (got["pause_unused"], got["pin"], got["set_by"]) == (True, False, {"pause_unused": "option", "pin": "option"})
+
+
+def test_the_topology_may_set_its_own_choice_and_a_bad_value_names_the_field(tmp_path):
+    text = (PROJECT_ROOT / "topologies" / "small.yaml").read_text()
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(text + "quiet: {pin: true}\n")
+    bad.write_text(text + "quiet: {pin: often}\n")
+    assert topology.load(good).quiet == {"pin": True}
+    with pytest.raises(ConfigError, match=r"bad.yaml: quiet.pin: must be true or false"):
+        topology.load(bad)
+    bad.write_text(text + "quiet: {pause: true}\n")
+    with pytest.raises(ConfigError, match=r"quiet.pause: unknown key"):
+        topology.load(bad)
+
+
+class ContactsSSH(FakeSSH):
+    """FakeSSH whose pool lists the ads and routed jobs given."""
+
+    def __init__(self, status="", queue="", answers=True):
+        super().__init__()
+        self.status, self.queue, self.answers = status, queue, answers
+
+    def run(self, host, command, check=True, input_bytes=None, timeout=None):
+        if command == Pool.CONTACTS_SCRIPT:
+            self.ran.append((host, "contacts"))
+            if not self.answers:
+                return Result(host, 1, "", "")
+            return Result(host, 0, f"{self.status}\n#STATUS-OK#\n{self.queue}\n#QUEUE-OK#\n", "")
+        return super().run(host, command, check, input_bytes, timeout)
+
+
+def test_the_pool_says_which_hosts_it_would_still_contact():
+    topo = topology.load("default")
+    ssh = ContactsSSH(status="submit.default.testbed undefined\nworker1.default.testbed undefined\n"
+                             "dtn.default.testbed dtn.default.testbed\n",
+                      queue="undefined\ncondor dtn.default.testbed dtn:9618\n")
+    got = Pool(topo, ssh).hosts_contacted()
+    assert set(got) == {"submit", "worker1", "dtn"} and "collectors list an ad" in got["dtn"]
+    ssh = ContactsSSH(queue="condor origin@default.testbed origin:9618")
+    assert Pool(topo, ssh).hosts_contacted() == {"origin": "a queued job is routed to it (GridResource)"}
+    with pytest.raises(RemoteError, match="contacts are unknown"):
+        Pool(topo, ContactsSSH(answers=False)).hosts_contacted()
+
+
+def test_a_guest_the_pool_still_contacts_keeps_running_and_so_do_all_when_it_cannot_be_asked():
+    topo = topology.load("default")
+    e1 = registry.get("e1")
+    plan = quiet.plan(e1, topo, {"pause_unused": True, "pin": True}, cpus=[0, 1])
+    assert plan.pause == ["dtn", "origin"] and plan.pin == {"submit": "0", "worker1": "1", "worker2": "1"}
+    kept_plan, kept = quiet.keep_contacted(plan, Pool(topo, ContactsSSH(status="dtn.default.testbed x")))
+    assert kept_plan.pause == ["origin"] and list(kept) == ["dtn"] and kept_plan.pin == plan.pin
+    kept_plan, kept = quiet.keep_contacted(plan, Pool(topo, ContactsSSH(answers=False)))
+    assert kept_plan.pause == [] and set(kept) == {"dtn", "origin"}
+    assert quiet.plan(e1, topo, {"pause_unused": False, "pin": False}).empty
+
+
+# --- the run ----------------------------------------------------------------------------------------
+@pytest.fixture
+def vm_site(tmp_path, monkeypatch):
+    """The small site as a fake: robot, libvirt, SSH and health; state and results in tmp."""
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
+    monkeypatch.setattr(runner.accel, "detect", lambda: "tcg")
+    monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
+    topo = topology.load("small")
+    virsh, ssh = FakeVirsh(topo), ContactsSSH()
+    monkeypatch.setattr(domains, "_virsh", virsh)
+    monkeypatch.setattr(quiet, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(quiet, "host_cpus", lambda: [0, 1])
+    monkeypatch.setattr(quiesce, "ANSWER_POLL_S", 0.01)
+    healthy = []
+    monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: healthy.append(k) or {"healthy": True})
+    seen = []
+
+    class Robot(FakeRobot):
+        def __init__(self, argv, cwd=None, **options):
+            super().__init__(argv, cwd, **options)
+            seen.append({d.split("-", 2)[2]: v["state"] for d, v in virsh.dom.items()})
+    monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=Robot, DEVNULL=subprocess.DEVNULL,
+                                                              TimeoutExpired=subprocess.TimeoutExpired))
+    return SimpleNamespace(topo=topo, virsh=virsh, ssh=ssh, robot_saw=seen, healthy=healthy)
+
+
+def test_a_quick_run_pauses_the_unused_guests_for_every_trial_and_records_it(vm_site):
+    rc, run = runner.run(vm_site.topo, "e1", ["default"], "quick", repeat=2, echo=lambda *_: None)
+    assert rc == 0 and [s["dtn"] for s in vm_site.robot_saw] == ["paused", "paused"]
+    assert all(v["state"] == "running" for v in vm_site.virsh.dom.values())       # and resumed after
+    assert vm_site.virsh.verbs("suspend", "resume") == [("suspend", "tb-small-dtn"), ("resume", "tb-small-dtn")]
+    q = run.manifest()["quiet"]
+    assert q["pause_unused"] is True and q["set_by"]["pause_unused"] == "quick scale"
+    assert q["paused"] == ["dtn"] and q["changed"]["paused"] == ["dtn"] and q["pin"] is False
+    assert q["outcome"]["resumed"] == ["dtn"] and q["outcome"]["problems"] == []
+    assert q["outcome"]["after_resume"]["healthy_after_s"] >= 0 and vm_site.healthy
+    # the suite's library reads the paused hosts from the manifest and leaves them out
+    lib = library_as_robot_imports_it(FakeRobot.argv)
+    assert lib.context.paused == ["dtn"] and lib.site.paused == ("dtn",)
+
+
+def test_a_ci_run_touches_no_guest_and_pinning_is_asked_for(vm_site):
+    rc, run = runner.run(vm_site.topo, "e1", ["default"], "ci", echo=lambda *_: None)
+    q = run.manifest()["quiet"]
+    assert vm_site.virsh.calls == [] and q["paused"] == [] and q["pause_unused"] is False
+    rc, run = runner.run(vm_site.topo, "e1", ["default"], "ci", pin=True, echo=lambda *_: None)
+    q = run.manifest()["quiet"]
+    assert q["pin_plan"] == {"submit": "0", "worker1": "1"} and q["paused"] == []
+    assert q["changed"]["pinned"]["worker1"]["previous"] == {"vcpus": {"0": "0-1"}, "emulator": "0-1"}
+    assert all(v["emulator"] == "0-1" for v in vm_site.virsh.dom.values())      # put back after the run
+
+
+def test_an_interrupted_run_resumes_the_paused_guests(vm_site, monkeypatch):
+    monkeypatch.setattr(runner, "supervise", lambda argv, ack, echo: (0, ["SIGINT"]))
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(vm_site.topo, "e1", ["default"], "quick", echo=lines.append)
+    assert all(v["state"] == "running" for v in vm_site.virsh.dom.values())
+    run = runs.resolve("latest-e1")
+    assert run.manifest()["status"] == "interrupted" and run.manifest()["quiet"]["outcome"]["resumed"] == ["dtn"]
+
+
+def test_a_run_whose_pause_fails_is_marked_failed_and_runs_no_trial(vm_site):
+    vm_site.virsh.fail[("suspend", "tb-small-dtn")] = "error: cannot suspend"
+    with pytest.raises(Exception, match="pausing dtn"):
+        runner.run(vm_site.topo, "e1", ["default"], "quick", echo=lambda *_: None)
+    assert vm_site.robot_saw == [] and runs.resolve("latest-e1").manifest()["status"] == "failed"
+
+
+def test_the_resumed_guests_get_the_profile_and_wan_put_in_force_while_they_were_paused(tmp_path, monkeypatch):
+    topo, state = topology.load("default"), TestbedState("default", root=tmp_path)
+    profile_record.record_profile(state, profiles.load("default"))
+    at_pause = quiet.site_records(state)
+    applied, tc = [], []
+    monkeypatch.setattr(quiet.tuning, "apply", lambda *a, **k: applied.append((a[2].name, a[3].name, k["skip"])))
+    monkeypatch.setattr(quiet.wan, "apply", lambda t, s, links, skip=(): tc.append((links, skip)))
+    monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: {})
+    hook = quiet.resume_hook(topo, None, state, at_pause, echo=lambda *_: None)
+    assert "profile_applied" not in hook(["dtn"]) and applied == []            # nothing changed meanwhile
+    profile_record.record_profile(state, profiles.load("wan-tuned"))
+    wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=80)])
+    out = hook(["dtn", "origin"])
+    assert out["profile_applied"] == "wan-tuned" and out["wan_applied"]
+    name, previous, skip = applied[0]
+    assert (name, previous) == ("wan-tuned", "default") and set(skip) == set(topo.hosts) - {"dtn", "origin"}
+    assert tc[0][0] == [netem.Link(a="submit", b="worker", rtt_ms=80)] and "dtn" not in tc[0][1]
+
+
+# --- the suite leaves the paused guests alone --------------------------------------------------
+def test_the_health_check_lists_a_paused_guest_and_probes_neither_it_nor_its_xrootd():
+    topo = topology.load("small")
+    ssh = HealthSSH(topo, broken=("dtn",))       # a paused guest answers nothing
+    asked = []
+    run_many = ssh.run_many
+    ssh.run_many = lambda commands, **k: asked.append(set(commands)) or run_many(commands, **k)
+    assert not health.collect(topo, ssh)["healthy"]
+    report = health.collect(topo, ssh, skip=("dtn",))
+    assert report["healthy"], report["problems"]
+    assert "dtn" not in asked[-1] and report["hosts"]["dtn"]["paused"]
+    assert set(report["xrootd"]) == {"origin"} and "paused" in health.format_report(report)
+    from testbed.experiments import e5_scale                  # E5's own pool check, for its run's startds
+    assert e5_scale.wait_healthy(topo, ssh, 1, echo=lambda *_: None, skip=("dtn",))[0]
+
+
+def test_profile_swaps_and_wan_settings_leave_the_paused_guests_alone():
+    from tests.test_tuning import ReadbackSSH
+    from tests.test_wan_topology_links import RecordingSSH
+    topo, prof = topology.load("small"), profiles.load("wan-tuned")
+    ssh = ReadbackSSH(topo, lambda h, s, k: tuning.expected_values(topo, prof, topo.hosts[h])[(s, k)])
+    sent = []
+    run_many = ssh.run_many
+    ssh.run_many = lambda commands, **k: sent.append(set(commands)) or run_many(commands, **k)
+    out = tuning.apply(topo, ssh, prof, echo=lambda *_: None, skip=("dtn",))
+    assert all("dtn" not in hosts for hosts in sent) and "dtn" not in out["readback"]
+    rec = RecordingSSH()
+    wan.apply(topo, rec, wan.effective_links(topo, [netem.Link("submit", "worker", 80.0)]), skip=("dtn",))
+    assert "dtn" not in rec.scripts and "netem delay 40ms" in rec.scripts["worker1"]
+
+
+def test_the_session_passes_its_paused_hosts_on(monkeypatch):
+    topo = topology.load("small")
+    calls = {}
+    monkeypatch.setattr(session.health, "wait_healthy", lambda *a, **k: calls.setdefault("health", k["skip"]))
+    monkeypatch.setattr(session.wan, "clear", lambda *a, **k: calls.setdefault("wan", k["skip"]))
+    site = session.Session(topo, ssh=SimpleNamespace(), paused=["dtn"])
+    site.wait_healthy(10, echo=print)
+    site.clear_wan()
+    assert calls == {"health": ("dtn",), "wan": ("dtn",)}
+    monkeypatch.setattr(session.health, "guest_versions", lambda ssh, host: {"probed": host})
+    monkeypatch.setattr(session.results, "host_facts", lambda: {"qemu": "9"})
+    assert site.guest_versions()["probed"] == "submit"                # the DTN is paused
+    assert session.Session(topo, ssh=SimpleNamespace()).guest_versions()["probed"] == "dtn"
+
+
+# --- the command line and the benchmark ------------------------------------------------------
+def test_run_options_reach_the_runner(monkeypatch):
+    from testbed.cli import experiments
+    seen = []
+    monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
+                        (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
+    for argv, want in (([], (None, None)), (["--pause-unused", "--pin"], (True, True)),
+                       (["--no-pause-unused", "--no-pin"], (False, False))):
+        assert cli_main(["-t", "small", "run", "e1", "--scale", "ci"] + argv) == 0
+        assert seen[-1] == want
+
+
+def fake_e1_run(root, values, quiet_entry):
+    run = runs.Run.create("e1", ["default"], topology={"name": "small"}, profile_contents={}, accel="tcg",
+                          root=root)
+    run.update(selection=["--test", "rtt80-2W-default"], quiet=quiet_entry, trials=len(values))
+    for trial, value in enumerate(values, 1):
+        runs.Run(run.path, trial=trial).record("e1.efficiency_lost", value, "ratio", rtt_ms=80.0, rate="2W",
+                                               profile="default")
+        runs.Run(run.path, trial=trial).record("e1.efficiency_lost", 9.0, "ratio", rtt_ms=0.0, rate="2W",
+                                               profile="default")
+    return run
+
+
+def test_the_noise_benchmark_prints_each_arms_cv_and_their_ratio(tmp_path):
+    loud = fake_e1_run(tmp_path / "a", [0.4, 0.6, 0.5, 0.3, 0.7], {"paused": [], "pin_plan": {}})
+    calm = fake_e1_run(tmp_path / "b", [0.50, 0.52, 0.48, 0.51, 0.49],
+                       {"paused": ["dtn"], "pin_plan": {"submit": "0", "worker1": "1"}})
+    out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
+                          str(loud.path), str(calm.path)], capture_output=True, text=True, env=script_env())
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith(("without", "with "))}
+    assert re.search(r"\b5\s+0\.500\s+0\.158\s+31\.6%", rows["without"])
+    assert re.search(r"\b5\s+0\.500\s+0\.016\s+3\.2%\s+paused dtn; pinned submit:0, worker1:1", rows["with"])
+    assert "CV with / without: 0.10" in out.stdout and "goal CV <= 10% with pausing and pinning: met" in out.stdout
+    one = fake_e1_run(tmp_path / "c", [0.5], {})
+    out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
+                          str(loud.path), str(one.path)], capture_output=True, text=True, env=script_env())
+    assert out.returncode == 1 and "fewer than two trials" in out.stdout
