@@ -55,8 +55,8 @@ def test_faults_is_registered_after_the_papers_experiments():
     assert exp.suite_path.exists() and exp.seed is None and exp.profiles == ("default",)
     assert exp.scales["ci"]["long_faults"] == 0
     assert exp.scales["quick"]["long_faults"] == 1 and exp.scales["full"]["long_faults"] == 1
-    for scale in registry.SCALES:  # a worker cut shorter than the job lease at every scale
-        assert exp.scales[scale]["cutoff_s"] < JOB_LEASE_S
+    for scale in registry.SCALES:  # worker cuts shorter than the job lease at every scale
+        assert exp.scales[scale]["cutoff_s"] < JOB_LEASE_S and exp.scales[scale]["restart_cut_max_s"] < JOB_LEASE_S
     assert exp.scales["full"]["transfer_jobs"] == 8 and exp.scales["full"]["transfer_mb"] == 50
     assert exp.scales["full"]["wan_rtt_ms"] == 80 and exp.scales["full"]["wan_loss_pct"] == 1
 
@@ -75,9 +75,10 @@ def _rows(text):
 
 def test_suite_rows_ci_and_long():
     rows = _rows(registry.get("faults").suite_path.read_text())
-    ci = {"security", "schedd-restart", "active-cm-killed", "origin-down", "tally"}
-    long = {"worker-cut-off", "raid-two-members-fail", "ccb-server-down", "raid-third-failure", "dtn-reboot",
-            "transfer-under-bad-wan", "interrupted-run-sigint", "interrupted-run-sigterm"}
+    ci = {"security", "schedd-restart", "active-cm-killed", "worker-cut-off-schedd-restart", "origin-down", "tally"}
+    long = {"worker-cut-off", "worker-cut-off-no-transfer", "raid-two-members-fail", "ccb-server-down",
+            "raid-third-failure", "dtn-reboot", "transfer-under-bad-wan", "interrupted-run-sigint",
+            "interrupted-run-sigterm"}
     assert set(rows) == ci | long
     for name, lines in rows.items():
         tags = next(l for l in lines if l.startswith("[Tags]"))
@@ -457,9 +458,14 @@ def test_anonymous_client_has_no_credentials_and_a_submitted_job_is_removed(smal
 
 
 # --- the experiment's own logic -----------------------------------------------------------------
-def test_worker_cut_refuses_a_cut_as_long_as_the_lease(small):
+def test_worker_cuts_refuse_a_cut_as_long_as_the_lease(small):
+    suite = fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]]))
     with pytest.raises(ValueError, match="job lease"):
-        fx.FaultSuite(small, FakeSSH(), FakePool([[ad(0)]])).worker_cut(1, JOB_LEASE_S, 10)
+        suite.worker_cut(1, JOB_LEASE_S, 10)
+    with pytest.raises(ValueError, match="job lease"):
+        suite.worker_cut(1, JOB_LEASE_S, 10, file_transfer=False)
+    with pytest.raises(ValueError, match="job lease"):
+        suite.schedd_restart_in_cut(1, JOB_LEASE_S, 10)
 
 
 def test_transfer_sums():
@@ -494,7 +500,7 @@ def test_summary_of_a_runs_metrics():
     rows, totals = fx.summarise(recs)
     assert rows == [(fx.FIGURES["faults.cm_failover_seconds"], 2, 50.0, 60.0, 70.0)]
     assert totals == {"injected": 2, "jobs_lost": 0, "files_corrupted": 1, "security_problems": 0,
-                      "kinds": ["cm-kill", "worker-cut"]}
+                      "kinds": ["cm-kill", "worker-cut"], "known_defects": {}}
     text = fx.render_summary(rows, totals)
     assert "faults injected 2 (cm-kill, worker-cut): jobs lost 0, files corrupted 1" in text
 

@@ -184,3 +184,17 @@ def test_a_repeated_run_runs_the_suite_once_per_trial_into_one_folder(fake_site,
 def test_a_repeat_that_is_not_a_whole_number_from_1_is_refused(bad):
     with pytest.raises(ConfigError, match="--repeat"):
         runner.trials_for("quick", bad)
+
+
+@pytest.mark.parametrize("suite_status, status", [("PASS", "complete"), ("SKIP", "complete"), ("FAIL", "failed")])
+def test_plain_robot_counts_a_skipped_suite_as_complete(fake_site, monkeypatch, suite_status, status):
+    """A suite whose rows were all SKIP (not points of the scale, or a known upstream defect)
+    did not fail: the manifest says complete, as `testbed run` says for robot's exit status 0."""
+    import sys
+    lib = library_as_robot_imports_it([])
+    monkeypatch.setattr(lib.site, "guest_versions", lambda: {"condor": "23.9"})
+    monkeypatch.setattr(sys.modules[type(lib).__module__], "_var",
+                        lambda name, default=None: suite_status if name == "SUITE_STATUS" else default)
+    path = lib.start_experiment("smoke")
+    lib.finish_experiment()
+    assert runs.Run(path).manifest()["status"] == status

@@ -41,20 +41,47 @@ class FaultLibrary(ExperimentLibrary):
         return [h.name for h in self.tb.topo.with_role("worker")]
 
     # --- 1: worker cut off ---------------------------------------------------------------------
+    def _cut_result(self, r, what):
+        """The job log's reconnect counts added to a cut's result, and one console line."""
+        seconds = [s for e in r["reconnects"].values() for s in e["seconds"]]
+        r["disconnected"] = sum(e["disconnected"] for e in r["reconnects"].values())
+        r["reconnect_seconds"] = seconds
+        logger.console(f"  {what}: {r['worker']} cut off {r['cut']['seconds']:.0f} s (ping loss "
+                       f"{r['cut']['loss_during']:.0f}% during, {r['cut']['loss_after']:.0f}% after); "
+                       f"{r['disconnected']} disconnects in the job log, reconnected after "
+                       f"{', '.join(f'{s:.0f}' for s in seconds) or '-'} s; every job reconnected "
+                       f"{r['reconnected_after_cut']:.0f} s after the cut; {len(r['problems'])} problems, "
+                       f"{len(r['bad_outputs'])} bad outputs, {len(r['transfer_refusals'])} refused uploads in the logs")
+        for line in r["transfer_refusals"]:
+            logger.info(f"refused upload: {line}")
+        return r
+
     @keyword
     def cut_a_worker_off_while_jobs_run(self, jobs, cutoff_s, margin_s):
         """Jobs on the first worker; the worker cut off the site network for cutoff_s (a tc
         drop rule, a guest-side dead-man timer removes it if the suite cannot); jobs finish.
         Returns {cut: {seconds, loss_during, loss_after}, problems, lost, bad_outputs,
-        reconnects, disconnected, reconnect_seconds}."""
-        r = self.suite.worker_cut(int(jobs), int(cutoff_s), int(margin_s))
-        seconds = [s for e in r["reconnects"].values() for s in e["seconds"]]
-        r["disconnected"] = sum(e["disconnected"] for e in r["reconnects"].values())
-        r["reconnect_seconds"] = seconds
-        logger.console(f"  {r['worker']} cut off {r['cut']['seconds']:.0f} s (ping loss {r['cut']['loss_during']:.0f}% "
-                       f"during, {r['cut']['loss_after']:.0f}% after); {r['disconnected']} disconnects, "
-                       f"reconnected after {', '.join(f'{s:.0f}' for s in seconds) or '-'} s; "
-                       f"{len(r['problems'])} problems, {len(r['bad_outputs'])} bad outputs")
+        reconnects, disconnected, reconnect_seconds, reconnected_after_cut,
+        transfer_refusals, known_defect}."""
+        return self._cut_result(self.suite.worker_cut(int(jobs), int(cutoff_s), int(margin_s)), "file transfer")
+
+    @keyword
+    def cut_a_worker_off_while_jobs_without_file_transfer_run(self, jobs, cutoff_s, margin_s):
+        """The same cut, the jobs with should_transfer_files = NO in a directory on the
+        worker (their output is read there). Returns what `Cut A Worker Off While Jobs Run` does."""
+        r = self.suite.worker_cut(int(jobs), int(cutoff_s), int(margin_s), file_transfer=False)
+        return self._cut_result(r, "no file transfer")
+
+    @keyword
+    def restart_the_schedd_while_a_worker_is_cut_off(self, jobs, max_cut_s, margin_s):
+        """The first worker cut off, the schedd restarted in the cut, the cut held until every
+        job has a new shadow (at most max_cut_s). Returns what `Cut A Worker Off While Jobs Run`
+        does with schedd_back (s), shadows_in_cut and not_replaced (jobs without a new shadow)."""
+        r = self._cut_result(self.suite.schedd_restart_in_cut(int(jobs), int(max_cut_s), int(margin_s)),
+                             "schedd restarted in the cut")
+        logger.console(f"  new schedd answering {r['schedd_back']:.0f} s after the restart; new shadows "
+                       f"{'started in' if r['shadows_in_cut'] else 'started only after'} the cut; "
+                       f"jobs without a new shadow: {r['not_replaced'] or 'none'}")
         return r
 
     @keyword

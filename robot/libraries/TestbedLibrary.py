@@ -92,10 +92,11 @@ class TestbedLibrary:
     @keyword
     def finish_experiment(self):
         """Under plain robot, close the manifest (complete|failed) and write the report;
-        `testbed run` does both itself once robot is done."""
+        `testbed run` does both itself once robot is done. As there, a row reported SKIP
+        (not a point of the scale, a known upstream defect) is not a failure."""
         if self.run is None or self.context:
             return
-        suites.close_own_run(self.run, _var("SUITE_STATUS", "PASS") == "PASS", echo=logger.console)
+        suites.close_own_run(self.run, _var("SUITE_STATUS", "PASS") != "FAIL", echo=logger.console)
 
     @keyword
     def record_metric(self, name, value, unit="", **params):

@@ -1,6 +1,8 @@
 """HTCondor faults: SIGKILL of a host's daemons or of one daemon, a collector (CCB server)
 held down and brought back, a clean schedd restart; and the fault suite's job batches,
-whose starts and outputs are the invariants (a job that reconnects does not start again).
+whose starts and outputs are the invariants (a job that reconnects does not start again),
+with file transfer or working in a directory that exists on their worker; and the log
+lines of a refused output upload (HTCondor's transfer-key defect) written during a row.
 
 Every injector has its undo next to it; the suite calls the undo in a teardown.
 """
@@ -11,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from testbed.model.constants import CONDOR_DAEMONS as DAEMONS, CONDOR_LOG_DIR, FAULT_WORKDIR, JOB_LEASE_S, JobStatus  # noqa: F401
+from testbed.model.constants import FAULT_LOCAL_IWD, SUBMIT_USER
 from testbed.model.constants import comm  # noqa: F401 (the fault suite's name for it)
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
@@ -51,6 +54,8 @@ class Batch:
     workdir: str
     seconds: int
     snapshots: dict = field(default_factory=dict)   # label -> {proc: ad}
+    output_host: str = None      # where the jobs' output files are (None: the submit host)
+    reconnected_at: float = None  # monotonic time wait_reconnected first saw every job reconnected
 
 
 def starts(ads):
@@ -75,6 +80,14 @@ def compare_starts(before, after):
         if got > was:
             problems.append(f"job {proc} started again (NumJobStarts {was} -> {got})")
     return problems
+
+
+def shadows_not_replaced(before, after):
+    """The jobs ({proc: ad} snapshots) whose NumShadowStarts did not grow: no new shadow
+    took them over (the schedd counts every shadow it spawns, a reconnecting one too)."""
+    def shadows(ad):
+        return int((ad or {}).get("NumShadowStarts") or 0)
+    return sorted(p for p, ad in before.items() if shadows(after.get(p)) <= shadows(ad))
 
 
 def lost_jobs(problems):
@@ -145,6 +158,57 @@ def disconnected_starters(log_text, running_pids):
     return sorted(pid for pid in running_pids if state.get(pid))
 
 
+# A refused output upload after a reconnect by the same shadow (docs/upstream/
+# htcondor-transfer-key.md): the starter's lines are D_ALWAYS, the shadow's D_FULLDEBUG
+# (there only when SHADOW_DEBUG asks for it).
+STARTER_LOGS, SHADOW_LOGS = f"{CONDOR_LOG_DIR}/StarterLog*", f"{CONDOR_LOG_DIR}/ShadowLog*"
+STARTER_REFUSED = "File transfer failed, forcing disconnect|Failed to receive GoAhead message"
+SHADOW_REFUSED = "transkey is invalid"
+
+
+def log_sizes_script(pattern):
+    """Shell: `size BYTES INODE PATH` for every log file matching `pattern`."""
+    return f'for f in {pattern}; do [ -f "$f" ] && echo "size $(stat -c \'%s %i\' "$f") $f"; done; true\n'
+
+
+def parse_sizes(text):
+    """{path: (bytes, inode)} from log_sizes_script."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and parts[0] == "size" and parts[1].isdigit() and parts[2].isdigit():
+            out[parts[3]] = (int(parts[1]), int(parts[2]))
+    return out
+
+
+def log_since_script(pattern, sizes, regex):
+    """Shell: the lines matching `regex` (grep -E) written to the logs matching `pattern`
+    since they had `sizes` ({path: (bytes, inode)}), each prefixed with its file's name; a
+    file that is new, another file under the old name, or shorter than its mark (rotated) is
+    read whole."""
+    cases = "".join(f"    {shlex.quote(path)}) m={int(size)} i={int(inode)};;\n"
+                    for path, (size, inode) in sorted(sizes.items()))
+    return (f'for f in {pattern}; do\n  [ -f "$f" ] || continue\n  m=0 i=\n  case "$f" in\n{cases}  esac\n'
+            '  set -- $(stat -c \'%s %i\' "$f")\n'
+            '  if [ "$2" != "$i" ] || [ "$1" -lt "$m" ]; then m=0; fi\n'
+            f'  tail -c +$((m + 1)) "$f" | grep -a -E {shlex.quote(regex)} | sed "s|^|${{f##*/}}: |"\n'
+            'done; true\n')
+
+
+def local_root_script():
+    """Shell (root): the tree of the jobs without file transfer, writable by the submit user."""
+    return f"install -d -m 0755 -o {SUBMIT_USER} -g {SUBMIT_USER} {FAULT_LOCAL_IWD}"
+
+
+def local_iwd_script(workdir, script):
+    """Shell (root) on a worker: a job directory at `workdir` with the job's executable.
+    Mode 1777: the starter runs the job as its owner or as nobody, whichever its UID_DOMAIN
+    check decides, and either must be able to write the job's output there."""
+    d, exe = shlex.quote(workdir), shlex.quote(f"{workdir}/faultjob.sh")
+    return (f"{local_root_script()} && rm -rf {d} && install -d -m 1777 -o {SUBMIT_USER} -g {SUBMIT_USER} {d} "
+            f"&& printf %s {shlex.quote(script)} > {exe} && chmod 0755 {exe} && chown {SUBMIT_USER}: {exe}")
+
+
 class CondorFaults:
     """Faults of the HTCondor pool and the fault suite's job batches."""
 
@@ -199,19 +263,25 @@ class CondorFaults:
         self.daemons(self.pool.submit_host).restart_daemon("schedd")
         return old
 
+    def schedd_answering(self, old_pid=None, seen=None):
+        """Whether a new schedd (not `old_pid`) runs and answers condor_q now (`seen["pid"]`:
+        the schedd's pid found)."""
+        seen = {} if seen is None else seen
+        seen["pid"] = now = self.pid(self.pool.submit_host, "schedd")
+        if now is None or now == old_pid:
+            return False
+        try:
+            self.pool.queued()
+            return True
+        except RemoteError:
+            return False
+
     def wait_schedd(self, old_pid=None, timeout=300, poll=2):
         """Seconds until a new schedd (not `old_pid`) runs and answers condor_q."""
         seen = {"pid": None}
 
         def answering():
-            seen["pid"] = now = self.pid(self.pool.submit_host, "schedd")
-            if now is None or now == old_pid:
-                return False
-            try:
-                self.pool.queued()
-                return True
-            except RemoteError:
-                return False
+            return self.schedd_answering(old_pid, seen)
 
         return float(wait_for("a new schedd answering condor_q", answering, timeout, poll,
                               host=self.pool.submit_host,
@@ -224,12 +294,37 @@ class CondorFaults:
         worker) and print expected_output(proc); the lease is JOB_LEASE_S, set explicitly
         (a fault shorter than it must not restart a job)."""
         workdir = f"{FAULT_WORKDIR}/{tag}-{time.time_ns()}"
-        args = f"{int(seconds)} $(Process)" + (f" {release}" if release else "")
-        desc = submit_description("faultjob.sh", args, count=int(count),
-                                  requirements=requirements,
-                                  extra={"job_lease_duration": JOB_LEASE_S})
+        desc = self._description(count, seconds, requirements, release, file_transfer=True)
         cluster = self.pool.submit(desc, workdir, files={"faultjob.sh": (JOB_SCRIPT, "0755")})
         return Batch(cluster, int(count), workdir, int(seconds))
+
+    def submit_local_batch(self, tag, count, seconds, worker, release=None):
+        """The same jobs without file transfer (should_transfer_files = NO), on `worker`:
+        their directory, FAULT_LOCAL_IWD/<tag>-<ns>, is made on the submit host (submit file,
+        job log) and on the worker (the executable, the jobs' output, which `outputs` reads
+        there), and they match only where that directory is (the worker's FileSystemDomain,
+        which also keeps condor_submit from adding a clause of its own)."""
+        workdir = f"{FAULT_LOCAL_IWD}/{tag}-{time.time_ns()}"
+        domain = self.filesystem_domain(worker)
+        self.ssh.run(self.pool.submit_host, local_root_script(), timeout=60)
+        self.ssh.run(worker, local_iwd_script(workdir, JOB_SCRIPT), timeout=60)
+        desc = self._description(count, seconds, f'(TARGET.FileSystemDomain == "{domain}")', release,
+                                 file_transfer=False)
+        cluster = self.pool.submit(desc, workdir, files={"faultjob.sh": (JOB_SCRIPT, "0755")})
+        return Batch(cluster, int(count), workdir, int(seconds), output_host=worker)
+
+    @staticmethod
+    def _description(count, seconds, requirements, release, file_transfer):
+        args = f"{int(seconds)} $(Process)" + (f" {release}" if release else "")
+        return submit_description("faultjob.sh", args, count=int(count), requirements=requirements,
+                                  extra={"job_lease_duration": JOB_LEASE_S}, file_transfer=file_transfer)
+
+    def filesystem_domain(self, host):
+        """The FILESYSTEM_DOMAIN of a host's HTCondor (RemoteError when it has none)."""
+        out = self.ssh.run(host, "condor_config_val FILESYSTEM_DOMAIN", check=False, timeout=60).stdout.strip()
+        if not out or " " in out:
+            raise RemoteError(f"{host}: no FILESYSTEM_DOMAIN from condor_config_val ({out[:80] or 'no output'})")
+        return out
 
     def snapshot(self, batch, label):
         """The batch's jobs now ({proc: ad}), kept under `label`."""
@@ -269,18 +364,22 @@ class CondorFaults:
         return self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
                             check=False).stdout
 
-    def wait_reconnected(self, batch, settle=30, timeout=900, poll=5, worker=None):
-        """After a fault: wait until every disconnect in the job log has its reconnect, no
+    def wait_reconnected(self, batch, settle=30, timeout=900, poll=5, worker=None, every_job=False):
+        """After a fault: wait until every disconnect in the job log has its reconnect (with
+        `every_job`, also every job has a reconnect: a new shadow logs no disconnect), no
         starter on `worker` (if given) is still waiting for its shadow, and nothing changed
-        for `settle` s; the reconnect counts (see `reconnects`). The starter's side matters:
-        a shadow notices a silent starter only minutes later, so an empty job log does not
-        mean the pair is connected."""
-        last = {"seen": None, "since": None, "pending": {}, "lost": []}
+        for `settle` s; the reconnect counts (see `reconnects`), and `batch.reconnected_at`
+        is when that state was first seen. The starter's side matters: a shadow notices a
+        silent starter only minutes later, so an empty job log does not mean the pair is
+        connected."""
+        last = {"seen": None, "since": None, "pending": [], "lost": []}
 
         def reconnected_and_quiet():
             events = reconnects(self.job_log(batch))
-            pending = last["pending"] = {p: e for p, e in events.items()
-                                         if e["disconnected"] > e["reconnected"] + e["failed"]}
+            pending = [p for p, e in events.items() if e["disconnected"] > e["reconnected"] + e["failed"]]
+            if every_job:
+                pending += [p for p in range(batch.count) if not events.get(p, {}).get("reconnected")]
+            last["pending"] = sorted(set(pending))
             lost = last["lost"] = self.disconnected_starters(worker) if worker else []
             if (events, lost) != last["seen"]:   # a change starts the quiet time again
                 last["seen"], last["since"] = (events, lost), time.monotonic()
@@ -288,9 +387,10 @@ class CondorFaults:
 
         wait_for(f"every job of cluster {batch.cluster} reconnected and quiet for {settle} s",
                  reconnected_and_quiet, timeout, poll, host=self.pool.submit_host,
-                 message=lambda: f"cluster {batch.cluster}: jobs {sorted(last['pending'])} not reconnected "
+                 message=lambda: f"cluster {batch.cluster}: jobs {last['pending']} not reconnected "
                                  f"{timeout} s after the fault; starters on {worker} still waiting for "
                                  f"their shadow: {last['lost']}")
+        batch.reconnected_at = last["since"]
         return last["seen"][0]
 
     def disconnected_starters(self, worker):
@@ -319,13 +419,35 @@ class CondorFaults:
                 "reconnects": reconnects(log), "seconds": time.monotonic() - start}
 
     def outputs(self, batch):
-        """{proc: text of out.<proc>} as they came back to the submit host."""
+        """{proc: text of out.<proc>} as they came back to the submit host (or, for jobs
+        without file transfer, as they are on their worker)."""
         cmd = (f"cd {shlex.quote(batch.workdir)} && for f in out.*; do [ -f \"$f\" ] && "
                f"printf '%s\\t%s\\n' \"${{f#out.}}\" \"$(head -c 400 \"$f\" | tr '\\n' ' ')\"; done")
-        out = self.ssh.run(self.pool.submit_host, cmd, check=False).stdout
+        out = self.ssh.run(batch.output_host or self.pool.submit_host, cmd, check=False).stdout
         texts = {}
         for line in out.splitlines():
             proc, _sep, text = line.partition("\t")
             if proc.isdigit():
                 texts[int(proc)] = text
         return texts
+
+    # --- a refused output upload -----------------------------------------------------------
+    def _refusal_logs(self, worker):
+        return ((worker, STARTER_LOGS, STARTER_REFUSED), (self.pool.submit_host, SHADOW_LOGS, SHADOW_REFUSED))
+
+    def mark_logs(self, worker):
+        """Where the worker's StarterLogs and the submit host's ShadowLogs end now:
+        {host: {path: (bytes, inode)}}, for transfer_refusals."""
+        return {host: parse_sizes(self.ssh.run(host, log_sizes_script(pattern), check=False, timeout=60).stdout)
+                for host, pattern, _regex in self._refusal_logs(worker)}
+
+    def transfer_refusals(self, worker, marks, limit=8):
+        """The lines of a refused output upload written since `marks` ("HOST FILE: line"; the
+        first `limit`, then how many more): the starter's "File transfer failed, forcing
+        disconnect" and, with SHADOW_DEBUG at D_FULLDEBUG, the shadow's "transkey is invalid"."""
+        lines = []
+        for host, pattern, regex in self._refusal_logs(worker):
+            out = self.ssh.run(host, log_since_script(pattern, marks.get(host, {}), regex), check=False,
+                               timeout=120).stdout
+            lines += [f"{host} {line.strip()}" for line in out.splitlines() if line.strip()]
+        return lines[:limit] + ([f"... {len(lines) - limit} more"] if len(lines) > limit else [])

@@ -122,7 +122,8 @@ class NetworkFaults:
 
     def cut_for(self, host, seconds, probe_from, during=None, poll=10):
         """The whole bounded fault: cut, check the cut holds (no ping from `probe_from`),
-        call `during()` every `poll` s, heal when `seconds` are up - also on any error.
+        call `during()` every `poll` s, heal when `seconds` are up (or as soon as `during()`
+        returns False) - also on any error.
         Returns {seconds (cut to heal), loss_during (%), loss_after (%)}."""
         started = time.monotonic()
         self.cut(host, seconds)
@@ -132,8 +133,8 @@ class NetworkFaults:
 
             def tick(t):  # `during` every `poll` s; ticks of 1 s keep the cut within 1 s of `seconds`
                 if during and t >= next_call[0]:
-                    during()
                     next_call[0] = t + poll
+                    return during()
             repeat_for(seconds - (time.monotonic() - started), tick, interval=min(1.0, poll))
         finally:
             self.heal(host)

@@ -52,6 +52,15 @@ JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set
 FAULT_WORKDIR = f"{SUBMIT_HOME}/faults"
 FAULT_UNIT_PREFIX = "tb-fault"      # systemd-run units: tb-fault-<name>.timer/.service
 DEADMAN_MARGIN_S = 30               # a guest-side timer undoes a fault this long after its end
+# Jobs without file transfer (should_transfer_files = NO) work in a directory that exists
+# under the same path on the submit host (submit file, job log) and on their worker (the
+# executable, the job's stdout): a tree of its own, outside the submit user's home
+FAULT_LOCAL_IWD = "/srv/tb-faults"
+# A cut around a schedd restart ends this long after every job's new shadow started, so
+# the new shadows' first attempts to reach their starters fall inside the cut
+RESTART_CUT_HOLD_S = 10
+# The report on HTCondor's transfer-key defect (a same-shadow reconnect loses the output upload)
+TRANSFER_KEY_DEFECT_DOC = "docs/upstream/htcondor-transfer-key.md"
 DATA_DISK_BY_ID = "/dev/disk/by-id/virtio-tb-data-"   # + member index (serials set by the Vagrantfile)
 MD_MAX_DEGRADED = {6: 2, 5: 1, 1: 1, 10: 1, 0: 0}   # members an md level can lose and still run
 

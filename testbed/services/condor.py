@@ -8,11 +8,14 @@ from testbed.services.gateway import Daemons, Schedd, describe_jobs  # noqa: F40
 
 
 def submit_description(executable, arguments="", count=1, requirements=None, output_mb=0,
-                       extra=None):
-    """A vanilla-universe submit description (text) for `count` jobs."""
-    lines = [f"executable = {executable}", f"arguments = {arguments}",
-             "universe = vanilla", "should_transfer_files = YES",
-             "when_to_transfer_output = ON_EXIT", "log = job.log", "output = out.$(Process)",
+                       extra=None, file_transfer=True):
+    """A vanilla-universe submit description (text) for `count` jobs. Without
+    `file_transfer` the job runs in its submit directory as the worker sees it
+    (should_transfer_files = NO): that directory must exist there too."""
+    transfer = (["should_transfer_files = YES", "when_to_transfer_output = ON_EXIT"] if file_transfer
+                else ["should_transfer_files = NO"])
+    lines = [f"executable = {executable}", f"arguments = {arguments}", "universe = vanilla", *transfer,
+             "log = job.log", "output = out.$(Process)",
              "error = err.$(Process)", "request_memory = 32", "request_disk = 1024"]
     if requirements:
         lines.append(f"requirements = {requirements}")
