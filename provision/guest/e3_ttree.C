@@ -56,8 +56,8 @@ LoopResult loop(TTree *tree, const std::vector<std::string> &names, Long64_t sto
 // Writes `path`: a TTree "events" of `nbranches` 4-byte branches (every fifth an Int_t
 // count, the others Float_t momenta rounded to 0.01 so baskets compress as real ones do),
 // baskets of `basketEvents` values (buffer 4 * basketEvents bytes), ZLIB at `level`, and
-// clusters of `clusterEvents` entries made by FlushBaskets (no AutoFlush, so ROOT does not
-// resize the baskets after the first cluster). Returns "" or what went wrong.
+// clusters of `clusterEvents` entries made by FlushBaskets (not by AutoFlush, after whose
+// first cluster ROOT resizes the baskets). Returns "" or what went wrong.
 std::string write(const char *path, int nbranches, Long64_t nevents, int basketEvents, Long64_t clusterEvents,
                   int seed, int level)
 {
@@ -65,7 +65,9 @@ std::string write(const char *path, int nbranches, Long64_t nevents, int basketE
    if (f.IsZombie())
       return std::string("cannot create ") + path;
    TTree tree("events", "E3 analysis events");
-   tree.SetAutoFlush(0);
+   // One cluster: AutoFlush at the last entry (with none, readers estimate cluster
+   // boundaries from their cache size). Several: FlushBaskets marks each boundary.
+   tree.SetAutoFlush(clusterEvents >= nevents ? nevents : 0);
    tree.SetAutoSave(0);
    std::vector<Float_t> fv(nbranches);
    std::vector<Int_t> iv(nbranches);

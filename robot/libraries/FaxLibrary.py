@@ -96,17 +96,20 @@ class FaxLibrary(ExperimentLibrary):
         return self._row(exp, compute, storage, cache, reader, int(learn_entries), r)
 
     @keyword
-    def read_learning_point(self, learn_entries, where, cache_mb=10):
-        """The learning rows: site a reading its own file (`local`) or the file of the site
-        farthest from it (`remote`), ROOT, `learn_entries` entries of learning."""
-        exp = self.exp
-        compute = exp.sites[0]
-        storage = compute if where == "local" else max(exp.sites, key=lambda y: exp.matrix[compute][y])
+    def read_learning_point(self, learn_entries, where, cache_mb):
+        """The learning rows: ROOT with `learn_entries` entries of learning at the cell with
+        the largest RTT (`remote`) or at its compute site's own file (`local`)."""
+        remote, local = e3_site.far_cell(self.exp.matrix)
+        compute, storage = remote if where == "remote" else local
         return self.read_cell(compute, storage, cache_mb, "root", learn_entries)
 
     def _row(self, exp, compute, storage, cache, reader, learn_entries, r):
-        return {"compute": compute, "storage": storage, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
-                "cache_mb": cache, "reader": reader, "learn_entries": learn_entries if reader == "root" else None,
+        """What the suite records for one job; `at` holds the parameters of its records."""
+        at = {"storage": storage, "compute": compute, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
+              "cache_mb": cache, "reader": reader}
+        if reader == "root":
+            at["learn_entries"] = learn_entries
+        return {**at, "at": at, "learn_entries": at.get("learn_entries"),
                 "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"], "mb_per_s": r["mb_per_s"],
                 "startup_s": r["startup_s"], "read_calls": r.get("read_calls"), "cache_fills": r.get("cache_fills"),
                 "bytes_read_mb": (r["bytes_read"] / 1e6) if r.get("bytes_read") is not None else None,

@@ -26,17 +26,18 @@ Documentation     E3 - FAX: reading ROOT files over the WAN through an XRootD fe
 ...               data and, for ROOT, read calls, bytes read and cache fills. Every job's event
 ...               count and checksum of the values read are checked; both readers compute the
 ...               same checksum. The learning rows read with a learning phase of 1 entry and
-...               of none (the job registers its branches), at site A's own file and at the
-...               farthest one. Also: the concurrency scan in one off-diagonal cell, the
-...               connectivity test (one job per file, every 10th event, 30 MB cache) and one
-...               job reading from the worker's disk and one from memory, by the run's first
-...               reader.
+...               of none (the job registers its branches), 10 and 30 MB, in the cell with
+...               the largest RTT and in its compute site's own. Also, by the run's first
+...               reader: the concurrency scan in one off-diagonal cell, the connectivity test
+...               (one job per file, every 10th event, 30 MB cache) and one job reading from
+...               the worker's disk and one from memory.
 ...
 ...               Files that need the cache (quick): 96 of 192 branches x 200000 events of
 ...               4-byte values at ~2.2 B each after ZLIB: the selection is ~42 MB of an ~85
 ...               MB file, above the larger cache, in one cluster of baskets of 7981 events.
-...               ROOT 6.40 fills its TTreeCache with up to twice its size at once: 30 MB reads
-...               the selection in one fill, 10 MB in about three.
+...               ROOT 6.40 fills its TTreeCache with up to twice its size at once: over
+...               root:// 30 MB read the selection in 2 requests (the learning fill and one),
+...               10 MB in 10 (3 fills, 7 baskets it missed).
 ...
 ...               Scales (testbed/experiments/e3_fax.py): ci 2x2 cells, 10 MB, uproot's matrix
 ...               and ROOT's row A (one local, one remote cell), jobs 1 and 4; quick 3x3, both
@@ -411,33 +412,60 @@ diagonal-vs-rtt-30mb-uproot
     [Template]    Diagonal Versus RTT
     30    uproot
 
-learning-short-local
-    [Documentation]    ROOT, 10 MB TTreeCache, learning phase of 1 entry,
-    ...    site a reading its own file; its default-learning twin is the matrix cell.
-    [Tags]    learning    learn:1    local
+learning-short-local-10mb
+    [Documentation]    X Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    local    cache:10
     [Template]    Learning Point
-    1    local
+    1    local    10
 
-learning-short-remote
-    [Documentation]    ROOT, 10 MB TTreeCache, learning phase of 1 entry,
-    ...    site a reading the farthest site; its default-learning twin is the matrix cell.
-    [Tags]    learning    learn:1    remote
+learning-short-remote-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase 1 entry; the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    remote    cache:10
     [Template]    Learning Point
-    1    remote
+    1    remote    10
 
-learning-off-local
-    [Documentation]    ROOT, 10 MB TTreeCache, learning phase of 0 entries (none: the job registers its branches),
-    ...    site a reading its own file; its default-learning twin is the matrix cell.
-    [Tags]    learning    learn:0    local
+learning-off-local-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    local    cache:10
     [Template]    Learning Point
-    0    local
+    0    local    10
 
-learning-off-remote
-    [Documentation]    ROOT, 10 MB TTreeCache, learning phase of 0 entries (none: the job registers its branches),
-    ...    site a reading the farthest site; its default-learning twin is the matrix cell.
-    [Tags]    learning    learn:0    remote
+learning-off-remote-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    remote    cache:10
     [Template]    Learning Point
-    0    remote
+    0    remote    10
+
+learning-short-local-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    local    cache:30
+    [Template]    Learning Point
+    1    local    30
+
+learning-short-remote-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    remote    cache:30
+    [Template]    Learning Point
+    1    remote    30
+
+learning-off-local-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    local    cache:30
+    [Template]    Learning Point
+    0    local    30
+
+learning-off-remote-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    remote    cache:30
+    [Template]    Learning Point
+    0    remote    30
 
 concurrency-1
     [Tags]    concurrency    jobs:1
@@ -498,24 +526,38 @@ baselines-disk-and-memory
 
 e3-diagonal-beats-off-diagonal
     [Documentation]    seed 002, the site x site matrix: "off-diagonal (remote) reads are slower than reads at the storage's own site"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=40}, paper < 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=40}, paper < 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-diagonal-beats-off-diagonal
 
 e3-penalty-grows-with-rtt
     [Documentation]    seed 002, RTT penalty vs RTT: "the RTT penalty grows with the round-trip time"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=5}, paper < 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=80} / e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=5}, paper < 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-penalty-grows-with-rtt
 
 e3-larger-cache-lowers-penalty
     [Documentation]    seed 002, 10 MB vs 30 MB TTreeCache: "suboptimal TTC size and learning phase result in larger than optimal RTT penalty"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=30,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=80}, paper > 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=30,reader=root,rtt_ms=80} / e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=80}, paper > 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-larger-cache-lowers-penalty
+
+e3-larger-cache-fewer-round-trips
+    [Documentation]    seed 002, 10 MB vs 30 MB TTreeCache (the mechanism: synchronous requests per job): "suboptimal TTC size ... result in larger than optimal RTT penalty"
+    ...    Judged over every trial of the run (e3.read_calls{cache_mb=30,learn_entries=100,reader=root,rtt_ms=80} / e3.read_calls{cache_mb=10,learn_entries=100,reader=root,rtt_ms=80}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-larger-cache-fewer-round-trips
+
+e3-learning-costs-round-trips
+    [Documentation]    seed 002, default learning phase (100 events) vs none: "suboptimal ... learning phase result in larger than optimal RTT penalty"
+    ...    Judged over every trial of the run (e3.read_calls{cache_mb=30,learn_entries=0,reader=root,rtt_ms=80} / e3.read_calls{cache_mb=30,learn_entries=100,reader=root,rtt_ms=80}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-learning-costs-round-trips
 
 e3-rate-flat-with-concurrency
     [Documentation]    seed 002, concurrency test (spread 1.26): "the per-job event rate stays flat as concurrent jobs are added, up to the server's limit"
@@ -554,17 +596,15 @@ Matrix Cell
     Should Be True    $r['events_per_s'] > 0    no events read in cell ${compute}<-${storage}
 
 Learning Point
-    [Arguments]    ${learn}    ${where}
-    Skip Unless In This Run    ${PARAMS}    learn_entries=${learn}    readers=root    cache_mbs=10
-    ${r}=    Read Learning Point    ${learn}    ${where}
+    [Arguments]    ${learn}    ${where}    ${cache}
+    Skip Unless In This Run    ${PARAMS}    learn_entries=${learn}    readers=root    cache_mbs=${cache}
+    ${r}=    Read Learning Point    ${learn}    ${where}    ${cache}
     Record The Cell    ${r}
 
 Record The Cell
     [Documentation]    Every number of one job, with its cell, reader, cache size and learning phase.
     [Arguments]    ${r}
-    &{at}=    Create Dictionary    storage=${r}[storage]    compute=${r}[compute]    rtt_ms=${r}[rtt_ms]
-    ...    cache_mb=${r}[cache_mb]    reader=${r}[reader]
-    IF    $r['learn_entries'] is not None    Set To Dictionary    ${at}    learn_entries=${r}[learn_entries]
+    ${at}=    Set Variable    ${r}[at]
     Record Metric    e3.events_per_s    ${r}[events_per_s]    ev/s    &{at}
     Record Metric    e3.cpu_eff    ${r}[cpu_eff]    ratio    &{at}
     Record Metric    e3.mb_per_s    ${r}[mb_per_s]    MB/s    &{at}

@@ -72,10 +72,11 @@ EXPERIMENT = Experiment(
         # quick: files that need the cache. 96 of 192 branches x 200000 events, 4-byte values
         # at ~2.2 B each after ZLIB-4 (measured): the selection is ~42 MB of a ~85 MB file,
         # above the 30 MB cache; one cluster, baskets of 8000-value buffers (7981 events,
-        # ~17.5 KB zipped), so a fill is bounded by the cache, not the cluster. ROOT 6.40's
-        # TTreeCache takes up to twice its size per fill: 30 MB reads the selection in one
-        # fill, 10 MB in about three plus the reads that miss it. Half the bytes selected
-        # (the paper: 13%) keeps the files writable under TCG.
+        # ~19.5 KB zipped), so a fill is bounded by the cache, not the cluster. ROOT 6.40's
+        # TTreeCache takes up to twice its size per fill: over root:// (XRootD 5 on the
+        # loopback) 30 MB read the selection in 2 requests (the learning fill, then the
+        # rest), 10 MB in 10 (3 fills, 7 baskets it missed). Half the bytes selected (the
+        # paper: 13%) keeps the files writable under TCG (ROOT wrote one in 9 s natively).
         "quick": {"sites": 3, "rtts": [5, 40, 80], "readers": ["root", "uproot"], "extra_reader_rows": 0,
                   "cache_mbs": [10, 30], "learn_entries": [100, 1, 0], "concurrency": [1, 2, 4, 8],
                   "concurrency_rtt": 5.0, "files_per_site": 1, "events": 200000, "branches": 192,

@@ -52,6 +52,13 @@ def concurrency_cell(matrix, rtt):
                      f"{sorted({r for _, _, r in cells(matrix) if r})})")
 
 
+def far_cell(matrix):
+    """The first (compute, storage) cell with the largest RTT, and that compute site's own
+    (diagonal) cell: where the learning rows read remotely and locally."""
+    x, y, _ = max(cells(matrix), key=lambda cell: cell[2])
+    return (x, y), (x, x)
+
+
 def server_port(sites, site):
     return c.E3_SERVER_PORT_BASE + sites.index(site)
 
