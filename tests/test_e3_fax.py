@@ -236,6 +236,13 @@ def test_concurrency_misfit_names_jobs_memory_and_host():
     assert fax.concurrency_misfit(1, 100.0, 99, "w") is not None
 
 
+def test_root_jobs_share_their_libraries_so_further_jobs_count_their_private_memory():
+    assert fax.concurrency_misfit(2, 460, 700, "worker1", private_mb=150) is None
+    msg = fax.concurrency_misfit(4, 460, 700, "worker1", private_mb=150)
+    assert "460 MB (a job's peak RSS) + 3 x 150 MB (each further job's private memory) = 910 MB > 700 MB" in msg
+    assert fax.jobs_that_fit(460, 700, 150) == 2 and fax.jobs_that_fit(460, 300, 150) == 1
+
+
 def test_jobs_that_fit_at_least_one():
     assert fax.jobs_that_fit(80, 330) == 4
     assert fax.jobs_that_fit(80, 10) == 1

@@ -64,6 +64,11 @@ def test_both_readers_sum_the_same_way_so_their_digests_compare():
     assert len(job.digest([2 ** 64 - 1])) == 16
 
 
+def test_private_memory_from_smaps_rollup():
+    assert job.private_mb("Rss:  463516 kB\nAnonymous:  113528 kB\n") == 110.9
+    assert job.private_mb("Rss: 1 kB\n") is None
+
+
 def test_process_age_from_proc_text():
     stat = "1234 (python3 (e3) x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 500 20 21"
     assert job.process_age_s(stat, "10.00 3.0", 100) == pytest.approx(5.0)

@@ -55,6 +55,19 @@ def process_age_s(stat_text=None, uptime_text=None, ticks=None):
         return 0.0
 
 
+def private_mb(text=None):
+    """The process's anonymous (private, not file-backed) memory in MB from
+    /proc/self/smaps_rollup; ROOT's libraries are file pages that concurrent jobs share."""
+    try:
+        if text is None:
+            with open("/proc/self/smaps_rollup") as fh:
+                text = fh.read()
+        kb = next(int(line.split()[1]) for line in text.splitlines() if line.startswith("Anonymous:"))
+        return round(kb / 1024, 1)
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
 def digest(sums):
     """The checksum of a read: sha256 of the per-branch sums of the values' 32-bit
     patterns (what both readers compute), 16 hex digits."""
@@ -85,7 +98,8 @@ def report(args, raw, clock):
         if raw.get("all_zip_bytes") and raw.get("stop") else 0.0,
         "digest": digest(raw["sums"]), "root_version": raw.get("root_version"),
         "host": os.uname().nodename, "uid": os.getuid(),
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "private_mb": private_mb()}
 
 
 def failure(args, kind, message):

@@ -75,6 +75,9 @@ def configure_cache(ROOT, tree, names, cache_mb, learn_entries):
 
 
 def read(args, clock):
+    # XRootD's client reads its settings from the environment when ROOT first loads it;
+    # --timeout bounds each request as it does uproot's
+    os.environ.setdefault("XRD_REQUESTTIMEOUT", str(int(args.timeout)))
     t0 = time.monotonic()
     ROOT = import_root()
     clock["import_s"] = time.monotonic() - t0

@@ -29,10 +29,12 @@ class FaxLibrary(ExperimentLibrary):
     def exp(self):
         return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.params())
 
-    def _job_rss_mb(self, reader):
-        """A job's peak RSS: the largest a job of this reader reported in this run, else a guess."""
-        return max(self.tb.recorded_values("e3.job_max_rss_mb", reader=reader)
-                   or [c.E3_JOB_RSS_MB_GUESS[reader]])
+    def _job_memory_mb(self, reader):
+        """(peak RSS, private memory) of a job of `reader`: the largest this run's jobs of
+        that reader reported, else the guesses."""
+        rss = self.tb.recorded_values("e3.job_max_rss_mb", reader=reader) or [c.E3_JOB_RSS_MB_GUESS[reader]]
+        private = self.tb.recorded_values("e3.job_private_mb", reader=reader) or [c.E3_JOB_PRIVATE_MB_GUESS[reader]]
+        return max(rss), max(private)
 
     def _files(self):
         return e3_site.file_names(self.exp.p["files_per_site"])
@@ -123,8 +125,8 @@ class FaxLibrary(ExperimentLibrary):
         worker has available."""
         exp = self.exp
         reader = fax.main_reader(exp.p)
-        misfit = fax.concurrency_misfit(jobs, self._job_rss_mb(reader), exp.worker_memory_available_mb(),
-                                        exp.worker.name)
+        rss, private = self._job_memory_mb(reader)
+        misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name, private)
         if misfit:
             raise SkipExecution(misfit)
         x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
@@ -143,7 +145,8 @@ class FaxLibrary(ExperimentLibrary):
         reader, every = fax.main_reader(exp.p), int(exp.p["connectivity_every"])
         urls = [exp.redirector_url(y, f) for y in exp.sites for f in self._files()]
         # one job per file, as many at a time as the worker's memory holds (not a load test)
-        batch = fax.jobs_that_fit(self._job_rss_mb(reader), exp.worker_memory_available_mb())
+        rss, private = self._job_memory_mb(reader)
+        batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb(), private)
         reports = []
         for i in range(0, len(urls), batch):
             reports += exp.run_jobs(compute, urls[i:i + batch], 30, label="conn", reader=reader, every=every)
@@ -175,6 +178,9 @@ class FaxLibrary(ExperimentLibrary):
         for r in reports:
             if r.get("max_rss_mb"):
                 self.tb.record_metric("e3.job_max_rss_mb", r["max_rss_mb"], "MB", label=r["label"],
+                                      reader=r.get("reader", "uproot"))
+            if r.get("private_mb"):
+                self.tb.record_metric("e3.job_private_mb", r["private_mb"], "MB", label=r["label"],
                                       reader=r.get("reader", "uproot"))
 
     @keyword

@@ -93,7 +93,7 @@ EXPERIMENT = Experiment(
              "e3.cache_fills", "e3.startup_s", "e3.rtt_measured", "e3.off_over_diag",
              "e3.concurrency_events_per_s", "e3.concurrency_spread", "e3.connectivity_mb_per_s",
              "e3.baseline_events_per_s", "e3.baseline_mb_per_s", "e3.baseline_cpu_eff",
-             "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb"),
+             "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb", "e3.job_private_mb"),
     x_params=("rtt_ms", "jobs", "cache_mb", "learn_entries"),
     paper="results/paper/e3.yaml",
     figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
@@ -231,21 +231,29 @@ def digest_disagreements(reports, seen):
     return bad
 
 
-def concurrency_misfit(jobs, rss_mb, available_mb, host):
-    """Why `jobs` concurrent analysis jobs of `rss_mb` each do not fit in `available_mb` of
-    `host`'s memory (None when they fit). Past that the scan would measure the guest's
-    swapping, not a link or a server: quick's 8 jobs on a 512 MB worker thrashed for 900 s."""
-    need = int(jobs) * float(rss_mb)
+def concurrency_misfit(jobs, rss_mb, available_mb, host, private_mb=None):
+    """Why `jobs` concurrent analysis jobs do not fit in `available_mb` of `host`'s memory
+    (None when they fit): the first job's peak RSS, and each further one's private memory
+    (`private_mb`; ROOT's libraries and dictionaries are file pages the jobs share; None:
+    the whole RSS). Past that the scan would measure the guest's swapping, not a link or a
+    server: quick's 8 uproot jobs on a 512 MB worker thrashed for 900 s."""
+    rss = float(rss_mb)
+    each = rss if private_mb is None else min(rss, float(private_mb))
+    need = rss + (int(jobs) - 1) * each
     if need <= available_mb:
         return None
-    return (f"{jobs} jobs x {float(rss_mb):.0f} MB (an analysis job's peak RSS) = {need:.0f} MB > "
-            f"{available_mb} MB available on {host}: the scan stops at the worker's memory; "
-            f"a worker with more memory_mb in the topology runs this point")
+    how = (f"{jobs} jobs x {rss:.0f} MB (an analysis job's peak RSS)" if each == rss else
+           f"{rss:.0f} MB (a job's peak RSS) + {int(jobs) - 1} x {each:.0f} MB (each further job's private memory)")
+    return (f"{how} = {need:.0f} MB > {available_mb} MB available on {host}: the scan stops at the worker's "
+            f"memory; a worker with more memory_mb in the topology runs this point")
 
 
-def jobs_that_fit(rss_mb, available_mb):
-    """How many analysis jobs of `rss_mb` peak RSS run at once in `available_mb` (at least 1)."""
-    return max(1, int(available_mb // max(1.0, float(rss_mb))))
+def jobs_that_fit(rss_mb, available_mb, private_mb=None):
+    """How many analysis jobs run at once in `available_mb` (at least 1): the first with its
+    peak RSS, each further one with its private memory (None: its RSS)."""
+    rss = max(1.0, float(rss_mb))
+    each = rss if private_mb is None else max(1.0, min(rss, float(private_mb)))
+    return max(1, 1 + int((available_mb - rss) // each)) if available_mb >= rss else 1
 
 
 # --- figures -------------------------------------------------------------------------------
@@ -427,7 +435,7 @@ class FaxExperiment:
         url = self.redirector_url(site, filename)
         disk, shm = f"{c.E3_LOCAL_DIR}/{filename}", f"{c.E3_SHM_DIR}/{filename}"
         self.ssh.run(self.worker.name, f"set -e; install -d -m 0755 {c.E3_LOCAL_DIR} {c.E3_SHM_DIR}; "
-                     f"mountpoint -q {c.E3_SHM_DIR} || mount -t tmpfs -o size=64m,mode=0755 tmpfs {c.E3_SHM_DIR}; "
+                     f"mountpoint -q {c.E3_SHM_DIR} || mount -t tmpfs -o size=50%,mode=0755 tmpfs {c.E3_SHM_DIR}; "
                      f"xrdcp -f -s {url} {disk}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
                      f"echo 1 > /proc/sys/vm/drop_caches", timeout=300)
         return disk, shm
