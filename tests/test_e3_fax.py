@@ -8,6 +8,7 @@ from testbed.experiments import e3_fax as fax
 from testbed.experiments import e3_site
 from testbed.experiments import registry
 from testbed.model import constants as c
+from testbed.model.errors import ConfigError
 
 NET = ipaddress.ip_network("10.160.0.0/24")
 SITES = ["a", "b", "c"]
@@ -94,8 +95,63 @@ def test_users_and_condor_conf():
 def test_job_description_reads_through_the_redirector():
     p = registry.get("e3").parameters("ci")
     d = fax.job_description(["root://dtn:1110//e3/b/data000.root"], p, 10, "worker1.small.testbed")
-    assert "transfer_executable = False" in d and c.E3_PYTHON in d
-    assert "--branches 40 --fraction 1 --cache-mb 10" in d and d.count("queue 1") == 1
+    assert "transfer_executable = False" in d and c.E3_PYTHON in d and c.E3_TOOL in d
+    assert "--reader uproot --branches 40 --fraction 1 --every 1 --cache-mb 10 --label job" in d
+    assert "--learn-entries" not in d and d.count("queue 1") == 1
+    r = fax.job_description(["u1", "u2"], p, "30", "w", label="conn", reader="root", every=10, learn_entries=0)
+    assert r.count("queue 1") == 2 and "--reader root" in r and "--every 10 --cache-mb 30" in r
+    assert "--learn-entries 0" in r
+
+
+@pytest.mark.parametrize("value", ["ten", "", "-10", "0", "nan"])
+def test_a_cache_size_that_does_not_parse_names_the_row(value):
+    with pytest.raises(ConfigError) as exc:
+        fax.cache_mb_of(value, "robot/suites/e3_fax_wan_reads.robot, row a<-b")
+    msg = str(exc.value)
+    assert msg.startswith("robot/suites/e3_fax_wan_reads.robot, row a<-b: cache_mb: ") and "\n" not in msg
+    assert fax.cache_mb_of("30", "x") == 30.0 and fax.cache_mb_of("10MB", "x") == 10.0
+
+
+def test_an_unknown_reader_is_refused_with_the_row():
+    with pytest.raises(ConfigError, match="row a: reader: 'roo' is not a reader \\(root, uproot\\)"):
+        fax.reader_of("roo", "row a")
+
+
+def test_readers_after_the_first_read_only_their_rows():
+    ci = registry.get("e3").parameters("ci")
+    assert fax.main_reader(ci) == "uproot"
+    sites = ["a", "b"]
+    assert fax.reader_reads_row(ci, "uproot", "b", sites)
+    assert fax.reader_reads_row(ci, "root", "a", sites) and not fax.reader_reads_row(ci, "root", "b", sites)
+    quick = registry.get("e3").parameters("quick")
+    assert fax.main_reader(quick) == "root" and fax.reader_reads_row(quick, "uproot", "c", ["a", "b", "c"])
+
+
+def test_expected_events_of_every_nth_and_a_fraction():
+    p = {"events": 2000}
+    assert fax.expected_events(p) == 2000 and fax.expected_events(p, every=10) == 200
+    assert fax.expected_events(p, every=3) == 667 and fax.expected_events(p, fraction=0.1, every=10) == 20
+
+
+def test_quick_files_need_the_larger_cache():
+    """The docstring's arithmetic: the selection of a quick file is above 30 MB at the
+    measured ~2.2 B per value (a change of scale that breaks it fails here)."""
+    q = registry.get("e3").parameters("quick")
+    selected_mb = q["read_branches"] * q["events"] * 2.2 / 1e6
+    assert selected_mb > max(q["cache_mbs"]) and q["read_branches"] <= q["branches"]
+    assert set(q["readers"]) == set(c.E3_READERS) and 0 in q["learn_entries"]
+
+
+def test_a_guest_without_root_names_the_box_and_how_to_build_it():
+    r = {"error": "ModuleNotFoundError: No module named 'ROOT'", "kind": "no-root", "host": "worker1"}
+    msg = fax.job_failure(r, "w", "grid-testbed-debian13-abc")
+    assert msg.startswith("worker1 has no ROOT in /opt/tb-e3/bin/python") and "\n" not in msg
+    assert "`testbed box build`" in msg and "grid-testbed-debian13-abc" in msg
+    url = "root://dtn:1110//e3/z/data000.root"
+    bad = fax.job_failure({"error": f"TFile::Open({url}) failed", "kind": "read", "label": "cell",
+                           "reader": "root"}, "w", "box")
+    assert url in bad and bad.startswith("E3 job cell (root) failed")
+    assert fax.job_failure({"events": 1}, "w", "box") is None and fax.job_failure(None, "w", "box") is None
 
 
 def _report(**kw):
@@ -109,8 +165,18 @@ def test_parse_and_check_reports():
     assert fax.parse_report(text)["events"] == 2000
     assert fax.parse_report("nothing") is None
     assert fax.check_reports({0: _report()}, 2000, {"data000.root": "x"}) == []
-    bad = fax.check_reports({0: _report(events=10), 1: None, 2: _report(digest="y")}, 2000, {"data000.root": "x"})
-    assert len(bad) == 3
+    bad = fax.check_reports({0: _report(events=10), 1: None, 2: _report(digest="y"),
+                             3: {"error": "TFile::Open(root://x) failed"}}, 2000, {"data000.root": "x"})
+    assert len(bad) == 4 and bad[3] == "3: TFile::Open(root://x) failed"
+
+
+def test_both_readers_must_agree_on_what_a_url_holds():
+    seen = {}
+    assert fax.digest_disagreements([_report(reader="root")], seen) == []
+    assert fax.digest_disagreements([_report(reader="uproot")], seen) == []
+    assert fax.digest_disagreements([_report(reader="uproot", every=10, digest="other")], seen) == []
+    bad = fax.digest_disagreements([_report(reader="uproot", digest="z")], seen)
+    assert bad == ["root://dtn:1110//e3/a/data000.root (uproot: z != x)"]
 
 
 def _rec(name, value, **params):
@@ -131,23 +197,51 @@ def test_figures_ratios_spread_and_tables():
     assert "off-diagonal / diagonal: 5 ms 0.50, 80 ms 0.20" in fax.render_summary(recs)
 
 
+def test_ratios_are_per_reader_and_leave_the_learning_rows_out():
+    root = dict(reader="root", learn_entries=100, cache_mb=30)
+    recs = [_rec("e3.events_per_s", 200, storage="a", compute="a", rtt_ms=0, **root),
+            _rec("e3.events_per_s", 150, storage="b", compute="a", rtt_ms=80, **root),
+            _rec("e3.events_per_s", 10, storage="b", compute="a", rtt_ms=80, **dict(root, learn_entries=0)),
+            _rec("e3.events_per_s", 100, storage="a", compute="a", rtt_ms=0, cache_mb=30)]
+    assert fax.off_over_diag(recs, 30, "root") == {80.0: 0.75}
+    assert fax.off_over_diag(recs, 30, "uproot") == {}
+    text = fax.render_summary(recs + [_rec("e3.read_calls", 1, storage="b", compute="a", reader="root",
+                                           cache_mb=30, learn_entries=0)])
+    assert "events/s, root, cache 30 MB" in text and "learning 0): 1" in text
+
+
+def test_learning_rows_read_the_cell_with_the_largest_rtt_and_its_own_site():
+    m = e3_site.rtt_matrix(SITES, [5, 40, 80])
+    assert e3_site.far_cell(m) == (("b", "c"), ("b", "b"))
+
+
 def test_data_lines():
     out = '{"site": "a", "file": "data000.root", "bytes": 5, "sha256": "ab", "events": 1, "branches": 2}\n'
     assert fax.parse_data_lines(out)[("a", "data000.root")]["sha256"] == "ab"
-    assert "sed 's/^{/{\"site\": \"b\", /'" in e3_site.data_script(["a", "b"], registry.get("e3").parameters("ci"))
+    script = e3_site.data_script(["a", "b"], registry.get("e3").parameters("ci"))
+    # one interpreter start writes every site's files, with ROOT
+    assert script.count(" write ") == 1 and "--writer root" in script and "--cluster-events 0" in script
+    assert f"{c.E3_LOCALROOT}/e3/a {c.E3_LOCALROOT}/e3/b --writer" in script
+
+
+def test_the_suite_pushes_every_file_of_the_guest_tool():
+    guest = fax.PROJECT_ROOT / "provision" / "guest"
+    assert all((guest / name).is_file() for name in c.E3_TOOL_FILES)
+    assert c.E3_TOOL == f"{c.E3_TOOL_DIR}/{c.E3_TOOL_FILES[0]}"
 
 
 def test_reader_tool_reads_what_it_wrote(tmp_path):
-    """The guest tool itself, when uproot is importable here (skipped otherwise)."""
+    """The guest tool itself with uproot, when uproot is importable here (skipped otherwise)."""
     pytest.importorskip("uproot")
     import subprocess
     import sys
-    tool = fax.PROJECT_ROOT / "provision" / "guest" / "e3_root.py"
-    w = subprocess.run([sys.executable, str(tool), "write", str(tmp_path), "--files", "1", "--events", "300",
-                        "--branches", "50", "--basket-events", "100"], capture_output=True, text=True, check=True)
+    tool = fax.PROJECT_ROOT / "provision" / "guest" / "e3_job.py"
+    w = subprocess.run([sys.executable, str(tool), "write", str(tmp_path), "--writer", "uproot", "--files", "1",
+                        "--events", "300", "--branches", "50", "--basket-events", "100"],
+                       capture_output=True, text=True, check=True)
     assert len(json.loads(w.stdout)["sha256"]) == 64
-    r = subprocess.run([sys.executable, str(tool), "read", str(tmp_path / "data000.root"), "--branches", "10",
-                        "--fraction", "0.1"], capture_output=True, text=True, check=True)
+    r = subprocess.run([sys.executable, str(tool), "read", str(tmp_path / "data000.root"), "--reader", "uproot",
+                        "--branches", "10", "--every", "10"], capture_output=True, text=True, check=True)
     rep = fax.parse_report(r.stdout)
     assert rep["events"] == 30 and rep["branches"] == 10 and 0 < rep["cpu_eff"] <= 1.5
 
@@ -157,6 +251,13 @@ def test_concurrency_misfit_names_jobs_memory_and_host():
     msg = fax.concurrency_misfit(8, 80, 400, "worker1")
     assert "8 jobs x 80 MB" in msg and "640 MB > 400 MB available on worker1" in msg
     assert fax.concurrency_misfit(1, 100.0, 99, "w") is not None
+
+
+def test_root_jobs_share_their_libraries_so_further_jobs_count_their_private_memory():
+    assert fax.concurrency_misfit(2, 460, 700, "worker1", private_mb=150) is None
+    msg = fax.concurrency_misfit(4, 460, 700, "worker1", private_mb=150)
+    assert "460 MB (a job's peak RSS) + 3 x 150 MB (each further job's private memory) = 910 MB > 700 MB" in msg
+    assert fax.jobs_that_fit(460, 700, 150) == 2 and fax.jobs_that_fit(460, 300, 150) == 1
 
 
 def test_jobs_that_fit_at_least_one():

@@ -113,7 +113,7 @@ def test_e3_points_record_what_the_redirect_paid(tb, monkeypatch):
 
     class Exp:
         matrix = e3_site.rtt_matrix(sites, [5, 40, 80])
-        p = {"files_per_site": 1, "events": 10}
+        p = {"files_per_site": 1, "events": 10, "extra_reader_rows": 1, "readers": ["uproot"]}
 
         def __init__(self):
             self.sites = sites
@@ -127,13 +127,60 @@ def test_e3_points_record_what_the_redirect_paid(tb, monkeypatch):
         def redirector_url(self, site, name):
             return f"root://dtn:1110//e3/{site}/{name}"
 
-        def run_jobs(self, compute, urls, cache_mb, label=""):
+        def run_jobs(self, compute, urls, cache_mb, label="", reader="uproot", every=1, learn_entries=100):
             return [{"url": u, "events": 10, "digest": "d", "events_per_s": 5.0, "cpu_eff": 0.5,
-                     "mb_per_s": 1.0, "uid": 1, "label": label} for u in urls]
+                     "mb_per_s": 1.0, "startup_s": 1.0, "uid": 1, "label": label} for u in urls]
     monkeypatch.setattr(sys.modules[fax.__module__].fax, "FaxExperiment", lambda *args: Exp())
     lib = fax()
     rows = lib.measure_every_cell_rtt()
     assert [(r["compute"], r["configured"], r["measured"]) for r in rows if r["storage"] == "redirector"] == \
         [("a", 0, 1.0), ("b", 5, 6.0), ("c", 40, 41.0)]
-    assert lib.read_cell("c", "c", 10)["redirect_rtt_ms"] == 40   # the diagonal at c pays c-a on the open
-    assert lib.read_cell("a", "b", 10)["redirect_rtt_ms"] == 0
+    assert lib.read_cell("c", "c", 10, "uproot")["redirect_rtt_ms"] == 40   # the diagonal at c pays c-a on the open
+    assert lib.read_cell("a", "b", 10, "uproot")["redirect_rtt_ms"] == 0
+
+
+class FakeFaxExperiment:
+    """The site side of E3 as FaxLibrary sees it: a matrix, the parameters, jobs that report."""
+
+    def __init__(self, params):
+        from testbed.experiments import e3_site
+        self.p, self.sites = params, ["a", "b"]
+        self.matrix = e3_site.rtt_matrix(self.sites, [20])
+        self.jobs = []
+
+    def redirector_url(self, site, filename):
+        return f"root://dtn:1110//e3/{site}/{filename}"
+
+    def redirect_rtt(self, compute):
+        from testbed.experiments import e3_site
+        return e3_site.redirect_rtt(self.matrix, self.sites, compute)
+
+    def run_jobs(self, compute, urls, cache_mb, label="cell", reader="uproot", every=1, learn_entries=100):
+        self.jobs.append((compute, urls, cache_mb, reader, learn_entries))
+        return [{"url": u, "events": self.p["events"], "digest": "d", "events_per_s": 10.0, "cpu_eff": 0.5,
+                 "mb_per_s": 1.0, "startup_s": 30.0, "read_calls": 4 if reader == "root" else None,
+                 "cache_fills": 2 if reader == "root" else None, "bytes_read": 2e6 if reader == "root" else None,
+                 "uid": 62001, "label": label, "reader": reader} for u in urls]
+
+
+def test_fax_library_reads_a_cell_with_either_reader_and_refuses_a_bad_row(tb, monkeypatch):
+    from robot.api.exceptions import SkipExecution
+
+    from testbed.experiments import registry
+    from testbed.model.errors import ConfigError
+    lib_class = load("FaxLibrary")
+    fake = FakeFaxExperiment(registry.get("e3").parameters("ci"))
+    monkeypatch.setattr(lib_class, "exp", property(lambda self: fake))
+    lib = lib_class()
+    root = lib.read_cell("a", "b", "10", "root", 0)
+    assert root["at"] == {"storage": "b", "compute": "a", "rtt_ms": 20, "redirect_rtt_ms": 0,
+                          "cache_mb": 10.0, "reader": "root", "learn_entries": 0}
+    assert root["read_calls"] == 4 and root["bytes_read_mb"] == 2.0 and root["startup_s"] == 30.0
+    up = lib.read_cell("a", "b", 10, "uproot")
+    assert "learn_entries" not in up["at"] and up["read_calls"] is None
+    assert fake.jobs[0] == ("a", ["root://dtn:1110//e3/b/data000.root"], 10.0, "root", 0)
+    with pytest.raises(ConfigError, match=r"e3_fax_wan_reads.robot, row a<-b ten MB root: cache_mb: 'ten'"):
+        lib.read_cell("a", "b", "ten", "root")
+    lib.skip_unless_the_reader_reads_this_row("root", "a")
+    with pytest.raises(SkipExecution, match="root reads the rows of compute sites a only at this scale"):
+        lib.skip_unless_the_reader_reads_this_row("root", "b")

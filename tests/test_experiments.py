@@ -215,3 +215,28 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     assert verbs.cmd_demo(args) == 0
     assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1}
     assert "demo scale (TCG," in capsys.readouterr().out
+
+
+def test_names_parameters_are_words_and_rows_compare_as_text():
+    e3 = registry.get("e3")
+    assert e3.parameters("quick", {"readers": "uproot"})["readers"] == ["uproot"]
+    assert e3.parameters("ci", {"READERS": "root, uproot"})["readers"] == ["root", "uproot"]
+    with pytest.raises(ConfigError, match="readers must be a list of names like root,uproot"):
+        e3.parameters("quick", {"readers": "ROOT!"})
+    with pytest.raises(ConfigError, match="has rows for readers root, uproot only \\(not fast\\)"):
+        e3.parameters("quick", {"readers": "root,fast"})
+    assert registry.same_value("80", 80.0) and registry.same_value("root", " root")
+    assert not registry.same_value("root", "uproot") and not registry.same_value("10", "1e1x")
+
+
+def test_the_box_recipe_carries_root_and_what_its_interpreter_needs():
+    from testbed.machines import box
+    recipe = box.RECIPE_DIR
+    assert "python-e3.txt" in box.RECIPES["debian13"]
+    pins = [line.split("#")[0].strip() for line in (recipe / "python-e3.txt").read_text().splitlines()]
+    assert "root==0.1a12" in pins
+    packages = [line.split("#")[0].strip() for line in (recipe / "debian-packages.txt").read_text().splitlines()]
+    assert "g++" in packages   # cling asks the compiler for the standard headers
+    build = (recipe / "build-debian.sh").read_text()
+    # the import check compiles C++ (cling without headers imports fine and exits 0)
+    assert "ROOT.gInterpreter.Declare" in build and "du -sh" in build and "pip install ${pip_s} s" in build

@@ -51,7 +51,7 @@ def test_e3_grid_rows_are_storage_and_cells_carry_the_rtt():
 
 def test_e3_text_table_has_storage_rows_compute_columns_and_marks_local():
     text = e3_figures.text({"default": E3_RECORDS})
-    assert "E3 matrix default, read-ahead cache 10 MB" in text and "cache 30 MB" in text
+    assert "E3 matrix default, reader uproot, read-ahead cache 10 MB" in text and "cache 30 MB" in text
     lines = text.splitlines()
     start = lines.index("events/s per job (events/s), e3.events_per_s:")
     header, _, row_a, row_b = lines[start + 1:start + 5]
@@ -141,7 +141,7 @@ def test_suite_columns_split_each_suites_records_by_labelled_column(tmp_path):
 def test_single_run_text_has_the_e3_matrix_when_the_registry_makers_are_given(tmp_path):
     run = make_run(tmp_path, "e3", ["default"], E3_RECORDS)
     text = compare.render_text([run], table_makers=registry.table_makers())
-    assert "E3 matrix default, read-ahead cache 10 MB" in text
+    assert "E3 matrix default, reader uproot, read-ahead cache 10 MB" in text
     assert text.rstrip().splitlines()[-1].startswith("status:")
     assert "E3 matrix" not in compare.render_text([run])
 
@@ -166,12 +166,27 @@ def test_figures_are_written_with_the_line_plots_and_shown_in_the_report(tmp_pat
                   table_makers=registry.table_makers())
     path, pngs = compare.render_html([e3], tmp_path / "e3.html", **makers)
     names = sorted(p.name for p in pngs)
-    assert names == ["e3-matrix-cpu_eff-cache10MB.png", "e3-matrix-events_per_s-cache10MB.png",
-                     "e3-matrix-events_per_s-cache30MB.png"]
+    assert names == ["e3-matrix-cpu_eff-uproot-cache10MB.png", "e3-matrix-events_per_s-uproot-cache10MB.png",
+                     "e3-matrix-events_per_s-uproot-cache30MB.png"]
     assert all(p.exists() and p.stat().st_size > 5000 and p.parent == tmp_path / "e3-plots" for p in pngs)
     html = path.read_text()
-    assert "e3-plots/e3-matrix-cpu_eff-cache10MB.png" in html and "<h2>Tables</h2>" in html
+    assert "e3-plots/e3-matrix-cpu_eff-uproot-cache10MB.png" in html and "<h2>Tables</h2>" in html
     # two runs: one figure per run/profile, named after its column
     _, pngs = compare.render_html([e4, e4_again], tmp_path / "e4.html", **makers)
     assert sorted(p.name for p in pngs) == ["e4-idle-tail-A-default.png", "e4-idle-tail-B-default.png"]
     assert all(p.stat().st_size > 5000 for p in pngs)
+
+
+def test_e3_has_one_matrix_per_reader_and_leaves_the_learning_rows_out():
+    root = [cell("e3.events_per_s", 300, "a", "a", 0), cell("e3.events_per_s", 120, "a", "b", 20)]
+    for r in root:
+        r["params"].update(reader="root", learn_entries=100)
+    learning = cell("e3.events_per_s", 999, "a", "b", 20)
+    learning["params"].update(reader="root", learn_entries=0)
+    recs = E3_RECORDS + root + [learning]
+    assert e3_figures.readers(recs) == ["root", "uproot"]
+    m = e3_figures.matrices(recs, "root")[10]
+    assert m["values"]["e3.events_per_s"] == {("a", "a"): 300, ("a", "b"): 120}
+    assert ("a", "b") not in e3_figures.matrices(recs, "uproot")[30]["values"]["e3.events_per_s"]
+    text = e3_figures.text({"default": recs})
+    assert "E3 matrix default, reader root, read-ahead cache 10 MB" in text and "999" not in text

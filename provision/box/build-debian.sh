@@ -55,7 +55,7 @@ echo 'iperf3 iperf3/start_daemon boolean false' | in_root debconf-set-selections
 in_root apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >> "$work/apt.log" 2>&1 \
   || { tail -30 "$work/apt.log"; exit 1; }
 
-step "E3: uproot into the venv /opt/tb-e3 (over Debian's python3-xrootd and numpy)"
+step "E3: uproot and ROOT into the venv /opt/tb-e3 (over Debian's python3-xrootd and numpy)"
 # Wheels only, pinned in python-e3.txt, fetched by the host's pip (which has the host's
 # certificates and proxy) for trixie's CPython 3.13, installed offline in the chroot;
 # guests never install at run time.
@@ -66,11 +66,28 @@ wheels=$root/tmp/e3-wheels
   -d "$wheels" -r "$here/python-e3.txt" > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
 install -m 0644 "$here/python-e3.txt" "$root/tmp/python-e3.txt"
 in_root python3 -m venv --system-site-packages /opt/tb-e3
+venv_before=$(du -sm "$root/opt/tb-e3" | cut -f1)
+pip_start=$(date +%s)
 in_root env -u PIP_FIND_LINKS /opt/tb-e3/bin/pip install -q --no-cache-dir --disable-pip-version-check \
   --no-index --find-links /tmp/e3-wheels -r /tmp/python-e3.txt >> "$work/pip.log" 2>&1 \
   || { tail -30 "$work/pip.log"; exit 1; }
+pip_s=$(( $(date +%s) - pip_start ))
+venv_after=$(du -sm "$root/opt/tb-e3" | cut -f1)
+step "E3 venv: $(du -sh "$root/opt/tb-e3" | cut -f1) in /opt/tb-e3 ($(( venv_after - venv_before )) MB from the wheels: $(du -sh "$wheels" | cut -f1) downloaded), pip install ${pip_s} s"
 in_root /opt/tb-e3/bin/python -c 'import uproot, XRootD.client, numpy' \
   || { echo "box: the E3 venv cannot import uproot, XRootD.client and numpy" >&2; exit 1; }
+# ROOT's interpreter (cling) asks the system C++ compiler for the standard library's
+# include paths at start-up (g++ is in debian-packages.txt for that); without them the
+# import still exits 0 and only compiling C++ fails, so the check compiles and calls a
+# function as e3_ttree.py does. It runs as an analysis job does (batch, no home).
+import_start=$(date +%s%N)
+in_root env -u HOME /opt/tb-e3/bin/python -W ignore -c 'import ROOT
+ROOT.gROOT.SetBatch(True)
+ROOT.TFile, ROOT.TTreeCache, ROOT.TNetXNGFile
+assert ROOT.gInterpreter.Declare("#include <vector>\nint tbe3_box_check() { return std::vector<int>{1, 2}.size(); }")
+assert ROOT.tbe3_box_check() == 2' > "$work/root-import.log" 2>&1 \
+  || { tail -20 "$work/root-import.log"; echo "box: the E3 venv cannot import ROOT (TFile, TTreeCache, TNetXNGFile)" >&2; exit 1; }
+step "E3: import ROOT in the chroot took $(( ($(date +%s%N) - import_start) / 1000000 )) ms (the host's CPU; under TCG expect 10-30x)"
 rm -rf "$root/tmp/python-e3.txt" "$wheels"
 
 step "configuring the guest"
@@ -93,7 +110,9 @@ cp -L "$root/initrd.img" "$out/initrd.img"
 for m in var/cache/apt/archives dev/pts dev sys proc; do umount -l "$root/$m"; done
 
 step "making the disk image"
-size_gb=8
+# debootstrap + packages ~2.5 GB, the E3 venv ~0.6 GB (ROOT), g++ ~0.3 GB; the
+# rest is the guests' room for logs, spools and E3's files (the RAID holds the data)
+size_gb=10
 truncate -s "${size_gb}G" "$work/root.raw"
 mkfs.ext4 -q -L testbed-root -d "$root" "$work/root.raw"
 qemu-img convert -O qcow2 "$work/root.raw" "$out/box.img"

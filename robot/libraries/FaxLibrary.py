@@ -1,7 +1,7 @@
-"""E3 keywords (seed 002, FAX): federation, data, compute-site routing, matrix cells, the
-concurrency scan, the connectivity test and the baselines. Thin over
-`testbed.experiments.e3_fax` and `e3_site`; they return what they measure, the suite
-records it."""
+"""E3 keywords (seed 002, FAX): federation, data, compute-site routing, matrix cells per
+reader (ROOT with its TTreeCache, uproot), the learning-phase rows, the concurrency scan,
+the connectivity test and the baselines. Thin over `testbed.experiments.e3_fax` and
+`e3_site`; they return what they measure, the suite records it."""
 import statistics
 
 from robot.api import logger
@@ -23,31 +23,40 @@ class FaxLibrary(ExperimentLibrary):
 
     def __init__(self):  # imported without arguments, as before
         super().__init__()
+        self._digests = {}   # (url, every, fraction): what every job reading it must agree on
 
     @property
     def exp(self):
         return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.params())
 
-    def _job_rss_mb(self):
-        """An analysis job's peak RSS: the largest any job of this run reported, else a guess."""
-        return max(self.tb.recorded_values("e3.job_max_rss_mb") or [c.E3_JOB_RSS_MB_GUESS])
+    def _job_memory_mb(self, reader):
+        """(peak RSS, private memory) of a job of `reader`: the largest this run's jobs of
+        that reader reported, else the guesses."""
+        rss = self.tb.recorded_values("e3.job_max_rss_mb", reader=reader) or [c.E3_JOB_RSS_MB_GUESS[reader]]
+        private = self.tb.recorded_values("e3.job_private_mb", reader=reader) or [c.E3_JOB_PRIVATE_MB_GUESS[reader]]
+        return max(rss), max(private)
 
     def _files(self):
         return e3_site.file_names(self.exp.p["files_per_site"])
 
     @keyword
     def build_the_federation_and_its_data(self):
-        """Federation on the DTN, the sites' files written and checksummed, the compute
-        sites' users, addresses, routing tables and per-cell netem on the worker.
-        Returns {(site, file): {bytes, sha256, ...}}."""
+        """Federation on the DTN, the sites' files written by ROOT and checksummed, the
+        compute sites' users, addresses, routing tables and per-cell netem on the worker.
+        Returns the number of files."""
         exp = self.exp
         exp.push_tool()
         exp.start_federation()
         data = exp.write_data()
         exp.prepare_worker()
         for (site, name), d in sorted(data.items()):
-            self.tb.record_metric("e3.file_bytes", d["bytes"], "B", site=site, file=name, sha256=d["sha256"])
-        logger.console(f"  E3: {len(data)} files on {len(exp.sites)} storage sites, matrix {exp.matrix}")
+            self.tb.record_metric("e3.file_bytes", d["bytes"], "B", site=site, file=name, sha256=d["sha256"],
+                                  baskets_per_branch=d.get("baskets_per_branch"),
+                                  basket_events=d.get("basket_events"), clusters=d.get("clusters"))
+        first = next(iter(data.values()), {})
+        logger.console(f"  E3: {len(data)} files on {len(exp.sites)} storage sites, matrix {exp.matrix}; "
+                       f"{first.get('baskets_per_branch')} baskets of {first.get('basket_events')} events per "
+                       f"branch, {first.get('clusters')} cluster(s)")
         return len(data)
 
     @keyword
@@ -67,64 +76,101 @@ class FaxLibrary(ExperimentLibrary):
                  "measured": redirect[x]} for x in exp.sites]
 
     @keyword
-    def read_cell(self, compute, storage, cache_mb):
-        """One analysis job at `compute` reading a file of `storage` through the redirector."""
+    def skip_unless_the_reader_reads_this_row(self, reader, compute):
+        """Readers after the run's first read only the first `extra_reader_rows` rows."""
         exp = self.exp
+        if not fax.reader_reads_row(exp.p, reader, compute, exp.sites):
+            raise SkipExecution(f"{reader} reads the rows of compute sites "
+                                f"{', '.join(exp.sites[:int(exp.p['extra_reader_rows'])])} only at this scale "
+                                f"(extra_reader_rows = {exp.p['extra_reader_rows']})")
+
+    @keyword
+    def read_cell(self, compute, storage, cache_mb, reader, learn_entries=c.E3_ROOT_LEARN_ENTRIES):
+        """One analysis job at `compute` reading a file of `storage` through the redirector
+        with `reader`; returns what the suite records for the cell."""
+        exp = self.exp
+        where = f"{fax.EXPERIMENT.suite}, row {compute}<-{storage} {cache_mb} MB {reader}"
+        cache = fax.cache_mb_of(cache_mb, where)
+        reader = fax.reader_of(reader, where)
         url = exp.redirector_url(storage, self._files()[0])
-        reports = exp.run_jobs(compute, [url], cache_mb, label="cell")
-        self._check(reports, exp.p["events"])
+        reports = exp.run_jobs(compute, [url], cache, label="cell", reader=reader, learn_entries=int(learn_entries))
+        self._check(reports, fax.expected_events(exp.p))
         r = reports[0]
-        return {"compute": compute, "storage": storage, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
-                "redirect_rtt_ms": rtt_label(exp.redirect_rtt(compute)), "cache_mb": float(cache_mb), "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"],
-                "mb_per_s": r["mb_per_s"], "uid": r["uid"]}
+        logger.console(f"  {compute}<-{storage} {reader} {cache:g} MB learn {learn_entries}: "
+                       f"{r['events_per_s']:.0f} ev/s, start-up {r['startup_s']:.1f} s, "
+                       f"{r.get('read_calls')} read calls, {r.get('cache_fills')} cache fills")
+        return self._row(exp, compute, storage, cache, reader, int(learn_entries), r)
+
+    @keyword
+    def read_learning_point(self, learn_entries, where, cache_mb):
+        """The learning rows: ROOT with `learn_entries` entries of learning at the cell with
+        the largest RTT (`remote`) or at its compute site's own file (`local`)."""
+        remote, local = e3_site.far_cell(self.exp.matrix)
+        compute, storage = remote if where == "remote" else local
+        return self.read_cell(compute, storage, cache_mb, "root", learn_entries)
+
+    def _row(self, exp, compute, storage, cache, reader, learn_entries, r):
+        """What the suite records for one job; `at` holds the parameters of its records."""
+        at = {"storage": storage, "compute": compute, "rtt_ms": rtt_label(exp.matrix[compute][storage]),
+              "redirect_rtt_ms": rtt_label(exp.redirect_rtt(compute)), "cache_mb": cache, "reader": reader}
+        if reader == "root":
+            at["learn_entries"] = learn_entries
+        return {**at, "at": at, "learn_entries": at.get("learn_entries"),
+                "events_per_s": r["events_per_s"], "cpu_eff": r["cpu_eff"], "mb_per_s": r["mb_per_s"],
+                "startup_s": r["startup_s"], "read_calls": r.get("read_calls"), "cache_fills": r.get("cache_fills"),
+                "bytes_read_mb": (r["bytes_read"] / 1e6) if r.get("bytes_read") is not None else None,
+                "uid": r["uid"]}
 
     @keyword
     def read_concurrently(self, jobs):
-        """`jobs` concurrent jobs in the concurrency cell (10 MB cache); returns the per-job
-        events/s and the cell. Skipped, saying why, when the jobs' memory (the largest peak
-        RSS a job of this run reported) exceeds what the worker has available."""
+        """`jobs` concurrent jobs of the run's first reader in the concurrency cell (10 MB
+        cache); returns the per-job events/s and the cell. Skipped, saying why, when the
+        jobs' memory (the largest peak RSS a job of this reader reported) exceeds what the
+        worker has available."""
         exp = self.exp
-        rss = self._job_rss_mb()
-        misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name)
+        reader = fax.main_reader(exp.p)
+        rss, private = self._job_memory_mb(reader)
+        misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name, private)
         if misfit:
             raise SkipExecution(misfit)
         x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
-        reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}")
-        self._check(reports, exp.p["events"])
-        return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]),
+        reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}", reader=reader)
+        self._check(reports, fax.expected_events(exp.p))
+        return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "reader": reader,
                 "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
                 "mb_per_s": [r["mb_per_s"] for r in reports]}
 
     @keyword
     def connectivity_test(self, compute):
-        """One job per file of every storage site, 10% of the events, 30 MB cache."""
+        """One job per file of every storage site, every n-th event (the slides' 10%),
+        30 MB cache, the run's first reader."""
         exp = self.exp
+        reader, every = fax.main_reader(exp.p), int(exp.p["connectivity_every"])
         urls = [exp.redirector_url(y, f) for y in exp.sites for f in self._files()]
         # one job per file, as many at a time as the worker's memory holds (not a load test)
-        rss = self._job_rss_mb()
-        batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb())
+        rss, private = self._job_memory_mb(reader)
+        batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb(), private)
         reports = []
         for i in range(0, len(urls), batch):
-            reports += exp.run_jobs(compute, urls[i:i + batch], 30, fraction=exp.p["connectivity_fraction"],
-                                    label="conn")
-        want = max(1, int(round(exp.p["events"] * exp.p["connectivity_fraction"])))
-        self._check(reports, want)
+            reports += exp.run_jobs(compute, urls[i:i + batch], 30, label="conn", reader=reader, every=every)
+        self._check(reports, fax.expected_events(exp.p, every=every))
         redirect = rtt_label(exp.redirect_rtt(compute))
-        return [{"storage": r["url"].split("/")[-2], "mb_per_s": r["mb_per_s"], "redirect_rtt_ms": redirect}
-                for r in reports]
+        return [{"storage": r["url"].split("/")[-2], "mb_per_s": r["mb_per_s"], "reader": reader,
+                 "redirect_rtt_ms": redirect} for r in reports]
 
     @keyword
     def read_baselines(self):
         """One job reading from the worker's disk (page cache dropped) and one from memory."""
         exp = self.exp
+        reader = fax.main_reader(exp.p)
         site = exp.sites[0]
         disk, shm = exp.stage_local(site, self._files()[0])
         out = {}
         for kind, path in (("disk", disk), ("memory", shm)):
-            r = exp.run_jobs(site, [path], 10, label=kind)
-            self._check(r, exp.p["events"])
+            r = exp.run_jobs(site, [path], 10, label=kind, reader=reader)
+            self._check(r, fax.expected_events(exp.p))
             out[kind] = r[0]
         return out
 
@@ -132,18 +178,21 @@ class FaxLibrary(ExperimentLibrary):
         problems = fax.check_reports({i: r for i, r in enumerate(reports)}, events)
         if problems:
             raise AssertionError("; ".join(problems[:4]))
-        # each site has its own data000.root: jobs agree per URL, not per file name
-        digests = {}
-        for r in reports:
-            if digests.setdefault(r["url"], r["digest"]) != r["digest"]:
-                raise AssertionError(f"jobs reading {r['url']} disagree on its content")
+        # each site has its own data000.root: jobs (of either reader) agree per URL
+        bad = fax.digest_disagreements(reports, self._digests)
+        if bad:
+            raise AssertionError("jobs disagree on the content of " + "; ".join(bad[:3]))
         for r in reports:
             if r.get("max_rss_mb"):
-                self.tb.record_metric("e3.job_max_rss_mb", r["max_rss_mb"], "MB", label=r["label"])
+                self.tb.record_metric("e3.job_max_rss_mb", r["max_rss_mb"], "MB", label=r["label"],
+                                      reader=r.get("reader", "uproot"))
+            if r.get("private_mb"):
+                self.tb.record_metric("e3.job_private_mb", r["private_mb"], "MB", label=r["label"],
+                                      reader=r.get("reader", "uproot"))
 
     @keyword
-    def off_diagonal_over_diagonal(self, cache_mb):
-        return fax.off_over_diag(self.tb.run.metrics(), cache_mb)
+    def off_diagonal_over_diagonal(self, cache_mb, reader):
+        return fax.off_over_diag(self.tb.run.metrics(), cache_mb, reader)
 
     @keyword
     def spread_of(self, values):

@@ -170,7 +170,7 @@ class TestbedLibrary:
                     raise SkipExecution(f"profile {value} is not compared in this run (profiles: {', '.join(names)})")
                 continue
             allowed = params[key]
-            if float(value) not in [float(v) for v in allowed]:
+            if not any(registry.same_value(value, v) for v in allowed):
                 raise SkipExecution(f"{key} {value} is not a point of this run ({self.scale} scale: "
                                     f"{key} = {', '.join(str(v) for v in allowed)})")
 

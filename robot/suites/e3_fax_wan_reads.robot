@@ -14,20 +14,39 @@ Documentation     E3 - FAX: reading ROOT files over the WAN through an XRootD fe
 ...               packets to its port cross the class of the site's cell with A, so a reader
 ...               at B or C pays its RTT to A on every open (recorded as redirect_rtt_ms on
 ...               each point). The files are TTrees of hundreds of float/int branches
-...               in ZLIB baskets, written by uproot on the DTN and checksummed (sha256).
+...               in ZLIB baskets, written by ROOT on the DTN (one cluster, baskets of
+...               basket_events values) and checksummed (sha256).
 ...
 ...               The analysis job (HTCondor, as the compute site's user) reads a subset of
-...               the branches (the paper: 512 of 8543, 13% of the bytes) over root:// in
-...               steps of the read-ahead cache (10 or 30 MB of baskets fetched with vectored
-...               reads), decompresses and touches every event, and reports events/s, MB/s of
-...               useful data and CPU efficiency. Every job's event count and content digest
-...               are checked. Also: the concurrency scan in one off-diagonal cell, the
-...               connectivity test (one job per file, 10% of the events, 30 MB cache) and
-...               one job reading from the worker's disk and from memory.
+...               the branches (the paper: 512 of 8543, 13% of the bytes) over root://, with
+...               one of two readers, and every cell is read by both in the same run: ROOT
+...               (TFile::Open through TNetXNG, only the selected branches switched on, a
+...               TTreeCache of the row's 10 or 30 MB with ROOT's default learning phase of
+...               100 entries, a C++ event loop over TTree::GetEntry) and uproot (steps of the
+...               cache size fetched with vectored reads). Each job reports the events/s of
+...               its event loop, its start-up beside it (interpreter, import and
+...               dictionaries, file open: not in events/s), CPU efficiency, MB/s of useful
+...               data and, for ROOT, read calls, bytes read and cache fills. Every job's event
+...               count and checksum of the values read are checked; both readers compute the
+...               same checksum. The learning rows read with a learning phase of 1 entry and
+...               of none (the job registers its branches), 10 and 30 MB, in the cell with
+...               the largest RTT and in its compute site's own. Also, by the run's first
+...               reader: the concurrency scan in one off-diagonal cell, the connectivity test
+...               (one job per file, every 10th event, 30 MB cache) and one job reading from
+...               the worker's disk and one from memory.
 ...
-...               Scales (testbed/experiments/e3_fax.py): ci 3x3 cells, 10 MB, jobs 1 and 4;
-...               quick 3x3, 10 and 30 MB, jobs 1, 2, 4, 8; full 4x4, jobs up to 16.
-...               Rows outside this run's scale are skipped with a message saying so.
+...               Files that need the cache (quick): 96 of 192 branches x 200000 events of
+...               4-byte values at ~2.2 B each after ZLIB: the selection is ~42 MB of an ~85
+...               MB file, above the larger cache, in one cluster of baskets of 7981 events.
+...               ROOT 6.40 fills its TTreeCache with up to twice its size at once: over
+...               root:// 30 MB read the selection in 2 requests (the learning fill and one),
+...               10 MB in 10 (3 fills, 7 baskets it missed).
+...
+...               Scales (testbed/experiments/e3_fax.py): ci 2x2 cells, 10 MB, uproot's matrix
+...               and ROOT's row A (one local, one remote cell), jobs 1 and 4; quick 3x3, both
+...               readers, 10 and 30 MB, learning 100, 1 and none, jobs 1, 2, 4, 8; full 4x4,
+...               jobs up to 16. Rows outside this run's scale are skipped with a message
+...               saying so.
 Resource          ../resources/experiment.resource
 Library           ../libraries/FaxLibrary.py
 Suite Setup       Build The Sites
@@ -54,179 +73,408 @@ rtt-per-cell
         ...    cell ${r}[compute]<-${r}[storage]: ${r}[measured] ms (base ${base}) for ${r}[configured] ms
     END
 
-cell-a-reads-a-10mb
-    [Tags]    matrix    compute:a    storage:a    cache:10
+cell-a-reads-a-10mb-root
+    [Tags]    matrix    compute:a    storage:a    cache:10    reader:root
     [Template]    Matrix Cell
-    a    a    10
+    a    a    10    root
 
-cell-a-reads-b-10mb
-    [Tags]    matrix    compute:a    storage:b    cache:10
+cell-a-reads-b-10mb-root
+    [Tags]    matrix    compute:a    storage:b    cache:10    reader:root
     [Template]    Matrix Cell
-    a    b    10
+    a    b    10    root
 
-cell-a-reads-c-10mb
-    [Tags]    matrix    compute:a    storage:c    cache:10
+cell-a-reads-c-10mb-root
+    [Tags]    matrix    compute:a    storage:c    cache:10    reader:root
     [Template]    Matrix Cell
-    a    c    10
+    a    c    10    root
 
-cell-a-reads-d-10mb
-    [Tags]    matrix    compute:a    storage:d    cache:10
+cell-a-reads-d-10mb-root
+    [Tags]    matrix    compute:a    storage:d    cache:10    reader:root
     [Template]    Matrix Cell
-    a    d    10
+    a    d    10    root
 
-cell-b-reads-a-10mb
-    [Tags]    matrix    compute:b    storage:a    cache:10
+cell-b-reads-a-10mb-root
+    [Tags]    matrix    compute:b    storage:a    cache:10    reader:root
     [Template]    Matrix Cell
-    b    a    10
+    b    a    10    root
 
-cell-b-reads-b-10mb
-    [Tags]    matrix    compute:b    storage:b    cache:10
+cell-b-reads-b-10mb-root
+    [Tags]    matrix    compute:b    storage:b    cache:10    reader:root
     [Template]    Matrix Cell
-    b    b    10
+    b    b    10    root
 
-cell-b-reads-c-10mb
-    [Tags]    matrix    compute:b    storage:c    cache:10
+cell-b-reads-c-10mb-root
+    [Tags]    matrix    compute:b    storage:c    cache:10    reader:root
     [Template]    Matrix Cell
-    b    c    10
+    b    c    10    root
 
-cell-b-reads-d-10mb
-    [Tags]    matrix    compute:b    storage:d    cache:10
+cell-b-reads-d-10mb-root
+    [Tags]    matrix    compute:b    storage:d    cache:10    reader:root
     [Template]    Matrix Cell
-    b    d    10
+    b    d    10    root
 
-cell-c-reads-a-10mb
-    [Tags]    matrix    compute:c    storage:a    cache:10
+cell-c-reads-a-10mb-root
+    [Tags]    matrix    compute:c    storage:a    cache:10    reader:root
     [Template]    Matrix Cell
-    c    a    10
+    c    a    10    root
 
-cell-c-reads-b-10mb
-    [Tags]    matrix    compute:c    storage:b    cache:10
+cell-c-reads-b-10mb-root
+    [Tags]    matrix    compute:c    storage:b    cache:10    reader:root
     [Template]    Matrix Cell
-    c    b    10
+    c    b    10    root
 
-cell-c-reads-c-10mb
-    [Tags]    matrix    compute:c    storage:c    cache:10
+cell-c-reads-c-10mb-root
+    [Tags]    matrix    compute:c    storage:c    cache:10    reader:root
     [Template]    Matrix Cell
-    c    c    10
+    c    c    10    root
 
-cell-c-reads-d-10mb
-    [Tags]    matrix    compute:c    storage:d    cache:10
+cell-c-reads-d-10mb-root
+    [Tags]    matrix    compute:c    storage:d    cache:10    reader:root
     [Template]    Matrix Cell
-    c    d    10
+    c    d    10    root
 
-cell-d-reads-a-10mb
-    [Tags]    matrix    compute:d    storage:a    cache:10
+cell-d-reads-a-10mb-root
+    [Tags]    matrix    compute:d    storage:a    cache:10    reader:root
     [Template]    Matrix Cell
-    d    a    10
+    d    a    10    root
 
-cell-d-reads-b-10mb
-    [Tags]    matrix    compute:d    storage:b    cache:10
+cell-d-reads-b-10mb-root
+    [Tags]    matrix    compute:d    storage:b    cache:10    reader:root
     [Template]    Matrix Cell
-    d    b    10
+    d    b    10    root
 
-cell-d-reads-c-10mb
-    [Tags]    matrix    compute:d    storage:c    cache:10
+cell-d-reads-c-10mb-root
+    [Tags]    matrix    compute:d    storage:c    cache:10    reader:root
     [Template]    Matrix Cell
-    d    c    10
+    d    c    10    root
 
-cell-d-reads-d-10mb
-    [Tags]    matrix    compute:d    storage:d    cache:10
+cell-d-reads-d-10mb-root
+    [Tags]    matrix    compute:d    storage:d    cache:10    reader:root
     [Template]    Matrix Cell
-    d    d    10
+    d    d    10    root
 
-cell-a-reads-a-30mb
-    [Tags]    matrix    compute:a    storage:a    cache:30
+cell-a-reads-a-30mb-root
+    [Tags]    matrix    compute:a    storage:a    cache:30    reader:root
     [Template]    Matrix Cell
-    a    a    30
+    a    a    30    root
 
-cell-a-reads-b-30mb
-    [Tags]    matrix    compute:a    storage:b    cache:30
+cell-a-reads-b-30mb-root
+    [Tags]    matrix    compute:a    storage:b    cache:30    reader:root
     [Template]    Matrix Cell
-    a    b    30
+    a    b    30    root
 
-cell-a-reads-c-30mb
-    [Tags]    matrix    compute:a    storage:c    cache:30
+cell-a-reads-c-30mb-root
+    [Tags]    matrix    compute:a    storage:c    cache:30    reader:root
     [Template]    Matrix Cell
-    a    c    30
+    a    c    30    root
 
-cell-a-reads-d-30mb
-    [Tags]    matrix    compute:a    storage:d    cache:30
+cell-a-reads-d-30mb-root
+    [Tags]    matrix    compute:a    storage:d    cache:30    reader:root
     [Template]    Matrix Cell
-    a    d    30
+    a    d    30    root
 
-cell-b-reads-a-30mb
-    [Tags]    matrix    compute:b    storage:a    cache:30
+cell-b-reads-a-30mb-root
+    [Tags]    matrix    compute:b    storage:a    cache:30    reader:root
     [Template]    Matrix Cell
-    b    a    30
+    b    a    30    root
 
-cell-b-reads-b-30mb
-    [Tags]    matrix    compute:b    storage:b    cache:30
+cell-b-reads-b-30mb-root
+    [Tags]    matrix    compute:b    storage:b    cache:30    reader:root
     [Template]    Matrix Cell
-    b    b    30
+    b    b    30    root
 
-cell-b-reads-c-30mb
-    [Tags]    matrix    compute:b    storage:c    cache:30
+cell-b-reads-c-30mb-root
+    [Tags]    matrix    compute:b    storage:c    cache:30    reader:root
     [Template]    Matrix Cell
-    b    c    30
+    b    c    30    root
 
-cell-b-reads-d-30mb
-    [Tags]    matrix    compute:b    storage:d    cache:30
+cell-b-reads-d-30mb-root
+    [Tags]    matrix    compute:b    storage:d    cache:30    reader:root
     [Template]    Matrix Cell
-    b    d    30
+    b    d    30    root
 
-cell-c-reads-a-30mb
-    [Tags]    matrix    compute:c    storage:a    cache:30
+cell-c-reads-a-30mb-root
+    [Tags]    matrix    compute:c    storage:a    cache:30    reader:root
     [Template]    Matrix Cell
-    c    a    30
+    c    a    30    root
 
-cell-c-reads-b-30mb
-    [Tags]    matrix    compute:c    storage:b    cache:30
+cell-c-reads-b-30mb-root
+    [Tags]    matrix    compute:c    storage:b    cache:30    reader:root
     [Template]    Matrix Cell
-    c    b    30
+    c    b    30    root
 
-cell-c-reads-c-30mb
-    [Tags]    matrix    compute:c    storage:c    cache:30
+cell-c-reads-c-30mb-root
+    [Tags]    matrix    compute:c    storage:c    cache:30    reader:root
     [Template]    Matrix Cell
-    c    c    30
+    c    c    30    root
 
-cell-c-reads-d-30mb
-    [Tags]    matrix    compute:c    storage:d    cache:30
+cell-c-reads-d-30mb-root
+    [Tags]    matrix    compute:c    storage:d    cache:30    reader:root
     [Template]    Matrix Cell
-    c    d    30
+    c    d    30    root
 
-cell-d-reads-a-30mb
-    [Tags]    matrix    compute:d    storage:a    cache:30
+cell-d-reads-a-30mb-root
+    [Tags]    matrix    compute:d    storage:a    cache:30    reader:root
     [Template]    Matrix Cell
-    d    a    30
+    d    a    30    root
 
-cell-d-reads-b-30mb
-    [Tags]    matrix    compute:d    storage:b    cache:30
+cell-d-reads-b-30mb-root
+    [Tags]    matrix    compute:d    storage:b    cache:30    reader:root
     [Template]    Matrix Cell
-    d    b    30
+    d    b    30    root
 
-cell-d-reads-c-30mb
-    [Tags]    matrix    compute:d    storage:c    cache:30
+cell-d-reads-c-30mb-root
+    [Tags]    matrix    compute:d    storage:c    cache:30    reader:root
     [Template]    Matrix Cell
-    d    c    30
+    d    c    30    root
 
-cell-d-reads-d-30mb
-    [Tags]    matrix    compute:d    storage:d    cache:30
+cell-d-reads-d-30mb-root
+    [Tags]    matrix    compute:d    storage:d    cache:30    reader:root
     [Template]    Matrix Cell
-    d    d    30
+    d    d    30    root
 
-diagonal-vs-rtt-10mb
-    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's cells; the
+cell-a-reads-a-10mb-uproot
+    [Tags]    matrix    compute:a    storage:a    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    a    a    10    uproot
+
+cell-a-reads-b-10mb-uproot
+    [Tags]    matrix    compute:a    storage:b    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    a    b    10    uproot
+
+cell-a-reads-c-10mb-uproot
+    [Tags]    matrix    compute:a    storage:c    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    a    c    10    uproot
+
+cell-a-reads-d-10mb-uproot
+    [Tags]    matrix    compute:a    storage:d    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    a    d    10    uproot
+
+cell-b-reads-a-10mb-uproot
+    [Tags]    matrix    compute:b    storage:a    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    b    a    10    uproot
+
+cell-b-reads-b-10mb-uproot
+    [Tags]    matrix    compute:b    storage:b    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    b    b    10    uproot
+
+cell-b-reads-c-10mb-uproot
+    [Tags]    matrix    compute:b    storage:c    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    b    c    10    uproot
+
+cell-b-reads-d-10mb-uproot
+    [Tags]    matrix    compute:b    storage:d    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    b    d    10    uproot
+
+cell-c-reads-a-10mb-uproot
+    [Tags]    matrix    compute:c    storage:a    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    c    a    10    uproot
+
+cell-c-reads-b-10mb-uproot
+    [Tags]    matrix    compute:c    storage:b    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    c    b    10    uproot
+
+cell-c-reads-c-10mb-uproot
+    [Tags]    matrix    compute:c    storage:c    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    c    c    10    uproot
+
+cell-c-reads-d-10mb-uproot
+    [Tags]    matrix    compute:c    storage:d    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    c    d    10    uproot
+
+cell-d-reads-a-10mb-uproot
+    [Tags]    matrix    compute:d    storage:a    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    d    a    10    uproot
+
+cell-d-reads-b-10mb-uproot
+    [Tags]    matrix    compute:d    storage:b    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    d    b    10    uproot
+
+cell-d-reads-c-10mb-uproot
+    [Tags]    matrix    compute:d    storage:c    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    d    c    10    uproot
+
+cell-d-reads-d-10mb-uproot
+    [Tags]    matrix    compute:d    storage:d    cache:10    reader:uproot
+    [Template]    Matrix Cell
+    d    d    10    uproot
+
+cell-a-reads-a-30mb-uproot
+    [Tags]    matrix    compute:a    storage:a    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    a    a    30    uproot
+
+cell-a-reads-b-30mb-uproot
+    [Tags]    matrix    compute:a    storage:b    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    a    b    30    uproot
+
+cell-a-reads-c-30mb-uproot
+    [Tags]    matrix    compute:a    storage:c    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    a    c    30    uproot
+
+cell-a-reads-d-30mb-uproot
+    [Tags]    matrix    compute:a    storage:d    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    a    d    30    uproot
+
+cell-b-reads-a-30mb-uproot
+    [Tags]    matrix    compute:b    storage:a    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    b    a    30    uproot
+
+cell-b-reads-b-30mb-uproot
+    [Tags]    matrix    compute:b    storage:b    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    b    b    30    uproot
+
+cell-b-reads-c-30mb-uproot
+    [Tags]    matrix    compute:b    storage:c    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    b    c    30    uproot
+
+cell-b-reads-d-30mb-uproot
+    [Tags]    matrix    compute:b    storage:d    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    b    d    30    uproot
+
+cell-c-reads-a-30mb-uproot
+    [Tags]    matrix    compute:c    storage:a    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    c    a    30    uproot
+
+cell-c-reads-b-30mb-uproot
+    [Tags]    matrix    compute:c    storage:b    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    c    b    30    uproot
+
+cell-c-reads-c-30mb-uproot
+    [Tags]    matrix    compute:c    storage:c    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    c    c    30    uproot
+
+cell-c-reads-d-30mb-uproot
+    [Tags]    matrix    compute:c    storage:d    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    c    d    30    uproot
+
+cell-d-reads-a-30mb-uproot
+    [Tags]    matrix    compute:d    storage:a    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    d    a    30    uproot
+
+cell-d-reads-b-30mb-uproot
+    [Tags]    matrix    compute:d    storage:b    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    d    b    30    uproot
+
+cell-d-reads-c-30mb-uproot
+    [Tags]    matrix    compute:d    storage:c    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    d    c    30    uproot
+
+cell-d-reads-d-30mb-uproot
+    [Tags]    matrix    compute:d    storage:d    cache:30    reader:uproot
+    [Template]    Matrix Cell
+    d    d    30    uproot
+
+diagonal-vs-rtt-10mb-root
+    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's root cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
-    [Tags]    matrix    summary    cache:10
+    [Tags]    matrix    summary    cache:10    reader:root
     [Template]    Diagonal Versus RTT
-    10
+    10    root
 
-diagonal-vs-rtt-30mb
-    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's cells; the
+diagonal-vs-rtt-30mb-root
+    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's root cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
-    [Tags]    matrix    summary    cache:30
+    [Tags]    matrix    summary    cache:30    reader:root
     [Template]    Diagonal Versus RTT
-    30
+    30    root
+
+diagonal-vs-rtt-10mb-uproot
+    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's uproot cells; the
+    ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
+    [Tags]    matrix    summary    cache:10    reader:uproot
+    [Template]    Diagonal Versus RTT
+    10    uproot
+
+diagonal-vs-rtt-30mb-uproot
+    [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's uproot cells; the
+    ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
+    [Tags]    matrix    summary    cache:30    reader:uproot
+    [Template]    Diagonal Versus RTT
+    30    uproot
+
+learning-short-local-10mb
+    [Documentation]    X Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    local    cache:10
+    [Template]    Learning Point
+    1    local    10
+
+learning-short-remote-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase 1 entry; the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    remote    cache:10
+    [Template]    Learning Point
+    1    remote    10
+
+learning-off-local-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    local    cache:10
+    [Template]    Learning Point
+    0    local    10
+
+learning-off-remote-10mb
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    remote    cache:10
+    [Template]    Learning Point
+    0    remote    10
+
+learning-short-local-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    local    cache:30
+    [Template]    Learning Point
+    1    local    30
+
+learning-short-remote-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:1    remote    cache:30
+    [Template]    Learning Point
+    1    remote    30
+
+learning-off-local-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    local    cache:30
+    [Template]    Learning Point
+    0    local    30
+
+learning-off-remote-30mb
+    [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
+    ...    largest RTT. Its default-learning twin is the matrix cell.
+    [Tags]    learning    learn:0    remote    cache:30
+    [Template]    Learning Point
+    0    remote    30
 
 concurrency-1
     [Tags]    concurrency    jobs:1
@@ -263,13 +511,14 @@ concurrency-spread
     Log    concurrency spread (max/min events/s per job): ${s}    console=True
 
 connectivity
-    [Documentation]    One job per file of every storage site at compute site A, 10% of the
-    ...    events, 30 MB cache; every job must read its events.
+    [Documentation]    One job per file of every storage site at compute site A, every 10th
+    ...    event (the slides' "10% events"), 30 MB cache, the run's first reader; every job
+    ...    must read its events.
     [Tags]    connectivity
     ${rows}=    Connectivity Test    a
     FOR    ${r}    IN    @{rows}
         Record Metric    e3.connectivity_mb_per_s    ${r}[mb_per_s]    MB/s    storage=${r}[storage]    compute=a
-        ...    redirect_rtt_ms=${r}[redirect_rtt_ms]
+        ...    reader=${r}[reader]    redirect_rtt_ms=${r}[redirect_rtt_ms]
     END
 
 baselines-disk-and-memory
@@ -287,24 +536,38 @@ baselines-disk-and-memory
 # BEGIN GENERATED ROWS claims (testbed suites --write)
 e3-diagonal-beats-off-diagonal
     [Documentation]    seed 002, the site x site matrix: "off-diagonal (remote) reads are slower than reads at the storage's own site"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=40}, paper < 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=40}, paper < 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-diagonal-beats-off-diagonal
 
 e3-penalty-grows-with-rtt
     [Documentation]    seed 002, RTT penalty vs RTT: "the RTT penalty grows with the round-trip time"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=5}, paper < 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=80} / e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=5}, paper < 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-penalty-grows-with-rtt
 
 e3-larger-cache-lowers-penalty
     [Documentation]    seed 002, 10 MB vs 30 MB TTreeCache: "suboptimal TTC size and learning phase result in larger than optimal RTT penalty"
-    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=30,rtt_ms=80} / e3.off_over_diag{cache_mb=10,rtt_ms=80}, paper > 1).
+    ...    Judged over every trial of the run (e3.off_over_diag{cache_mb=30,reader=root,rtt_ms=80} / e3.off_over_diag{cache_mb=10,reader=root,rtt_ms=80}, paper > 1).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e3-larger-cache-lowers-penalty
+
+e3-larger-cache-fewer-round-trips
+    [Documentation]    seed 002, 10 MB vs 30 MB TTreeCache (the mechanism: synchronous requests per job): "suboptimal TTC size ... result in larger than optimal RTT penalty"
+    ...    Judged over every trial of the run (e3.read_calls{cache_mb=30,learn_entries=100,reader=root,rtt_ms=80} / e3.read_calls{cache_mb=10,learn_entries=100,reader=root,rtt_ms=80}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-larger-cache-fewer-round-trips
+
+e3-learning-costs-round-trips
+    [Documentation]    seed 002, default learning phase (100 events) vs none: "suboptimal ... learning phase result in larger than optimal RTT penalty"
+    ...    Judged over every trial of the run (e3.read_calls{cache_mb=30,learn_entries=0,reader=root,rtt_ms=80} / e3.read_calls{cache_mb=30,learn_entries=100,reader=root,rtt_ms=80}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e3-learning-costs-round-trips
 
 e3-rate-flat-with-concurrency
     [Documentation]    seed 002, concurrency test (spread 1.26): "the per-job event rate stays flat as concurrent jobs are added, up to the server's limit"
@@ -333,31 +596,46 @@ Remove The Sites And Finish
     Finish Experiment And Restore The Site
 
 Matrix Cell
-    [Arguments]    ${compute}    ${storage}    ${cache}
-    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}
+    [Arguments]    ${compute}    ${storage}    ${cache}    ${reader}
+    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}    readers=${reader}
     ${n}=    Evaluate    ord('${compute}') - ord('a') + 1
     ${m}=    Evaluate    ord('${storage}') - ord('a') + 1
     Skip If    max(${n}, ${m}) > ${PARAMS}[sites]    site beyond the ${PARAMS}[sites] sites of ${SCALE} scale
-    ${r}=    Read Cell    ${compute}    ${storage}    ${cache}
-    Record Metric    e3.events_per_s    ${r}[events_per_s]    ev/s    storage=${storage}    compute=${compute}
-    ...    rtt_ms=${r}[rtt_ms]    cache_mb=${cache}    redirect_rtt_ms=${r}[redirect_rtt_ms]
-    Record Metric    e3.cpu_eff    ${r}[cpu_eff]    ratio    storage=${storage}    compute=${compute}
-    ...    rtt_ms=${r}[rtt_ms]    cache_mb=${cache}    redirect_rtt_ms=${r}[redirect_rtt_ms]
-    Record Metric    e3.mb_per_s    ${r}[mb_per_s]    MB/s    storage=${storage}    compute=${compute}
-    ...    rtt_ms=${r}[rtt_ms]    cache_mb=${cache}    redirect_rtt_ms=${r}[redirect_rtt_ms]
+    Skip Unless The Reader Reads This Row    ${reader}    ${compute}
+    ${r}=    Read Cell    ${compute}    ${storage}    ${cache}    ${reader}
+    Record The Cell    ${r}
     Should Be True    $r['events_per_s'] > 0    no events read in cell ${compute}<-${storage}
 
+Learning Point
+    [Arguments]    ${learn}    ${where}    ${cache}
+    Skip Unless In This Run    ${PARAMS}    learn_entries=${learn}    readers=root    cache_mbs=${cache}
+    ${r}=    Read Learning Point    ${learn}    ${where}    ${cache}
+    Record The Cell    ${r}
+
+Record The Cell
+    [Documentation]    Every number of one job, with its cell, reader, cache size and learning phase.
+    [Arguments]    ${r}
+    ${at}=    Set Variable    ${r}[at]
+    Record Metric    e3.events_per_s    ${r}[events_per_s]    ev/s    &{at}
+    Record Metric    e3.cpu_eff    ${r}[cpu_eff]    ratio    &{at}
+    Record Metric    e3.mb_per_s    ${r}[mb_per_s]    MB/s    &{at}
+    Record Metric    e3.startup_s    ${r}[startup_s]    s    &{at}
+    IF    $r['read_calls'] is not None    Record Metric    e3.read_calls    ${r}[read_calls]    calls    &{at}
+    IF    $r['cache_fills'] is not None    Record Metric    e3.cache_fills    ${r}[cache_fills]    fills    &{at}
+    IF    $r['bytes_read_mb'] is not None    Record Metric    e3.bytes_read_mb    ${r}[bytes_read_mb]    MB    &{at}
+
 Diagonal Versus RTT
-    [Arguments]    ${cache}
-    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}
-    ${ratios}=    Off Diagonal Over Diagonal    ${cache}
-    Skip If    not $ratios    needs diagonal and off-diagonal cells at ${cache} MB in this run
+    [Arguments]    ${cache}    ${reader}
+    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}    readers=${reader}
+    ${ratios}=    Off Diagonal Over Diagonal    ${cache}    ${reader}
+    Skip If    not $ratios    needs diagonal and off-diagonal ${reader} cells at ${cache} MB in this run
     FOR    ${rtt}    IN    @{ratios}
         Record Metric    e3.off_over_diag    ${ratios}[${rtt}]    ratio    rtt_ms=${rtt}    cache_mb=${cache}
+        ...    reader=${reader}
     END
     ${far}=    Evaluate    max($ratios)
     Should Be True    $ratios[$far] <= 1.25
-    ...    the ${far} ms cells read ${ratios}[${far}] x the diagonal's events/s: the diagonal is slower beyond noise
+    ...    the ${far} ms ${reader} cells read ${ratios}[${far}] x the diagonal's events/s: the diagonal is slower beyond noise
 
 Concurrency Point
     [Arguments]    ${jobs}
@@ -365,6 +643,6 @@ Concurrency Point
     ${r}=    Read Concurrently    ${jobs}
     FOR    ${v}    IN    @{r}[per_job]
         Record Metric    e3.concurrency_events_per_s    ${v}    ev/s    jobs=${jobs}    rtt_ms=${r}[rtt_ms]
-        ...    redirect_rtt_ms=${r}[redirect_rtt_ms]
+        ...    reader=${r}[reader]    redirect_rtt_ms=${r}[redirect_rtt_ms]
     END
     Length Should Be    ${r}[per_job]    ${jobs}

@@ -4,8 +4,11 @@ per read-ahead cache size per run/profile, each cell with its value and its RTT,
 same matrices as text tables.
 
 The matrix cells are what robot/suites/e3_fax_wan_reads.robot records per cell:
-e3.events_per_s, e3.cpu_eff, e3.mb_per_s with params storage, compute, rtt_ms, cache_mb;
+e3.events_per_s, e3.cpu_eff, e3.mb_per_s with params storage, compute, rtt_ms, cache_mb,
+reader (root or uproot; records without one are uproot's) and, for ROOT, learn_entries
+(the matrix is read with ROOT's default; the learning rows are not matrix cells);
 e3.rtt_measured (storage, compute, rtt_ms) gives the measured RTT of a cell when present.
+One matrix per reader and cache size.
 
 `compare` calls `figures(columns, outdir)` and `text(columns)` (the registry entry in
 e3_fax names them) with `columns`: {column label (run/profile): [metric records]}.
@@ -28,8 +31,23 @@ def _cache_key(value):
     return int(value) if value.is_integer() else value
 
 
-def matrices(records):
-    """{cache_mb: matrix} from one column's records, caches in increasing order. A matrix
+DEFAULT_LEARN_ENTRIES = 100   # ROOT's TTreeCache default: the matrix's learning phase
+
+
+def reader_of(rec):
+    return rec.get("params", {}).get("reader", "uproot")
+
+
+def readers(records):
+    """The readers whose matrix cells are in `records`, in name order."""
+    names = {m[0] for m in MATRIX_METRICS}
+    return sorted({reader_of(r) for r in records if r["name"] in names
+                   and all(k in r.get("params", {}) for k in CELL_PARAMS)})
+
+
+def matrices(records, reader=None):
+    """{cache_mb: matrix} from one column's records (of one reader, when given), caches in
+    increasing order; learning rows (learn_entries other than ROOT's default) left out. A matrix
     is {"sites": [site, ...] (rows = storage, columns = compute, the same order so the
     diagonal is local), "values": {metric: {(storage, compute): mean}}, "rtt":
     {(storage, compute): set RTT ms}, "measured": {(storage, compute): mean measured RTT ms}}.
@@ -43,6 +61,9 @@ def matrices(records):
         if rec["name"] == MEASURED and "storage" in p and "compute" in p:
             measured[(str(p["storage"]), str(p["compute"]))].append(float(rec["value"]))
         if rec["name"] not in names or any(k not in p for k in CELL_PARAMS):
+            continue
+        if (reader is not None and reader_of(rec) != reader) or \
+                float(p.get("learn_entries", DEFAULT_LEARN_ENTRIES)) != DEFAULT_LEARN_ENTRIES:
             continue
         cache, cell = _cache_key(p["cache_mb"]), (str(p["storage"]), str(p["compute"]))
         sums[cache][rec["name"]][cell].append(float(rec["value"]))
@@ -61,6 +82,11 @@ def matrices(records):
                          if cell[0] in sites and cell[1] in sites},
         }
     return out
+
+
+def by_reader_and_cache(records):
+    """[(reader, cache_mb, matrix)] of one column's records."""
+    return [(reader, cache, m) for reader in readers(records) for cache, m in matrices(records, reader).items()]
 
 
 def _ms(v):
@@ -89,15 +115,15 @@ def grid(matrix, metric):
 
 
 def text(columns):
-    """The matrices as text tables: per column and cache size, one table per metric
+    """The matrices as text tables: per column, reader and cache size, one table per metric
     (rows storage site, columns computing site, `*` marks local reading) and one of RTTs."""
     from testbed.model import tables
     from testbed.results.figures import number
     out = []
     for label, records in columns.items():
-        for cache, m in matrices(records).items():
+        for reader, cache, m in by_reader_and_cache(records):
             sites = m["sites"]
-            out.append(f"\nE3 matrix {label}, read-ahead cache {cache} MB "
+            out.append(f"\nE3 matrix {label}, reader {reader}, read-ahead cache {cache} MB "
                        f"(rows: storage site, columns: computing site, * = local)")
             headers = ["storage \\ compute"] + sites
             align = ["<"] + [">"] * len(sites)
@@ -131,16 +157,16 @@ def colour_scales(all_matrices):
 
 
 def figures(columns, outdir):
-    """One heatmap PNG per (column, cache size, metric) in `outdir`; returns their paths."""
+    """One heatmap PNG per (column, reader, cache size, metric) in `outdir`; returns their paths."""
     from testbed.results import figures as fig_lib
     plt = fig_lib.pyplot()
     outdir = Path(outdir)
     written = []
     several = len(columns) > 1
-    shaped = [(label, matrices(records)) for label, records in columns.items()]
-    scales = colour_scales([m for _, by_cache in shaped for m in by_cache.values()])
-    for label, by_cache in shaped:
-        for cache, m in by_cache.items():
+    shaped = [(label, by_reader_and_cache(records)) for label, records in columns.items()]
+    scales = colour_scales([m for _, found in shaped for _, _, m in found])
+    for label, found in shaped:
+        for reader, cache, m in found:
             sites = m["sites"]
             for metric, what, unit, bar in MATRIX_METRICS:
                 if metric not in m["values"]:
@@ -153,10 +179,10 @@ def figures(columns, outdir):
                                           **scales[metric])
                 ax.set_xlabel("computing site (where the job runs)")
                 ax.set_ylabel("storage site (where the file is)")
-                ax.set_title(f"E3 {what}, read-ahead cache {cache} MB - run/profile {label}\n"
+                ax.set_title(f"E3 {what}, {reader}, read-ahead cache {cache} MB - run/profile {label}\n"
                              f"framed: local reading; under each value: the cell's RTT", fontsize=10)
                 fig.tight_layout()
-                name = f"e3-matrix-{metric.split('.', 1)[1]}-cache{cache}MB" + \
+                name = f"e3-matrix-{metric.split('.', 1)[1]}-{reader}-cache{cache}MB" + \
                        (f"-{fig_lib.slug(label)}" if several else "") + ".png"
                 written.append(fig_lib.save(fig, outdir / name))
     return written

@@ -52,6 +52,13 @@ def concurrency_cell(matrix, rtt):
                      f"{sorted({r for _, _, r in cells(matrix) if r})})")
 
 
+def far_cell(matrix):
+    """The first (compute, storage) cell with the largest RTT, and that compute site's own
+    (diagonal) cell: where the learning rows read remotely and locally."""
+    x, y, _ = max(cells(matrix), key=lambda cell: cell[2])
+    return (x, y), (x, x)
+
+
 def server_port(sites, site):
     return c.E3_SERVER_PORT_BASE + sites.index(site)
 
@@ -233,13 +240,13 @@ def federation_teardown_script(sites):
 
 
 def data_script(sites, p):
-    """DTN: the files of every storage site, written by uproot (root-owned, 0644), one JSON
-    line per file (site added)."""
-    lines = ["set -e"]
-    for i, s in enumerate(sites):
-        d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
-        lines.append(f"{c.E3_PYTHON} {c.E3_TOOL} write {d} --files {p['files_per_site']} --events {p['events']} "
-                     f"--branches {p['branches']} --basket-events {p['basket_events']} --seed {2 + i} "
-                     f"| sed 's/^{{/{{\"site\": \"{s}\", /'")
-        lines.append(f"chmod 0644 {d}/*.root")
-    return "\n".join(lines) + "\n"
+    """DTN: the files of every storage site, written by ROOT in one run of the tool (one
+    interpreter start for all sites; site i seeded 2 + i), root-owned 0644; one JSON line
+    per file (with its site, basket and cluster facts)."""
+    dirs = [f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}" for s in sites]
+    return "\n".join([
+        "set -e",
+        f"{c.E3_PYTHON} {c.E3_TOOL} write {' '.join(dirs)} --writer root --files {p['files_per_site']} "
+        f"--events {p['events']} --branches {p['branches']} --basket-events {p['basket_events']} "
+        f"--cluster-events {p['cluster_events']} --seed 2",
+        "chmod 0644 " + " ".join(f"{d}/*.root" for d in dirs)]) + "\n"

@@ -14,6 +14,7 @@ defines EXPERIMENT.
 """
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,7 +26,17 @@ from testbed.model.topology import ROLES
 
 SCALES = ("ci", "quick", "full")
 KINDS = {"int": "a whole number like 8", "float": "a number like 0.25",
-         "ints": "a list of whole numbers like 1,2,4", "numbers": "a list of numbers like 0,20,40"}
+         "ints": "a list of whole numbers like 1,2,4", "numbers": "a list of numbers like 0,20,40",
+         "names": "a list of names like root,uproot"}
+NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def same_value(a, b):
+    """A row's value and a scale's value compared as numbers when both are, else as text."""
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a).strip() == str(b).strip()
 
 
 def _number(text, whole):
@@ -59,6 +70,12 @@ class Param:
     def parse(self, key, value):
         """A typed value from `--set` text (or a value that already has a type); ConfigError if wrong."""
         bad = ConfigError("--set", f"{key}={value}", f"{key} must be {KINDS[self.kind]}")
+        if self.kind == "names":
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            out = [str(v).strip() for v in items if str(v).strip()]
+            if not out or not all(NAME.match(v) for v in out):
+                raise bad
+            return out
         if self.kind in ("ints", "numbers"):
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             items = [v for v in items if str(v).strip()]
@@ -185,7 +202,7 @@ class Experiment:
             params[name] = spec.parse(name, value)
             if spec.rows:
                 allowed = self.scales["full"][name]
-                extra = [v for v in params[name] if float(v) not in [float(a) for a in allowed]]
+                extra = [v for v in params[name] if not any(same_value(v, a) for a in allowed)]
                 if extra:
                     raise ConfigError("--set", f"{name}={value}",
                                       f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "
