@@ -220,11 +220,13 @@ def test_the_collectors_own_statistics_and_whose_ad_is_whose():
 
 
 def test_startd_names_rss_and_connections_by_port():
-    text = ("startd1@worker1.default.testbed\nstartd2@worker1.default.testbed\nstartd1@dtn.default.testbed\n"
-            "Warning: something\n\nstartd1@worker2.default.testbed\n")
+    text = ("slot1@startd1@worker1.default.testbed\nslot2@startd1@worker1.default.testbed\n"
+            "startd2@worker1.default.testbed\nslot1@dtn.default.testbed\n"
+            "Warning: something\n\nslot1_3@startd1@worker2.default.testbed\n")
     assert parsers.startd_names(text, {"worker1"}) == {"startd1@worker1.default.testbed",
                                                        "startd2@worker1.default.testbed"}
-    assert len(parsers.startd_names(text)) == 4
+    assert parsers.startd_names(text) == {"startd1@worker1.default.testbed", "startd2@worker1.default.testbed",
+                                          "startd1@worker2.default.testbed"}    # the DTN's slot names no startd
     assert parsers.process_rss_mb(" 20480\n10240\nx\n") == [20.0, 10.0]
     ss = ("0 0 10.150.0.11:9618 10.150.0.15:40001\n0 0 10.150.0.11:9620 10.150.0.15:40002\n"
           "0 0 10.150.0.11:9620 10.150.0.16:40003\n0 0 10.150.0.11:9618 10.150.0.10:40004\n")
@@ -235,9 +237,9 @@ def test_startd_names_rss_and_connections_by_port():
 def test_answers_tell_an_empty_list_from_a_collector_that_did_not_answer():
     class SSH:
         def run(self, host, command, check=False, timeout=None):
-            assert command.count("&& echo '#ANSWERED#'") == 2 and "-pool cm2:9620 -startd" in command
+            assert command.count("&& echo '#ANSWERED#'") == 2 and "-pool cm2:9620 -af Name" in command
             return Result(host, 0, "#0\nstartd1@w\n#ANSWERED#\n#1\n", "")
-    out = gateway.Schedd(SSH(), "submit").answers_by_pool(["cm1", "cm2:9620"], "-startd -af Name")
+    out = gateway.Schedd(SSH(), "submit").answers_by_pool(["cm1", "cm2:9620"], "-af Name")
     assert out == {"cm1": "startd1@w\n", "cm2:9620": None}
 
 
@@ -318,8 +320,9 @@ class FakeCollectors:
             if pool in self.silent:
                 continue
             held = min(self.per_worker, self.capacity)
-            if args == "-startd -af Name":
-                out += [f"startd{k}@worker1.small.testbed" for k in range(1, held + 1)]
+            if args == "-af Name":
+                out += [f"slot1@startd{k}@worker1.small.testbed" for k in range(1, held + 1)]
+                out.append("slot1@dtn.small.testbed")
             elif args == "-af UpdatesTotal UpdatesLost":
                 self.readings += 1
                 lost = self.readings if self.per_worker > self.lose_above else 0

@@ -129,9 +129,9 @@ class CollectorRamp:
         return [h.name for h in self.topo.with_role("cm")]
 
     def listed(self, targets):
-        """{collector: set of worker startd names it lists, or None when it did not answer}."""
+        """{collector: set of worker startds whose slots it lists, or None when it did not answer}."""
         workers = {w.name for w in self.exp.workers}
-        out = self.exp.schedd.answers_by_pool(targets, "-startd -af Name", timeout=120)
+        out = self.exp.schedd.answers_by_pool(targets, "-af Name", timeout=120)
         return {t: (None if text is None else startd_names(text, workers)) for t, text in out.items()}
 
     def loads(self, targets):

@@ -203,11 +203,13 @@ def own_collector_ad(ads, host, child_name=None):
 
 
 def startd_names(text, hosts=None):
-    """The startd daemons listed by `condor_status -startd -af Name` ('startd3@worker1.x'),
-    of `hosts` (short names) only when given; warnings and blank lines are not names."""
+    """The startds behind `condor_status -af Name` lines ('slot1@startd3@worker1.x' ->
+    'startd3@worker1.x'; a startd's own name stays), of `hosts` (short names) only when
+    given; warnings and blank lines are not names. Slot ads, not the startds' daemon ads:
+    a child collector forwards those to its parent for sure."""
     out = set()
     for line in text.splitlines():
-        name = line.strip()
+        name = startd_of_slot(line.strip())
         if not re.fullmatch(r"[A-Za-z0-9_.-]+@[A-Za-z0-9.-]+", name):
             continue
         if hosts is None or name.split("@", 1)[1].split(".")[0] in hosts:
