@@ -18,6 +18,7 @@ EXPECTED = {"TransferLibrary": ("scale", "e1", e1_transfer.TransferExperiment),
             "FaxLibrary": (None, "e3", None),
             "HpcLibrary": ("scale_name", "e4", e4_hpc.HpcExperiment),
             "ScaleLibrary": ("scale_name", "e5", e5_scale.ScaleExperiment),
+            "CollectorLibrary": ("scale_name", "e5", e5_scale.ScaleExperiment),
             "FaultLibrary": ("scale", "faults", faults.FaultSuite)}
 
 

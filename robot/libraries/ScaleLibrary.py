@@ -9,7 +9,7 @@ import time
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e5_config, e5_failover, e5_scale as scale
+from testbed.experiments import e5_config, e5_failover, e5_scale as scale, e5_uber
 from testbed.model import profiles
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary
@@ -25,13 +25,20 @@ class ScaleLibrary(ExperimentLibrary):
     def __init__(self, scale_name="quick"):  # the argument keeps its name
         super().__init__(scale_name)
 
-    def run_topology(self):
-        """The topology as this run has it: `startds_per_worker` startds on every worker."""
-        count = self.params()["startds_per_worker"]
+    def topology_with(self, count, slots=0):
+        """The topology with `count` startds (at least the topology's) of `slots` slots (0:
+        the topology's) on every worker."""
         topo = copy.deepcopy(self.tb.topo)
         for h in topo.with_role("worker"):
-            h.startds = max(h.startds, count)
+            h.startds = max(h.startds, int(count))
+            h.slots_per_startd = int(slots) or h.slots_per_startd
         return topo
+
+    def run_topology(self):
+        """The topology as this run has it: `startds_per_worker` startds of `startd_slots`
+        slots on every worker."""
+        p = self.params()
+        return self.topology_with(p["startds_per_worker"], p["startd_slots"])
 
     @keyword
     def pool_should_be_healthy(self, timeout=600):
@@ -43,17 +50,33 @@ class ScaleLibrary(ExperimentLibrary):
 
     # --- startds per worker ------------------------------------------------------------
     @keyword
-    def use_startds_per_worker(self, count):
-        """Run `count` startds on every worker for this run (0 or the topology's count:
-        nothing to do); waits until their slots are in the collector. Returns the slots."""
-        count, exp = int(count), self.exp
-        if not e5_config.use_startds(self.tb.ssh, exp.workers, count):
-            return sum(h.total_slots for h in exp.workers)
-        want = sum(max(count, h.startds) * h.slots_per_startd for h in exp.workers)
-        obs, seconds = exp.wait_slots(want, 900)
-        logger.console(f"  {count} startds per worker: {obs['startds']} startds, {obs['slots']} slots "
-                       f"after {seconds:.0f} s")
-        return obs["slots"]
+    def use_startds_per_worker(self, count, slots=0, timeout=900):
+        """Run `count` startds (at least the topology's) of `slots` slots each (0: the
+        topology's) on every worker - the topology's layout again for 0, 0 - refused first
+        when they do not fit the workers' memory (the arithmetic in the message). Waits
+        until the site is healthy with that layout; returns the workers' slots."""
+        count, slots = int(count), int(slots)
+        memory = e5_uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+        problem = e5_uber.startds_refused({"startds_per_worker": count, "min_free_mb": self.params()["min_free_mb"]},
+                                          self.tb.topo, memory)
+        if problem:
+            raise AssertionError(problem)
+        e5_config.use_startds(self.tb.ssh, self.exp.workers, count, slots)
+        topo = self.topology_with(count, slots)
+        t0 = time.monotonic()
+        healthy, text = scale.wait_healthy(topo, self.tb.ssh, float(timeout), echo=logger.console)
+        logger.info(text)
+        want = sum(h.total_slots for h in topo.with_role("worker"))
+        sizes = e5_uber.StartdSampler(self.tb.ssh, self.exp.workers).memory()
+        for host, m in sizes.items():
+            if m["rss_mb"] is not None and self.tb.run is not None:
+                self.tb.record_metric("e5.startd_rss", m["rss_mb"], "MB", host=host, startds=m["startds"],
+                                      slots=slots or topo.hosts[host].slots_per_startd)
+        logger.console(f"  {topo.planned_startds // len(self.exp.workers)} startds per worker "
+                       f"({topo.planned_startds} in all), {want} slots, healthy after {time.monotonic() - t0:.0f} s; "
+                       "RSS per startd " + ", ".join(f"{h} {m['rss_mb']:.1f} MB" for h, m in sizes.items()
+                                                    if m["rss_mb"] is not None))
+        return want
 
     @keyword
     def restore_startds_per_worker(self):
@@ -199,6 +222,29 @@ class ScaleLibrary(ExperimentLibrary):
                        + (f"; out of time: {last['out_of_time']}" if last["out_of_time"] else "") + ")")
         return dict(last, duration=fastest, median=median, durations=durations, prefetch=prefetch,
                     prefetches=prefetches, rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
+
+    @keyword
+    def negotiation_cycle_with_matchable_jobs(self, rtt_ms):
+        """`negotiation_matchable` idle jobs that every free slot matches, each its own
+        resource request, submitted `matchable_rounds` times (removed after each round); per
+        round the first cycle that considered them all, timed to the millisecond from the
+        NegotiatorLog. Returns {duration (the fastest), durations, prefetch (the fastest
+        request-list fetch, or None), matches (of the fastest round), requests, rtt_ms}."""
+        p, exp = self.params(), self.exp
+        n, timeout = p["negotiation_matchable"], float(p["negotiation_timeout_s"])
+        rounds, cm = [], self.tb.pool.active_cm()
+        for _ in range(max(1, p["matchable_rounds"])):
+            cm, cycle = exp.matched_cycle(cm, n, timeout)
+            logged = exp.logged_cycle(cm, cycle)
+            rounds.append((cycle["duration"] if logged is None else logged.duration,
+                           None if logged is None else logged.prefetch, cycle["matches"]))
+            self.remove_the_suites_jobs("matchable")
+        fastest = min(rounds, key=lambda r: r[0])
+        prefetches = [r[1] for r in rounds if r[1] is not None]
+        logger.console(f"  {n} matchable jobs at {float(rtt_ms):g} ms: cycles {[r[0] for r in rounds]} s, "
+                       f"matches {[r[2] for r in rounds]}, request-list prefetch {prefetches}")
+        return {"duration": fastest[0], "durations": [r[0] for r in rounds], "matches": fastest[2],
+                "prefetch": min(prefetches) if prefetches else None, "requests": n, "rtt_ms": rtt_label(rtt_ms)}
 
     # --- failover ------------------------------------------------------------------------------
     def _background_count(self):

@@ -29,6 +29,35 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               against one tier, under `default` and
 ...               `collector-tuned`: time until every slot is visible after the workers restart,
 ...               updates lost per collector with every slot busy, the negotiation cycle;
+...               - the collector's limit (4.1): startd daemons added to every worker in doubling
+...               steps (Uber glideins: startds of one sleeper slot), reporting to the CMs'
+...               collectors (one tier) or to child collectors on the CCB hosts that forward to
+...               them (two tiers), with the workers 0 or 100 ms from every central host (netem
+...               on the workers' links to the CMs and CCB hosts; the submit host stays on the
+...               CMs' LAN). At each step: the startds each collector lists within the join
+...               window, those that never appear, the updates each collector counted and lost
+...               over the hold window (its per-ad statistics), its own statistics
+...               (UpdatesLost, UpdatesLostRatio, ActiveQueryWorkers, PendingQueries,
+...               DroppedQueries, StartdAds, as its daemon ad last published them), CPU of the
+...               collectors and startds, RSS per startd and the workers' memory. The ramp stops
+...               at the first step where updates are lost, a startd never appears, a collector
+...               does not answer, or the workers cannot start or hold the step's startds; the
+...               step before is the limit, in startds per collector (paper: 2,000 on the LAN,
+...               200 over the WAN; 1,000 per child collector after 8.3's fixes);
+...               - CCB (4.2): with child collectors on the CMs, connections the workers hold on
+...               the CMs when the children are also the CCB servers (GlideinWMS's default)
+...               and when CCB stays on hosts of its own (paper: halved), with shared port on
+...               the workers (one CCB registration per worker) and without (the paper's
+...               execute nodes then: one per daemon);
+...               - negotiation with jobs that match (4.5): idle jobs every free slot meets,
+...               each its own resource request, at 0 and 100 ms between the schedd and the CMs.
+...               Batching: the paper's schedds before 8.3 sent one resource request per round
+...               trip (1000 requests: 30 s on the LAN, 1153 s at 100 ms); since 8.3.0 the
+...               negotiator fetches up to NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE (200) requests
+...               per round trip, each request standing for every idle job of one autocluster
+...               (USE_RESOURCE_REQUEST_COUNTS), and HTCondor 23.x (23.9 here) also prefetches
+...               the schedds' lists before matching (NEGOTIATOR_PREFETCH_REQUESTS): the
+...               testbed times 23.x's batched protocol, not 8.3's one-by-one;
 ...               - high availability (4.3): with jobs running, hard-kill the CM whose
 ...               negotiator is active, kill one collector, take one CCB down; running jobs
 ...               must neither stop nor restart (NumJobStarts, NumShadowStarts), new jobs must
@@ -43,17 +72,29 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               --set streams_jobs=1 cm_kill=1 collector_kill=1); one CCB is down (ci: only with --set ccb_outage_s=30) under
 ...               4 running jobs (ci), or 300 s (quick) / 1800 s (full) with every slot but one
 ...               busy. The collector shapes run at quick (120 s busy) and full (600 s busy),
-...               at ci with --set tree_settle_s=120. Parameters and their scales:
+...               at ci with --set tree_settle_s=120. The collector ramp: one step of 4 startds per
+...               worker of the topology's slots at 0 ms and one tier (ci, about 2 minutes); 4 startds of
+...               one slot doubling up to what the workers' memory holds, at 0 and 100 ms, one
+...               and two tiers, with 120 s (quick) or 300 s (full) hold windows. A count of
+...               startds per worker that does not fit a worker's memory is refused before
+...               anything starts, with the arithmetic (memory per startd from the latest run
+...               that measured one, else the constant E5_STARTD_MB; the guest's own use
+...               WORKER_BASE_MB; min_free_mb kept free). The CCB layouts (8 startds per worker
+...               at quick, 16 at full) need CCB hosts that are not CMs (`default`). Matchable negotiation: 64 (quick)
+...               or 150 (full) jobs, 3 rounds per RTT. Parameters and their scales:
 ...               testbed/experiments/e5_scale.py.
 ...
 ...               One test per measured point: a ramp row and a row per collector shape for each
 ...               profile (default and collector-tuned, run when compared: `testbed run e5
 ...               --profile default --profile collector-tuned`), a negotiation row per RTT of the
-...               full scale; rows not in this run's scale or --set parameters are skipped with a
+...               full scale (unmatchable and matchable), a collector ramp per RTT and tiers, a
+...               row per CCB layout and worker configuration; rows not in this run's scale or
+...               --set parameters are skipped with a
 ...               message saying so. The jobs a test needs live in the pool (tagged E5Role),
 ...               so any row reruns on its own, e.g. `--test cm-failover`.
 Resource          ../resources/experiment.resource
 Library           ../libraries/ScaleLibrary.py    ${SCALE}
+Library           ../libraries/CollectorLibrary.py    ${SCALE}
 Suite Setup       Prepare The Pool
 Suite Teardown    Restore The Pool And Finish
 Test Tags         E5
@@ -138,6 +179,19 @@ negotiation-wan-over-lan
     Should Be True    $wan_fetch[-1] >= $lan_fetch[-1]
     ...    the fastest request-list fetch at 100 ms (${wan_fetch}[-1] s) is shorter than on the LAN (${lan_fetch}[-1] s)
 
+negotiation-matchable-0ms
+    [Documentation]    Idle jobs that every free slot matches, each its own resource request:
+    ...    the cycle that considered them all, with the schedd on the CMs' LAN.
+    [Tags]    negotiation    matchable    rtt:0
+    [Template]    Matchable Negotiation Point
+    0
+
+negotiation-matchable-100ms
+    [Documentation]    The same with 100 ms RTT between the schedd and the central managers.
+    [Tags]    negotiation    matchable    rtt:100
+    [Template]    Matchable Negotiation Point
+    100
+
 collectors-flat-default
     [Documentation]    One collector tier: the startds update the CMs' collectors directly.
     ...    Time until every slot is visible after the workers restart, updates lost per
@@ -163,6 +217,70 @@ collectors-tree-collector-tuned
     [Tags]    collectors    profile:collector-tuned
     [Template]    Collector Shape Point
     tree    collector-tuned
+
+collector-ramp-0ms-1tier
+    [Documentation]    Startds per worker in doubling steps, every one reporting to the CMs'
+    ...    collectors on their LAN, until updates are lost or startds fail to join.
+    [Tags]    collector-ramp    rtt:0    tiers:1
+    [Template]    Collector Ramp Point
+    0    1
+
+collector-ramp-100ms-1tier
+    [Documentation]    The same with the workers 100 ms from every central host (paper: 200
+    ...    startds per collector over the WAN, 2,000 on the LAN).
+    [Tags]    collector-ramp    rtt:100    tiers:1
+    [Template]    Collector Ramp Point
+    100    1
+
+collector-ramp-0ms-2tiers
+    [Documentation]    Two tiers on the LAN: child collectors on the CCB hosts receive the
+    ...    startds' updates and forward them to the CMs' collectors.
+    [Tags]    collector-ramp    rtt:0    tiers:2
+    [Template]    Collector Ramp Point
+    0    2
+
+collector-ramp-100ms-2tiers
+    [Documentation]    Two tiers with the workers 100 ms away: the children take the WAN's
+    ...    round trips, the parents get the updates over the LAN (paper: 1,000 startds per
+    ...    child collector after 8.3's fixes).
+    [Tags]    collector-ramp    rtt:100    tiers:2
+    [Template]    Collector Ramp Point
+    100    2
+
+ccb-on-child-collectors-shared-port
+    [Documentation]    Child collectors on the CMs that are also the workers' CCB servers
+    ...    (GlideinWMS's default); shared port on the workers: connections on the CMs.
+    [Tags]    ccb    layout:on-children    config:shared-port
+    [Template]    CCB Layout Point
+    on-children    shared-port
+
+ccb-on-own-hosts-shared-port
+    [Documentation]    The same children without CCB, which stays on the CCB hosts.
+    [Tags]    ccb    layout:own-hosts    config:shared-port
+    [Template]    CCB Layout Point
+    own-hosts    shared-port
+
+ccb-on-child-collectors-per-daemon
+    [Documentation]    CCB on the children with the paper's execute nodes: no shared port on
+    ...    the workers, every daemon registering with CCB itself.
+    [Tags]    ccb    layout:on-children    config:per-daemon
+    [Template]    CCB Layout Point
+    on-children    per-daemon
+
+ccb-on-own-hosts-per-daemon
+    [Documentation]    CCB on its own hosts with the paper's execute nodes.
+    [Tags]    ccb    layout:own-hosts    config:per-daemon
+    [Template]    CCB Layout Point
+    own-hosts    per-daemon
+
+ccb-split-connections
+    [Documentation]    Connections on the CMs with CCB on its own hosts over those with CCB on
+    ...    the child collectors, per worker configuration (paper: halved, "each Startd
+    ...    maintains separate TCP connections for job updates and CCB functionality").
+    [Tags]    ccb    summary
+    ${r}=    Record The CCB Split
+    Skip If    not $r    needs both CCB layouts of one worker configuration in this run
+    Log    CM connections, CCB on own hosts / on the children: ${r} (paper: 0.5)    console=True
 
 cm-failover
     [Documentation]    Hard-kill (SIGKILL) every HTCondor process of the central manager whose
@@ -241,20 +359,28 @@ e5-jobs-per-gb-of-submit-memory
     [Tags]    claim
     [Template]    Paper Claim Should Hold
     e5-jobs-per-gb-of-submit-memory
+
+e5-wan-collector-limit-below-lan
+    [Documentation]    seed 004, section 4.1 (collector): "scaling problems when the number of Startds was larger 2,000 for nodes located on the local-area network, or just 200 for remote Startds"
+    ...    Judged over every trial of the run (e5.collector_limit{found=1,rtt_ms=100,tiers=1} / e5.collector_limit{rtt_ms=0,tiers=1}, paper < 1).
+    [Tags]    claim
+    [Template]    Paper Claim Should Hold
+    e5-wan-collector-limit-below-lan
 # END GENERATED ROWS claims
 
 *** Keywords ***
 Prepare The Pool
     [Documentation]    The site healthy, the run's folder open, `default` in force, and the
-    ...    run's startds per worker (--set startds_per_worker) in place.
+    ...    run's startds per worker (--set startds_per_worker, startd_slots) in place.
     Start Experiment On A Healthy Site    e5
     ${params}=    Experiment Parameters    e5
     Set Suite Variable    ${PARAMS}    ${params}
     Apply Profile    default
-    Use Startds Per Worker    ${params}[startds_per_worker]
+    Use Startds Per Worker    ${params}[startds_per_worker]    ${params}[startd_slots]
 
 Restore The Pool And Finish
     Run Keyword And Ignore Error    Use Collector Shape    flat
+    Run Keyword And Ignore Error    Leave The Collectors As The Site Has Them
     Run Keyword And Ignore Error    Bring Every Collector Back
     Run Keyword And Ignore Error    Restore The Central Managers
     Run Keyword And Ignore Error    Use Worker Configuration    default
@@ -360,3 +486,79 @@ Negotiation Point
     Should Not Be Equal    ${c}[prefetch]    ${None}    the NegotiatorLog shows no fetch of the schedd's request list in ${c}[durations]
     Record Metric    e5.negotiation_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
     Should Be Equal As Integers    ${c}[matches]    0    msg=jobs that no slot can meet were matched
+
+Collector Ramp Point
+    [Arguments]    ${rtt}    ${tiers}
+    Skip Unless In This Run    ${PARAMS}    collector_ramp_rtts=${rtt}    collector_ramp_tiers=${tiers}
+    Set Test Variable    ${ROW_RAN}    ${TRUE}
+    Remove The Suites Jobs    background
+    Remove The Suites Jobs    negotiation
+    Apply Profile If Needed    default
+    IF    ${rtt} > 0
+        ${base}=    Measure RTT    worker    cm
+        ${measured}=    Put The Workers Behind A WAN    ${rtt}
+        Measured RTT Should Match    ${rtt}    ${measured}    ${base}
+    ELSE
+        Put The Workers Behind A WAN    0
+    END
+    Use Collector Tiers    ${tiers}
+    ${r}=    Ramp Startds To The Collector Limit    ${rtt}    ${tiers}
+    Log    ${rtt} ms, ${tiers} tier(s): ${r}[held] startds per collector (${r}[per_worker] per worker) at the limit, ${r}[limit] - ${r}[reason]    console=True
+    # On the LAN the first step must hold: a ramp that never held a step measured nothing
+    Should Be True    ${rtt} > 0 or $r['held'] > 0    the first step already failed on the LAN: ${r}[limit] - ${r}[reason]
+    [Teardown]    Restore The Pool After A Collector Row Unless Skipped
+
+Restore The Pool After A Collector Row Unless Skipped
+    [Documentation]    One collector tier, no WAN, shared port on the workers again and the
+    ...    run's startds per worker, whatever stopped the row.
+    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
+    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
+    IF    $ran
+        Leave The Collectors As The Site Has Them
+        Use Startds Per Worker    ${PARAMS}[startds_per_worker]    ${PARAMS}[startd_slots]
+    END
+
+CCB Layout Point
+    [Arguments]    ${layout}    ${config}
+    Skip If    not ${PARAMS}[ccb_startds]    ccb_startds is 0 at ${SCALE} scale (--set ccb_startds=8 runs it)
+    ${own}=    CCB Hosts Of Their Own
+    Skip If    not $own    the CMs are the CCB servers in this topology: CCB has no hosts of its own to stay on
+    Set Test Variable    ${ROW_RAN}    ${TRUE}
+    Remove The Suites Jobs    background
+    Pool Under Default On The LAN
+    Use Startds Per Worker    ${PARAMS}[ccb_startds]    ${PARAMS}[collector_ramp_slots]
+    Use CCB Layout    ${layout}    ${config}
+    ${c}=    Count Connections On The Central Managers    ${layout}    ${config}
+    Should Be True    $c['total'] > 0    no connection from the workers on the central managers: ${c}[by_cm]
+    IF    '${layout}' == 'on-children'
+        Should Be True    $c['children'] > 0    the workers hold no connection to the child collectors: ${c}[by_cm]
+    END
+    [Teardown]    Restore The Pool After A Collector Row Unless Skipped
+
+Matchable Negotiation Point
+    [Arguments]    ${rtt}
+    Skip If    not ${PARAMS}[negotiation_matchable]    negotiation_matchable is 0 at ${SCALE} scale (--set negotiation_matchable=8 runs it)
+    Skip Unless In This Run    ${PARAMS}    negotiation_rtts=${rtt}
+    Set Test Variable    ${ROW_RAN}    ${TRUE}
+    Remove The Suites Jobs    background
+    Remove The Suites Jobs    negotiation
+    IF    ${rtt} > 0
+        ${base}=    Measure RTT    submit    cm
+        ${measured}=    Set WAN Latency If Needed    submit    cm    ${rtt}
+        Measured RTT Should Match    ${rtt}    ${measured}    ${base}
+    ELSE
+        Set WAN Latency If Needed    submit    cm    0
+    END
+    ${c}=    Negotiation Cycle With Matchable Jobs    ${rtt}
+    Record Metric    e5.negotiation_match_cycle    ${c}[duration]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
+    ...    matches=${c}[matches]
+    IF    $c['prefetch'] is not None
+        Record Metric    e5.negotiation_match_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
+    END
+    Should Be True    $c['matches'] > 0    no job matched in the cycles ${c}[durations] though every free slot meets them
+    [Teardown]    Remove The Matchable Jobs Unless Skipped
+
+Remove The Matchable Jobs Unless Skipped
+    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
+    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
+    IF    $ran    Run Keyword And Ignore Error    Remove The Suites Jobs    matchable

@@ -3,9 +3,10 @@ and the two-tier collector tree (child collectors, the workers' collector list),
 config.d fragment installed through `gateway.ConfigFragment` and removed after the row."""
 from testbed.model.constants import (E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT, E5_ROLE_ATTR,
                                      E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT)
+from testbed.machines.render import render_run_file
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import ConfigFragment, apply_fragments
-from testbed.services.parsers import fresh_slots, sum_ad_updates, update_window
+from testbed.services.parsers import CHILD_COLLECTOR_PREFIX, fresh_slots, sum_ad_updates, update_window
 
 SLEEP_SECONDS = 86400  # sleepers run until the suite removes them
 
@@ -15,69 +16,80 @@ def role_constraint(role):
     return f'{E5_ROLE_ATTR} =?= "{role}"'
 
 
-# --- more startds per worker for one run ---------------------------------------------------
+# --- more startds per worker for one run ("Uber glideins") ---------------------------------
+# A startd's slots change only when it restarts; adding or removing startds of the same
+# layout needs a reconfig of the master only.
+SLOT_LAYOUT_KNOBS = ("NUM_CPUS", "MEMORY", "NUM_SLOTS_TYPE_1")
+
+
 def extra_startd_names(host, total):
     """The local names of the startds a run adds to a worker beyond the topology's count
     (each has its own EXECUTE directory, `$(EXECUTE)/<name>`)."""
     return [f"startd{i}" for i in range(host.startds + 1, total + 1)]
 
 
-def extra_startds_conf(host, total):
-    """A config fragment adding startds startds+1..total to a worker (the same names and
-    files as the rendered worker.conf), or '' when the topology already runs that many."""
-    lines = [f"# E5 run: {total} startds on {host.name} (topology: {host.startds}); "
-             f"removed by the E5 suite teardown"]
-    if total <= host.startds:
+def extra_startds_conf(host, total, slots=0):
+    """A config fragment running `total` startds on a worker (startds+1..total added, with the
+    same names and files as the rendered worker.conf) of `slots` slots each (0: the
+    topology's slots_per_startd), or '' when that is the topology's own layout."""
+    slots = 0 if slots in (0, host.slots_per_startd) else slots
+    if total <= host.startds and not slots:
         return ""
-    for name in extra_startd_names(host, total):
-        n = name.upper()
-        lines += [f"{n} = $(STARTD)", f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
-                  f"{n}.STARTD_NAME = {n.lower()}", f"{n}.STARTD_LOG = $(LOG)/StartLog.{n}",
-                  f"{n}.EXECUTE = $(EXECUTE)/{n.lower()}",
-                  f"{n}.STARTD_ADDRESS_FILE = $(LOG)/.startd_address.{n}",
-                  f"{n}.STARTD_HISTORY = $(SPOOL)/startd_history.{n}",
-                  f'{n}_ENVIRONMENT = "_CONDOR_STARTER_LOG=$(LOG)/StarterLog.{n}"']
-    return "\n".join(lines) + "\n"
+    return render_run_file("e5/startds.conf.j2", host=host, total=max(total, host.startds), slots=slots)
 
 
 def startds_script(text, execute_dirs=()):
-    """Install (or, for '', remove) the extra-startds fragment; reconfig the master, which
-    starts or stops the startds in its DAEMON_LIST. A startd whose EXECUTE directory is
-    missing exits at start (status 4) and the master retries it forever, so each added
-    startd's directory (`execute_dirs`, names under $(EXECUTE)) is made first, as
-    provisioning makes the topology's."""
-    return ConfigFragment(None, None, E5_STARTDS_CONF).script(text, make_dirs=execute_dirs)
+    """Install (or, for '', remove) the extra-startds fragment. The master starts or stops
+    the startds of its DAEMON_LIST on a reconfig; when the slot layout changes (the
+    fragment's slot knobs differ from the last one's) HTCondor restarts instead. A startd
+    whose EXECUTE directory is missing exits at start (status 4) and the master retries it
+    forever, so each added startd's directory (`execute_dirs`, names under $(EXECUTE)) is
+    made first, as provisioning makes the topology's."""
+    return ConfigFragment(None, None, E5_STARTDS_CONF).script(text, make_dirs=execute_dirs,
+                                                              restart_on=SLOT_LAYOUT_KNOBS)
 
 
-def use_startds(ssh, workers, count):
-    """Run `count` startds on every worker (fragments installed at once); {host: conf}
-    of what was installed, {} when the topology already runs that many. AssertionError
-    naming the hosts where it failed."""
-    extra = {h.name: extra_startds_conf(h, count) for h in workers}
-    if not any(extra.values()):
-        return {}
+def use_startds(ssh, workers, count, slots=0):
+    """Run `count` startds of `slots` slots (0: the topology's) on every worker (fragments
+    installed at once); {host: conf} of what was installed, {} when the topology already
+    runs that layout (then any earlier fragment is removed). AssertionError naming the hosts
+    where it failed."""
+    extra = {h.name: extra_startds_conf(h, count, slots) for h in workers}
     dirs = {h.name: extra_startd_names(h, count) for h in workers}
     apply_fragments(ssh, {h: startds_script(t, dirs[h]) for h, t in extra.items()}, "adding startds failed on ",
-                    error=AssertionError)
-    return extra
+                    error=AssertionError, timeout=300)
+    return {h: t for h, t in extra.items() if t}
 
 
 def restore_startds(ssh, workers):
-    """Remove the run's extra startds (the topology's count again)."""
-    ssh.run_many({h.name: startds_script("") for h in workers}, timeout=120)
+    """Remove the run's extra startds (the topology's count and slots again)."""
+    ssh.run_many({h.name: startds_script("") for h in workers}, timeout=300)
 
 
 # --- two-tier collectors (GlideinWMS style, section 4.1) -----------------------------------
-def child_collector_hosts(topo):
-    """Where the child collectors run: the CCB hosts that are not central managers (the
-    default topology's ccb1, ccb2) when there is one for each CM, else the central
-    managers themselves."""
+PLACEMENTS = ("ccb", "cm")
+
+
+def child_collector_hosts(topo, placement="ccb"):
+    """Where the child collectors run: with `ccb` placement the CCB hosts that are not
+    central managers (the default topology's ccb1, ccb2) when there is one for each CM,
+    else the central managers themselves; with `cm` placement always the central managers
+    (GlideinWMS's own layout, and the one where CCB on the children can be compared with
+    CCB on hosts of its own)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not {placement!r}")
     cms = sorted(h.name for h in topo.with_role("cm"))
     ccbs = [h.name for h in topo.with_role("ccb") if h.name not in cms]
-    return ccbs if len(ccbs) >= len(cms) else cms
+    return ccbs if placement == "ccb" and len(ccbs) >= len(cms) else cms
 
 
-def child_collector_top(topo, host):
+def dedicated_ccb_hosts(topo):
+    """CCB hosts that are not central managers ([] on `small`, where the CMs are the CCBs)."""
+    cms = {h.name for h in topo.with_role("cm")}
+    return [h.name for h in topo.with_role("ccb") if h.name not in cms]
+
+
+def child_collector_top(topo, host, placement="ccb"):
     """The one top-level collector (a CM) the child on `host` forwards to: children are
     paired with the CMs in turn, as GlideinWMS pairs its secondary collectors with each
     HA central manager. One target per child: a collector reconnects to its view hosts
@@ -85,35 +97,38 @@ def child_collector_top(topo, host):
     target the second waits minutes under TCG; seen on `small`, where cm2's collector got
     no forwarded update in a 120 s window while cm1's got 40."""
     cms = sorted(h.name for h in topo.with_role("cm"))
-    return cms[child_collector_hosts(topo).index(host) % len(cms)]
+    return cms[child_collector_hosts(topo, placement).index(host) % len(cms)]
 
 
-def child_collector_conf(topo, host):
-    """A child collector on `host` at E5_CHILD_COLLECTOR_PORT (its own port, no shared port,
-    no CCB) forwarding what the startds send it to its top-level collector."""
-    top = f"{child_collector_top(topo, host)}:{HTCONDOR_PORT}"
-    n = "COLLECTOR2"
-    return "\n".join([
-        f"# E5 two-tier collectors: child collector on {host}; removed after the row",
-        f"{n} = $(COLLECTOR)", f"{n}_ARGS = -f -p {E5_CHILD_COLLECTOR_PORT}",
-        f"DAEMON_LIST = $(DAEMON_LIST) {n}", f"DC_DAEMON_LIST = + {n}",
-        f"{n}.COLLECTOR_NAME = child-{host}", f"{n}.USE_SHARED_PORT = False",
-        f"{n}.COLLECTOR_LOG = $(LOG)/CollectorLog.child", f"{n}.COLLECTOR_ADDRESS_FILE = $(LOG)/.collector_address.child",
-        f"{n}.ENABLE_CCB_SERVER = False", f"{n}.CONDOR_VIEW_HOST = {top}",
-        f"{n}.UPDATE_VIEW_COLLECTOR_WITH_TCP = True"]) + "\n"
+def child_name(host):
+    """A child collector's COLLECTOR_NAME (its ad's Name)."""
+    return f"{CHILD_COLLECTOR_PREFIX}{host}"
 
 
-def tree_worker_conf(topo, worker, startds=None):
+def child_collector_conf(topo, host, placement="ccb", ccb=False):
+    """A child collector on `host` at E5_CHILD_COLLECTOR_PORT (its own port, no shared port;
+    a CCB server only with `ccb`) forwarding what the startds send it to its top-level
+    collector."""
+    return render_run_file("e5/child-collector.conf.j2", host=host, port=E5_CHILD_COLLECTOR_PORT,
+                           collector_name=child_name(host), ccb=ccb,
+                           top=f"{child_collector_top(topo, host, placement)}:{HTCONDOR_PORT}")
+
+
+def tree_worker_conf(topo, worker, startds=None, placement="ccb", ccb=False, shared_port=True):
     """Worker `worker`'s daemons send their ads to one child collector per top-level
     collector instead of to the CMs (section 4.1, GlideinWMS under HA: every CM receives
     every update, through a child of its own). Within a CM's children, startds are dealt
     round-robin across the workers; the master goes with its first startd. One child per
     CM and daemon: sending to two children of one CM would deliver each update to it
     twice, with the same sequence number, which its statistics count as lost updates.
-    `startds`: this run's startds per worker (default the topology's)."""
+    `startds`: this run's startds per worker (default the topology's); `ccb`: the workers
+    register with the child collectors as their CCB servers instead of the CCB hosts;
+    `shared_port` False: no shared port on the worker (each daemon registers with CCB)."""
     groups = {}
-    for child in child_collector_hosts(topo):
-        groups.setdefault(child_collector_top(topo, child), []).append(f"{child}:{E5_CHILD_COLLECTOR_PORT}")
+    children = child_collector_hosts(topo, placement)
+    for child in children:
+        groups.setdefault(child_collector_top(topo, child, placement), []).append(
+            f"{child}:{E5_CHILD_COLLECTOR_PORT}")
     workers = [h.name for h in topo.with_role("worker")]
     n = max(1, startds or topo.hosts[worker].startds)
     first = workers.index(worker) * n
@@ -121,10 +136,10 @@ def tree_worker_conf(topo, worker, startds=None):
     def hosts(k):
         return ", ".join(group[k % len(group)] for _, group in sorted(groups.items()))
 
-    lines = ["# E5 two-tier collectors: each daemon updates one child per CM; removed after the row",
-             f"COLLECTOR_HOST = {hosts(first)}"]
-    lines += [f"STARTD{i}.COLLECTOR_HOST = {hosts(first + i - 1)}" for i in range(1, n + 1)]
-    return "\n".join(lines) + "\n"
+    return render_run_file("e5/tree-worker.conf.j2", master=hosts(first),
+                           startds=[(i, hosts(first + i - 1)) for i in range(1, n + 1)],
+                           ccb=[f"{c}:{E5_CHILD_COLLECTOR_PORT}" for c in children] if ccb else [],
+                           shared_port=shared_port)
 
 
 def tops_without_updates(stats, tops):
@@ -134,37 +149,63 @@ def tops_without_updates(stats, tops):
 
 
 class CollectorTree:
-    """Switches the pool between one collector tier and a two-tier tree, and measures it."""
+    """Switches the pool between one collector tier and a two-tier tree, and measures it.
+    `placement`: where the children run (child_collector_hosts); `ccb`: the children are
+    also the workers' CCB servers; `shared_port` False: none on the workers."""
 
-    def __init__(self, exp, startds=0):
+    # a worker restarts when these change (its daemons' CCB registrations and listening
+    # sockets are set up at start), and reconfigures otherwise
+    WORKER_RESTART_KNOBS = ("CCB_ADDRESS", "USE_SHARED_PORT")
+
+    def __init__(self, exp, startds=0, placement="ccb", ccb=False, shared_port=True):
         self.exp, self.topo, self.ssh = exp, exp.topo, exp.ssh
         self.startds = startds  # this run's startds per worker (0: the topology's)
+        self.placement, self.ccb, self.shared_port = placement, ccb, shared_port
+
+    @property
+    def children(self):
+        return child_collector_hosts(self.topo, self.placement)
+
+    def candidates(self):
+        """Every host a child collector may run on, in either placement."""
+        return sorted({h for p in PLACEMENTS for h in child_collector_hosts(self.topo, p)})
 
     def use(self, shape):
-        """Install (`tree`) or remove (`flat`) the child collectors and the workers'
-        fragment. Returns the hosts whose configuration changed."""
+        """Install (`tree`) or remove (`flat`, from every candidate host) the child
+        collectors and the workers' fragment; a worker restarts when its CCB servers or its
+        shared port change.
+        Returns the hosts whose configuration changed."""
         tree = shape == "tree"
-        children = child_collector_hosts(self.topo)
         cmds = {h: ConfigFragment(self.ssh, h, E5_CHILD_COLLECTOR_CONF).script(
-                    child_collector_conf(self.topo, h) if tree else "", restart_had=self.topo.hosts[h].has("cm"))
-                for h in children}
+                    child_collector_conf(self.topo, h, self.placement, self.ccb) if tree and h in self.children else "",
+                    restart_had=self.topo.hosts[h].has("cm"))
+                for h in self.candidates()}
         for w in self.exp.workers:
-            conf = tree_worker_conf(self.topo, w.name, max(w.startds, self.startds)) if tree else ""
-            cmds[w.name] = ConfigFragment(self.ssh, w.name, E5_TREE_WORKER_CONF).script(conf)
-        return apply_fragments(self.ssh, cmds, f"collector shape {shape}: ")
+            conf = tree_worker_conf(self.topo, w.name, max(w.startds, self.startds), self.placement, self.ccb,
+                                    self.shared_port) if tree else ""
+            cmds[w.name] = ConfigFragment(self.ssh, w.name, E5_TREE_WORKER_CONF).script(
+                conf, restart_on=self.WORKER_RESTART_KNOBS)
+        return apply_fragments(self.ssh, cmds, f"collector shape {shape}: ", timeout=300)
 
     def installed(self):
         """True while any host still has a fragment of the tree."""
-        hosts = {h: E5_CHILD_COLLECTOR_CONF for h in child_collector_hosts(self.topo)}
+        hosts = {h: E5_CHILD_COLLECTOR_CONF for h in self.candidates()}
         hosts.update({w.name: E5_TREE_WORKER_CONF for w in self.exp.workers})
         res = self.ssh.run_many({h: ConfigFragment(self.ssh, h, path).exists_command() for h, path in hosts.items()},
                                 timeout=60)
         return any(r.stdout.strip() == "yes" for r in res.values())
 
-    def children_running(self):
+    def children_running(self, hosts=None):
+        """{host: a child collector listens there} for `hosts` (default: this placement's)."""
         res = self.ssh.run_many({h: f"ss -Hltn 'sport = :{E5_CHILD_COLLECTOR_PORT}' | wc -l"
-                                 for h in child_collector_hosts(self.topo)}, timeout=60)
+                                 for h in (hosts or self.children)}, timeout=60)
         return {h: r.ok and r.stdout.strip().isdigit() and int(r.stdout.strip()) > 0 for h, r in res.items()}
+
+    def targets(self):
+        """The collectors of the tree as `-pool` targets: the CMs, then the running children."""
+        running = self.children_running()
+        return [h.name for h in self.topo.with_role("cm")] + \
+            [f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in self.children if running.get(h)]
 
     def time_to_visible(self, slots, timeout, poll=5):
         """Restart the workers' HTCondor; seconds until the first top-level collector lists
@@ -187,11 +228,8 @@ class CollectorTree:
 
     def update_stats(self):
         """{collector host[:port]: {total, lost, ads}} over the slot ads each collector holds."""
-        targets = [h.name for h in self.topo.with_role("cm")]
-        running = self.children_running()
-        targets += [f"{h}:{E5_CHILD_COLLECTOR_PORT}" for h in child_collector_hosts(self.topo) if running.get(h)]
-        return {t: sum_ad_updates(part)
-                for t, part in self.exp.schedd.status_by_pool(targets, "-af UpdatesTotal UpdatesLost", 120).items()}
+        return {t: sum_ad_updates(part) for t, part in
+                self.exp.schedd.status_by_pool(self.targets(), "-af UpdatesTotal UpdatesLost", 120).items()}
 
     def updates_since(self, before):
         """update_window between `before` (an update_stats reading) and now."""
@@ -203,8 +241,11 @@ class CollectorTree:
         seen = {}
 
         def in_shape():
-            running = seen["running"] = self.children_running()
-            return all(running.values()) == (shape == "tree") and (shape == "tree" or not any(running.values()))
+            if shape == "tree":
+                running = seen["running"] = self.children_running()
+                return all(running.values())
+            running = seen["running"] = self.children_running(self.candidates())
+            return not any(running.values())
 
         wait_for(f"child collectors in shape {shape}", in_shape, timeout, poll, error=AssertionError,
                  message=lambda: f"child collectors running {seen['running']}, shape {shape}")

@@ -146,6 +146,18 @@ class PoolEvents:
                  host=self.submit, message=why)
         return st["cm"], st["last"]
 
+    # Each job its own resource request that every slot meets: the literal process number
+    # makes each job's requirements (so its autocluster) its own, as the unmatchable jobs'.
+    MATCHABLE = "(TARGET.Cpus >= 1) && ($(Process) >= 0)"
+
+    def matched_cycle(self, cm, count, timeout):
+        """Submit `count` sleepers tagged `matchable` that every free slot meets and return
+        (cm, cycle): the first negotiation cycle that started after the submission and
+        considered them all (negotiation_cycle's figures, `matches` among them)."""
+        after = self.host_clock(cm)
+        self.submit_sleepers(count, "matchable", requirements=self.MATCHABLE)
+        return self.next_cycle(cm, count, after, timeout)
+
     def logged_cycle(self, cm, cycle):
         """`cycle` (from negotiation_cycle) as the CM's NegotiatorLog has it, to the
         millisecond (a LoggedCycle), or None when the log does not have it."""

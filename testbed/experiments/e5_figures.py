@@ -8,13 +8,29 @@ negotiation per RTT) come from the generic plots; this is what a person reads fi
     streams     long-lived TCP streams per worker before / after
     negotiation fastest cycle and request-list prefetch at each RTT, round trips
 
-`compare` calls `text(columns)` (the registry entry in e5_scale names it) with
-`columns`: {column label: [metric records]}; benchmarks/e5_scale.py prints
-`text({run: records})` for a run.
+    collectors  startds per collector at each limit (LAN/WAN x one/two tiers) beside the
+                paper's 2,000 / 200 / 1,000, memory per startd, the largest N per worker,
+                connections on the CMs with CCB on the children or on its own hosts
+    matchable   fastest cycle with jobs that match, at each RTT
+
+`compare` calls `text(columns)` and `figures(columns, outdir)` (the registry entry in
+e5_scale names them) with `columns`: {column label: [metric records]}; benchmarks/e5_scale.py
+prints `text({run: records})` for a run. The figure is the collector ramps: startds every
+CM listed against the startds the step ran, and the updates lost, one line per RTT and
+collector tiers.
 """
+from collections import defaultdict
+from pathlib import Path
+
 from testbed.model import tables
 from testbed.results.figures import number
 from testbed.results.runs import last_value as last, matching
+
+LISTED, LOST, LIMIT = "e5.collector_ramp_listed", "e5.collector_ramp_lost", "e5.collector_limit"
+# the paper's startds per collector (seed 004, 4.1): LAN and WAN for one collector before the
+# 8.3 fixes, and per child collector after them and the tuning
+PAPER_LIMITS = {(0.0, 1): "2,000 (LAN)", (100.0, 1): "200 (WAN)", (0.0, 2): "-",
+                (100.0, 2): "1,000 per child (after 8.3's fixes)"}
 
 
 def last_param(records, name, key, **params):
@@ -64,7 +80,42 @@ def summary(records):
                      _at_rtt(records, "e5.negotiation_prefetch", rtt), "s", "-"))
     rows.append(("negotiation", "extra round trips to fetch every request",
                  last(records, "e5.negotiation_prefetch_round_trips"), "round trips", "11.2 per request unbatched"))
+    for rtt in sorted({float(r["params"]["rtt_ms"]) for r in records
+                       if r["name"] == "e5.negotiation_match_cycle" and "rtt_ms" in r.get("params", {})}):
+        rows.append(("matchable", f"fastest cycle at {rtt:g} ms, jobs that match",
+                     _at_rtt(records, "e5.negotiation_match_cycle", rtt), "s", "-"))
+    return rows + collector_rows(records)
+
+
+def collector_rows(records):
+    """The collector ramps' limits, memory per startd, and the CCB layouts' connections."""
+    rows = []
+    for (rtt, tiers), rec in sorted(limits(records).items()):
+        bound = "" if rec["found"] else ", ramp_max reached: a lower bound"
+        rows.append(("collectors", f"startds per collector at the limit, {rtt:g} ms, {tiers} tier"
+                     f"{'s' * (tiers > 1)} ({rec['limit']}{bound})", rec["value"], "startds",
+                     PAPER_LIMITS.get((rtt, tiers), "-")))
+        rows.append(("collectors", f"startds per worker at that limit, {rtt:g} ms, {tiers} tier"
+                     f"{'s' * (tiers > 1)}", rec["per_worker"], "startds", "64 per core (Uber glidein)"))
+    rss = [r["value"] for r in records if r["name"] == "e5.startd_rss"]
+    if rss:
+        rows.append(("collectors", "memory per startd daemon (largest mean RSS)", max(rss), "MB", "-"))
+    for config in sorted({r["params"].get("config") for r in records if r["name"] == "e5.ccb_split_connections_ratio"}):
+        rows.append(("collectors", f"CM connections, CCB on own hosts / on the children ({config})",
+                     last(records, "e5.ccb_split_connections_ratio", config=config), "ratio", "0.5 (halved)"))
     return rows
+
+
+def limits(records):
+    """{(rtt_ms, tiers): {value, per_worker, found, limit}} from the last e5.collector_limit of each."""
+    out = {}
+    for r in records:
+        p = r.get("params", {})
+        if r["name"] == LIMIT and "rtt_ms" in p and "tiers" in p:
+            out[(float(p["rtt_ms"]), int(p["tiers"]))] = {
+                "value": r["value"], "per_worker": p.get("per_worker"), "limit": p.get("limit", "?"),
+                "found": str(p.get("found", 1)) in ("1", "True", "true", "1.0")}
+    return out
 
 
 def _at(records, name, rtt):
@@ -104,3 +155,66 @@ def text(columns):
     headers = ["part", "figure"] + labels + ["unit", "paper"]
     align = ["<", "<"] + [">"] * len(labels) + ["<", "<"]
     return "E5 figures (- = not measured at this scale)\n" + tables.render(headers, rows, align)
+
+
+# --- the collector ramps' figure -----------------------------------------------------------------------
+def ramp_series(records):
+    """{(rtt_ms, tiers): {"listed": [(startds run, listed by every CM)], "lost": [(startds run, lost
+    updates summed over the collectors)]}}, by startds run. Of several collectors, a step's
+    listed figure is the fewest any CM listed (what the pool holds for sure)."""
+    listed, lost = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(float))
+    for r in records:
+        p = r.get("params", {})
+        if "rtt_ms" not in p or "tiers" not in p or "expected" not in p:
+            continue
+        key, x = (float(p["rtt_ms"]), int(p["tiers"])), int(p["expected"])
+        if r["name"] == LISTED and p.get("top", 1) in (1, "1", True):
+            listed[key][x].append(float(r["value"]))
+        elif r["name"] == LOST:
+            lost[key][x] += float(r["value"])
+    out = {}
+    for key in sorted(set(listed) | set(lost)):
+        out[key] = {"listed": sorted((x, min(v)) for x, v in listed[key].items()),
+                    "lost": sorted(lost[key].items())}
+    return out
+
+
+def ramp_label(rtt, tiers):
+    return f"{'LAN' if rtt == 0 else 'WAN'} {rtt:g} ms, {tiers} tier{'s' * (tiers > 1)}"
+
+
+def figures(columns, outdir):
+    """One PNG per column with collector ramps: startds listed vs startds run (the diagonal is
+    every startd joined), and updates lost per step. Returns the paths written."""
+    from testbed.results import figures as fig_lib
+    plt = fig_lib.pyplot()
+    written, several = [], len(columns) > 1
+    for label, records in columns.items():
+        series = ramp_series(records)
+        if not series:
+            continue
+        found = limits(records)
+        fig, (joined, lost) = plt.subplots(1, 2, figsize=(11, 4.4))
+        top = max(x for lines in series.values() for x, _ in lines["listed"] + lines["lost"])
+        joined.plot([0, top], [0, top], color="grey", linestyle=":", linewidth=1, label="every startd listed")
+        for key, lines in series.items():
+            lim = found.get(key)
+            note = f" (limit {number(lim['value'])}{'' if lim['found'] else '+'})" if lim else ""
+            style = "-" if key[1] == 1 else "--"
+            if lines["listed"]:
+                joined.plot(*zip(*lines["listed"]), marker="o", linestyle=style, label=ramp_label(*key) + note)
+            if lines["lost"]:
+                lost.plot(*zip(*lines["lost"]), marker="o", linestyle=style, label=ramp_label(*key))
+        joined.set_xlabel("startds run at the step (all workers)")
+        joined.set_ylabel("startds every CM's collector lists")
+        lost.set_xlabel("startds run at the step (all workers)")
+        lost.set_ylabel("updates lost in the hold window")
+        for ax in (joined, lost):
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
+        fig.suptitle(f"E5 collector ramps - {label} (paper: 2,000 startds per collector on the LAN, "
+                     "200 over the WAN)", fontsize=10)
+        fig.tight_layout()
+        name = "e5-collector-ramps" + (f"-{fig_lib.slug(label)}" if several else "") + ".png"
+        written.append(fig_lib.save(fig, Path(outdir) / name))
+    return written

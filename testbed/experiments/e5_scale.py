@@ -4,21 +4,24 @@ central-manager, collector and CCB failover with jobs running.
 
 Scaling to the testbed: the paper's Uber glideins (n startds per core, sleeper
 slots) are the workers' startds x sleeper slots of the topology, or more
-startds per worker for one run (`--set startds_per_worker=N`). Running sleep
-jobs are ramped in doubling steps up to the slots the collector sees, and the
-ramp stops at the first limit: guest memory, jobs not reaching the step in time,
-the schedd or the collector failing to answer, or no sleeper slots left.
+startds per worker for one run (`--set startds_per_worker=N startd_slots=1`),
+refused before anything starts when they do not fit the workers' memory
+(e5_uber.py). Running sleep jobs are ramped in doubling steps up to the slots the
+collector sees, and the ramp stops at the first limit: guest memory, jobs not
+reaching the step in time, the schedd or the collector failing to answer, or no
+sleeper slots left. The collector ramp (startd daemons per worker in doubling
+steps, LAN and WAN, one and two collector tiers) is e5_collector.py.
 
 This module holds the registry entry, the ramp's decisions (steps, limits), the
 stream model and `ScaleExperiment`, which runs the commands on the site through the
 HTCondor gateway (services/gateway.py) and reads them with services/parsers.py.
 The failovers and negotiation are in e5_failover.py (mixed into ScaleExperiment),
-the run's extra startds and the collector tree in e5_config.py. The Robot library
-ScaleLibrary is thin over the three.
+the run's extra startds and the collector tree in e5_config.py. The Robot libraries
+ScaleLibrary and CollectorLibrary are thin over them.
 """
 import time
 
-from testbed.experiments import e5_figures
+from testbed.experiments import e5_figures, e5_uber
 from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.experiments.e5_failover import START_ATTRS, PoolEvents
 from testbed.experiments.registry import Experiment, Param
@@ -38,6 +41,8 @@ EXPERIMENT = Experiment(
         "ramp_start": Param("int", "running sleep jobs at the first ramp step"),
         "ramp_max": Param("int", "the largest step tried (steps double from ramp_start)"),
         "startds_per_worker": Param("int", "startds per worker VM for this run (0: the topology's)"),
+        "startd_slots": Param("int", "sleeper slots of each startd for this run (0: the topology's; 1 makes "
+                                     "the workers Uber glideins of one-slot startds)"),
         "step_timeout_s": Param("int", "seconds a step may take before 'jobs' is the limit"),
         "min_free_mb": Param("int", "a pool guest's MemAvailable below this (MB) is the memory limit"),
         "streams_jobs": Param("int", "sleep jobs running on the worker whose TCP streams are counted (0 skips)"),
@@ -53,6 +58,21 @@ EXPERIMENT = Experiment(
         "failover_timeout_s": Param("int", "seconds a failover, a new match or a re-registration may take"),
         "tree_settle_s": Param("int", "seconds every slot runs a sleeper before a collector shape is read "
                                       "(0 skips the two-tier collector rows)"),
+        # the collector ramp (e5_collector.py): startd daemons per worker in doubling steps
+        "collector_ramp_rtts": Param("numbers", "worker <-> central hosts RTTs of the collector ramp, ms",
+                                     rows=True),
+        "collector_ramp_tiers": Param("ints", "collector tiers of the ramp: 1 (the CMs) and/or 2 (child "
+                                              "collectors forwarding to them)", rows=True),
+        "collector_ramp_start": Param("int", "startds per worker at the first step"),
+        "collector_ramp_max": Param("int", "startds per worker at the last step (0: as many as the workers' "
+                                           "memory holds)"),
+        "collector_ramp_slots": Param("int", "sleeper slots of each ramp startd (0: the topology's)"),
+        "collector_join_s": Param("int", "seconds the step's startds have to run, then to be listed"),
+        "collector_hold_s": Param("int", "seconds over which a step's updates and lost updates are counted"),
+        "ccb_startds": Param("int", "startds per worker while CCB on the children vs on its own hosts is "
+                                    "counted (0 skips)"),
+        "negotiation_matchable": Param("int", "idle jobs every free slot matches, each its own request (0 skips)"),
+        "matchable_rounds": Param("int", "cycles timed per RTT with matchable jobs (submitted anew each round)"),
     },
     scales={
         # CI on `small` (16 sleeper slots) under TCG: a ramp 8, 16, 50 requests at 0 and
@@ -60,23 +80,34 @@ EXPERIMENT = Experiment(
         # and 60 s: 9.5 minutes; `--set ccb_outage_s=0` saves about 4). The stream count
         # restarts the workers' HTCondor twice (minutes under TCG): quick and full only
         # (--set streams_jobs=1 adds it at ci); so do the CM and collector kills.
-        "ci": {"ramp_start": 8, "ramp_max": 16, "startds_per_worker": 0, "step_timeout_s": 240,
+        "ci": {"ramp_start": 8, "ramp_max": 16, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
                "negotiation_rtts": [0, 100], "negotiation_timeout_s": 420, "negotiation_cycles": 5, "failover_jobs": 4,
                # ccb_outage_s 0 at ci: in the session-7 CI run the row took 665 s (441 s
                # until its 4 sleepers ran) and `./tb test` reached ~81 min; --set ccb_outage_s=30
                "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 0, "failover_timeout_s": 420,
-               "tree_settle_s": 0},
-        "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "step_timeout_s": 600,
+               "tree_settle_s": 0,
+               # one tiny collector ramp at 0 ms on one tier: a single step of 4 startds per
+               # worker of the topology's slots (a reconfig adds two, no restart), about 2 minutes
+               "collector_ramp_rtts": [0], "collector_ramp_tiers": [1], "collector_ramp_start": 4,
+               "collector_ramp_max": 4, "collector_ramp_slots": 0, "collector_join_s": 120, "collector_hold_s": 15,
+               "ccb_startds": 0, "negotiation_matchable": 0, "matchable_rounds": 1},
+        "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 600,
                   "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 200,
                   "negotiation_rtts": [0, 100], "negotiation_timeout_s": 900, "negotiation_cycles": 5, "failover_jobs": 0,
                   "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 300, "failover_timeout_s": 600,
-                  "tree_settle_s": 120},
-        "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "step_timeout_s": 1200,
+                  "tree_settle_s": 120,
+                  "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
+                  "collector_ramp_max": 0, "collector_ramp_slots": 1, "collector_join_s": 180, "collector_hold_s": 120,
+                  "ccb_startds": 8, "negotiation_matchable": 64, "matchable_rounds": 3},
+        "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 1200,
                  "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 1000,
                  "negotiation_rtts": [0, 100], "negotiation_timeout_s": 3600, "negotiation_cycles": 3, "failover_jobs": 0,
                  "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 1800, "failover_timeout_s": 900,
-                 "tree_settle_s": 600},
+                 "tree_settle_s": 600,
+                 "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
+                 "collector_ramp_max": 0, "collector_ramp_slots": 1, "collector_join_s": 300, "collector_hold_s": 300,
+                 "ccb_startds": 16, "negotiation_matchable": 150, "matchable_rounds": 3},
     },
     profiles=("default",), row_profiles=("default", "collector-tuned"),
     metrics=("e5.ramp_running", "e5.ramp_step_seconds", "e5.ramp_startds", "e5.ramp_slots",
@@ -89,7 +120,12 @@ EXPERIMENT = Experiment(
              "e5.cm_failover_negotiator", "e5.cm_failover_match", "e5.collector_failover_match",
              "e5.collector_failover_return", "e5.ccb_outage_match", "e5.ccb_reregister",
              "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
-             "e5.tree_negotiation_cycle"),
+             "e5.tree_negotiation_cycle",
+             "e5.collector_ramp_listed", "e5.collector_ramp_missing", "e5.collector_ramp_updates",
+             "e5.collector_ramp_lost", "e5.collector_ramp_stat", "e5.collector_ramp_cpu",
+             "e5.collector_ramp_join_seconds", "e5.collector_ramp_held_over_time", "e5.startd_rss",
+             "e5.collector_limit", "e5.central_connections", "e5.ccb_split_connections_ratio",
+             "e5.negotiation_match_cycle", "e5.negotiation_match_prefetch"),
     x_params=("t", "step", "rtt_ms"),
     paper="results/paper/e5.yaml",
     tables=e5_figures.text,        # the headline figures beside the paper's
@@ -99,6 +135,8 @@ EXPERIMENT = Experiment(
     # the negotiator would contact it in every cycle E5 times.
     uses=("submit", "cm", "ccb", "worker"),
     measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
+    figures=e5_figures.figures,    # the collector ramps: startds joined and updates lost per step
+    fits=e5_uber.fits,             # the startds asked for fit the workers' memory
 )
 
 LIMITS = ("slots", "memory", "jobs", "schedd", "collector", "held", "ramp_max")
@@ -296,21 +334,6 @@ class ScaleExperiment(PoolEvents):
         if have < count:
             self.submit_sleepers(count - have, role)
         return self.wait_running(role, count, timeout)
-
-    def wait_slots(self, want, timeout, poll=10):
-        """(observation, seconds) once the collector lists `want` slots; AssertionError
-        after `timeout` s."""
-        seen = {}
-
-        def listed():
-            obs = seen["obs"] = self.observe("ramp")
-            return obs["slots"] >= want
-
-        seconds = wait_for(f"{want} slots in the collector", listed, timeout, poll, host=self.submit,
-                           error=AssertionError,
-                           message=lambda: f"{seen['obs']['slots']} of {want} slots in the collector {timeout:.0f} s "
-                                           f"after adding startds")
-        return seen["obs"], float(seconds)
 
     # --- sampling ----------------------------------------------------------------------------
     def daemon_stats(self):

@@ -166,14 +166,23 @@ class Session:
 
     def set_wan_latency(self, a, b, rtt_ms, echo):
         """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
-        rows = wan.set_links(self.topo, self.ssh, self.state, [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms))],
-                             count=10, skip=self.paused)
-        measured = rows[0]["measured_ms"]
-        self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
-        echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
-        if self.run is not None:
-            self.record("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
-        return measured
+        return self.set_wan_latencies([(a, b)], rtt_ms, echo)[0]
+
+    def set_wan_latencies(self, pairs, rtt_ms, echo):
+        """Emulate `rtt_ms` between each pair of host groups (the topology's own links stay,
+        every other link the suite set goes); [measured RTT] per pair. What is in force is
+        exactly these pairs afterwards: `set_wan_latency_if_needed` must not take a pair set
+        earlier for one still in force."""
+        links = [netem.Link(a=a, b=b, rtt_ms=float(rtt_ms)) for a, b in pairs]
+        rows = wan.set_links(self.topo, self.ssh, self.state, links, count=10, skip=self.paused)
+        self.wan_in_force = {}
+        for (a, b), row in zip(pairs, rows):
+            measured = row["measured_ms"]
+            self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
+            echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
+            if self.run is not None:
+                self.record("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
+        return [row["measured_ms"] for row in rows]
 
     def measure_rtt(self, a, b):
         return wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["measured_ms"]

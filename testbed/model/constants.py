@@ -94,6 +94,14 @@ E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 E5_CHILD_COLLECTOR_PORT = 9620
 E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
 E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
+# Uber-glidein workers (issue #28): how many startd daemons fit a worker VM. A startd's
+# memory until a run has measured one: HTCONDOR-NOTES measured a 300-slot startd at 32 MB
+# RSS, and a startd of one slot or a few holds less, so 32 MB bounds it. What a worker
+# guest uses without its startds (kernel, systemd, sshd, condor_master and
+# condor_shared_port of a Debian 13 guest) is an estimate kept on the safe side.
+E5_STARTD_MB = 32
+WORKER_BASE_MB = 192
+MAX_STARTDS_PER_WORKER = 1024
 # E4 (HPC production): the run's whole-node slot layout on the workers, the shared
 # software area (NFS, read-only, site network only) exported by the submit host and
 # mounted on the nodes, the job attribute tagging the suite's jobs, the DB base port.

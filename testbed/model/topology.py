@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S
+from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S, MAX_STARTDS_PER_WORKER
 from testbed.model.errors import ConfigError
 from testbed.model.links import parse_links
 from testbed.model.schema import Reader, load_yaml
+from testbed.model.startd_memory import StartdMemory
 
 ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")
 BOXES = ("debian13", "el9")
@@ -164,8 +165,13 @@ def _host(name, spec, index, defaults, source):
                 memory_mb=r.int("memory_mb", defaults["memory_mb"], 256, 65536),
                 cpus=r.int("cpus", defaults["cpus"], 1, 64))
     if "worker" in roles:
-        host.startds = r.int("startds", 1, 1, 64)
+        # Uber-glidein workers: many startd daemons (of one slot or a few) per VM, as many
+        # as its memory holds (model/startd_memory.py)
+        host.startds = r.int("startds", 1, 1, MAX_STARTDS_PER_WORKER)
         host.slots_per_startd = r.int("slots_per_startd", 8, 1, 2000)
+        too_many = StartdMemory().refusal(name, host.memory_mb, host.startds)
+        if too_many:
+            raise r.error("startds", too_many)
     elif "startds" in spec or "slots_per_startd" in spec:
         raise r.error("startds", "only hosts with the worker role run sleeper startds")
     if "dtn" in roles:

@@ -255,13 +255,23 @@ class Schedd:
         """`condor_status <args>` run on this host (the pool it sees); the SSH result."""
         return self.ssh.run(self.host, f"condor_status {args}", check=check, timeout=timeout)
 
-    def status_by_pool(self, pools, args, timeout=60):
+    def status_by_pool(self, pools, args, timeout=60, then=""):
         """{pool: output} of `condor_status -pool <pool> <args>` for each of `pools` (a
-        collector host[:port]), asked in one command; '' for a pool that printed nothing."""
-        res = self.ssh.run(self.host, "; ".join(f"echo '#{i}'; condor_status -pool {t} {args} 2>/dev/null"
+        collector host[:port]), asked in one command; '' for a pool that printed nothing.
+        `then`: shell text after each condor_status (e.g. `&& echo ...`)."""
+        res = self.ssh.run(self.host, "; ".join(f"echo '#{i}'; condor_status -pool {t} {args} 2>/dev/null{then}"
                                                 for i, t in enumerate(pools)), check=False, timeout=timeout)
         return {t: (res.stdout.split(f"#{i}\n", 1)[-1].split(f"#{i + 1}\n", 1)[0] if f"#{i}" in res.stdout else "")
                 for i, t in enumerate(pools)}
+
+    ANSWERED = "#ANSWERED#"
+
+    def answers_by_pool(self, pools, args, timeout=60):
+        """{pool: output, or None when that collector did not answer (condor_status failed)}:
+        `status_by_pool` that tells an empty answer from none."""
+        out = self.status_by_pool(pools, args, timeout, then=f" && echo '{self.ANSWERED}'")
+        return {t: text.replace(f"{self.ANSWERED}\n", "").replace(self.ANSWERED, "") if self.ANSWERED in text else None
+                for t, text in out.items()}
 
 
 def parse_killed(text):
@@ -372,6 +382,11 @@ class Daemons:
         """A clean restart of one daemon through its master (condor_restart, graceful)."""
         self.ssh.run(self.host, f"condor_restart -daemon {daemon}")
 
+    @staticmethod
+    def count_command(daemon):
+        """Prints how many processes of a daemon run (0 when none)."""
+        return f"pgrep -c -x {comm(daemon)} || true"
+
     def is_running(self, daemon):
         res = self.ssh.run(self.host, f"pgrep -x {comm(daemon)} >/dev/null && echo yes || echo no", check=False)
         return res.ok and res.stdout.strip() == "yes"
@@ -407,21 +422,32 @@ class ConfigFragment:
     def __init__(self, ssh, host, path):
         self.ssh, self.host, self.path = ssh, host, path
 
-    def script(self, text, restart_had=False, make_dirs=(), restart=False):
+    def script(self, text, restart_had=False, make_dirs=(), restart=False, restart_on=()):
         """Install (text) or remove ('') the fragment; reconfig when it changed (`restart`:
-        restart HTCondor instead, e.g. for a slot layout). `make_dirs`: directories under
-        $(EXECUTE) made first (owned by condor), e.g. for added startds."""
+        restart HTCondor instead, e.g. for a slot layout; `restart_on`: knob names whose
+        lines, when they differ between the old and the new fragment, make it a restart and
+        otherwise a reconfig - a startd's slots change only when it restarts, while the
+        master starts and stops the startds of its DAEMON_LIST on a reconfig). `make_dirs`:
+        directories under $(EXECUTE) made first (owned by condor), e.g. for added startds."""
         path = self.path
-        then = "systemctl restart condor" if restart else reconfig_command(restart_had)
+        then, before, after = ("systemctl restart condor" if restart else reconfig_command(restart_had)), "", ""
+        if restart_on and not restart:
+            knobs = "|".join(restart_on)
+            if not re.fullmatch(r"[A-Za-z0-9_.|]+", knobs):
+                raise ValueError(f"restart_on names knobs, not {restart_on!r}")
+            before = f"before=$(grep -E '^({knobs}) *=' {path} 2>/dev/null || true); "
+            after = f"after=$(grep -E '^({knobs}) *=' {path}.new || true); "
+            then = (f'if [ "$before" != "${{after:-}}" ]; then systemctl restart condor; '
+                    f"else {reconfig_command(restart_had)}; fi")
         if not text:
-            return f"if [ -e {path} ]; then rm -f {path}; {then}; fi; true"
+            return f"if [ -e {path} ]; then {before}rm -f {path}; {then}; fi; true"
         dirs = ""
         if make_dirs:
             names = " ".join(shlex.quote(d) for d in make_dirs)
             dirs = (f"execute=$(condor_config_val EXECUTE) && for d in {names}; do "
                     f'install -d -m 0755 -o condor -g condor "$execute/$d" || exit 1; done && ')
         return (f"{dirs}printf %s {shlex.quote(text)} > {path}.new && if ! cmp -s {path}.new {path}; then "
-                f"mv {path}.new {path}; {then}; else rm -f {path}.new; fi")
+                f"{before}{after}mv {path}.new {path}; {then}; else rm -f {path}.new; fi")
 
     def install(self, text, restart_had=False, make_dirs=(), timeout=120):
         return self.ssh.run(self.host, self.script(text, restart_had, make_dirs), timeout=timeout)

@@ -169,6 +169,62 @@ def collector_name(ad):
     return str(ad.get("Machine") or ad.get("Name") or "?").split(".")[0]
 
 
+# The collector's own statistics (its daemon ad, `condor_status -collector -l`; HTCondor's
+# manual, "Collector ClassAd Attributes"), refreshed in the ad every COLLECTOR_UPDATE_INTERVAL
+# (MyCurrentTime says when): updates received and lost by sequence number, the query workers
+# it forked and the queries waiting for one or dropped, the startd ads it counted.
+COLLECTOR_LOAD_ATTRS = ("UpdatesTotal", "UpdatesLost", "UpdatesLostRatio", "UpdatesLostMax", "UpdatesInitial",
+                        "ActiveQueryWorkers", "ActiveQueryWorkersPeak", "PendingQueries", "PendingQueriesPeak",
+                        "DroppedQueries", "RecentDroppedQueries", "StartdAds", "StartdAdsPeak",
+                        "RecentDaemonCoreDutyCycle", "MyCurrentTime")
+
+
+def collector_load(ad):
+    """{attribute: number} of COLLECTOR_LOAD_ATTRS that the collector ad `ad` has."""
+    return {k: ad[k] for k in COLLECTOR_LOAD_ATTRS
+            if isinstance(ad.get(k), (int, float)) and not isinstance(ad.get(k), bool)}
+
+
+CHILD_COLLECTOR_PREFIX = "child-"   # E5's child collectors are named child-<host> (COLLECTOR_NAME)
+
+
+def own_collector_ad(ads, host, child_name=None):
+    """The ad of the collector on `host` among collector ads: the top-level one, or (with
+    `child_name`, its COLLECTOR_NAME) the child collector there; None when absent. A child's
+    ad carries its COLLECTOR_NAME as Name, the top-level one the host."""
+    for ad in ads:
+        name = str(ad.get("Name", ""))
+        if child_name is not None:
+            if name == child_name or name.startswith(f"{child_name}@"):
+                return ad
+        elif collector_name(ad) == host and not name.startswith(CHILD_COLLECTOR_PREFIX):
+            return ad
+    return None
+
+
+def startd_names(text, hosts=None):
+    """The startds behind `condor_status -af Name` lines ('slot1@startd3@worker1.x' ->
+    'startd3@worker1.x'; a startd's own name stays), of `hosts` (short names) only when
+    given; warnings and blank lines are not names. Slot ads, not the startds' daemon ads:
+    a child collector forwards those to its parent for sure."""
+    out = set()
+    for line in text.splitlines():
+        name = startd_of_slot(line.strip())
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+@[A-Za-z0-9.-]+", name):
+            continue
+        if hosts is None or name.split("@", 1)[1].split(".")[0] in hosts:
+            out.add(name)
+    return out
+
+
+STARTD_RSS_SCRIPT = "ps -C condor_startd -o rss="
+
+
+def process_rss_mb(text):
+    """[MB] of each process in `ps -o rss=` output (KiB, one process a line)."""
+    return [int(t) / 1024 for t in text.split() if t.isdigit()]
+
+
 def negotiation_cycle(ad, index=0):
     """One cycle of a negotiator ad (0 = the latest): start (epoch, the CM's clock),
     duration (s), jobs considered, idle jobs, matches, rejections."""
@@ -287,19 +343,26 @@ def parse_ss(text, own_ip, hosts_by_ip):
 
 
 
-def count_inbound(text, port, peer_ips):
-    """Established connections (ss -Htn state established) to local `port` from `peer_ips`:
-    a CCB server's (and its collector's) view of who is connected to it."""
-    n = 0
+def inbound_by_port(text, peer_ips):
+    """{local port: established connections from `peer_ips`} (ss -Htn state established):
+    what a central host holds open for the workers, port by port (9618 the collector or
+    CCB behind shared port, 9620 a child collector)."""
+    out = {}
     for line in text.splitlines():
         addrs = [p for p in line.split() if re.match(r"^\[?[0-9a-fA-F:.]+\]?(%\S+)?:\d+$", p)]
         if len(addrs) < 2:
             continue
-        lport = addrs[0].rsplit(":", 1)[1]
+        lport = int(addrs[0].rsplit(":", 1)[1])
         pip = addrs[1].rsplit(":", 1)[0].strip("[]").replace("::ffff:", "")
-        if lport == str(port) and pip in peer_ips:
-            n += 1
-    return n
+        if pip in peer_ips:
+            out[lport] = out.get(lport, 0) + 1
+    return out
+
+
+def count_inbound(text, port, peer_ips):
+    """Established connections (ss -Htn state established) to local `port` from `peer_ips`:
+    a CCB server's (and its collector's) view of who is connected to it."""
+    return inbound_by_port(text, peer_ips).get(int(port), 0)
 
 
 def address_uses_shared_port(sinful):

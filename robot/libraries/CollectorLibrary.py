@@ -1,0 +1,191 @@
+"""E5 keywords for the collector (seed 004, sections 4.1 and 4.2): startd daemons ramped per
+worker until a collector loses updates or startds fail to join, on the LAN and behind a
+WAN, with one collector tier and two; and the connections the central managers hold with
+CCB on the child collectors or on hosts of its own. Thin over
+`testbed.experiments.e5_collector`; the keywords record what they measure per step into
+the run opened by TestbedLibrary and return the figures the suite checks."""
+from robot.api import logger
+from robot.api.deco import keyword, library
+
+from testbed.experiments import e5_collector as ramp, e5_config, e5_failover, e5_scale, e5_uber
+from testbed.model.links import rtt_label
+from _experiment_library import ExperimentLibrary
+
+
+@library(scope="SUITE", auto_keywords=False)
+class CollectorLibrary(ExperimentLibrary):
+    """The pool holds the state between tests (fragments on the hosts); nothing is kept here."""
+
+    experiment, experiment_class = "e5", e5_scale.ScaleExperiment
+
+    def __init__(self, scale_name="quick"):  # the argument keeps its name
+        super().__init__(scale_name)
+
+    # --- the workers behind a WAN ----------------------------------------------------------
+    @keyword
+    def put_the_workers_behind_a_wan(self, rtt_ms):
+        """`rtt_ms` between the workers and every central host (CMs, and CCB hosts that are
+        not CMs): where their startds, child collectors and CCBs are; the submit host stays
+        on the CMs' LAN. Returns the RTT measured to the first CM."""
+        pairs = [("worker", g) for g in ramp.central_groups(self.tb.topo)]
+        return self.tb.site.set_wan_latencies(pairs, rtt_ms, echo=logger.console)[0]
+
+    # --- tiers -------------------------------------------------------------------------------
+    def _tree(self, placement="ccb", ccb=False, startds=None):
+        p = self.params()
+        most = startds or max(p["collector_ramp_max"], p["startds_per_worker"], p["ccb_startds"], 1)
+        if p["collector_ramp_max"] <= 0:  # up to the memory: the tree's worker fragment names every startd
+            most = max(most, self._plan()[-1])
+        return e5_config.CollectorTree(self.exp, most, placement=placement, ccb=ccb)
+
+    def _memory(self):
+        """Memory per startd as the run was checked for (its own measurements go to the next)."""
+        return e5_uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+
+    def _plan(self):
+        p = self.params()
+        return ramp.ramp_plan(p["collector_ramp_start"], p["collector_ramp_max"], self.tb.topo, self._memory(),
+                              p["min_free_mb"])
+
+    @keyword
+    def use_collector_tiers(self, tiers):
+        """1: the startds update the CMs' collectors (the site's own shape); 2: child
+        collectors on the CCB hosts (else the CMs) receive them and forward to the CMs."""
+        tiers = int(tiers)
+        if tiers not in ramp.TIERS:
+            raise AssertionError(f"tiers must be 1 or 2, not {tiers}")
+        tree = self._tree()
+        shape = "tree" if tiers == 2 else "flat"
+        tree.use(shape)
+        self._wait_single_negotiator(tree)
+        return tree.wait_children(shape, 300)
+
+    def _wait_single_negotiator(self, tree):
+        """After a CM's configuration changed (a child there), HAD restarts: one leader again."""
+        if any(self.tb.topo.hosts[h].has("cm") for h in tree.candidates()):
+            timeout = float(self.params()["failover_timeout_s"])
+            e5_failover.wait_single_had_leader(self.tb.pool, timeout, f"no single HAD leader {timeout:.0f} s "
+                                                                      "after reconfiguring the CMs", error=AssertionError)
+
+    # --- the ramp ---------------------------------------------------------------------------
+    @keyword
+    def ramp_startds_to_the_collector_limit(self, rtt_ms, tiers):
+        """Startds per worker in doubling steps (collector_ramp_start to collector_ramp_max,
+        0: what the workers' memory holds) until a collector loses updates, a startd never
+        appears, a collector does not answer or the workers cannot start or hold the step.
+        Records every step's figures and e5.collector_limit; returns {limit, reason, held,
+        per_worker, found, steps (startds per worker of each step run)}."""
+        p, tb = self.params(), self.tb
+        rtt, tiers = rtt_label(rtt_ms), int(tiers)
+        plan = self._plan()
+        logger.console(f"  collector ramp at {rtt} ms, {tiers} tier(s): {plan} startds per worker "
+                       f"(memory per startd: {self._memory().per_startd_mb:g} MB, {self._memory().source})")
+        runner = ramp.CollectorRamp(self.exp, self._tree() if tiers == 2 else None, slots=p["collector_ramp_slots"],
+                                    join_s=p["collector_join_s"], hold_s=p["collector_hold_s"],
+                                    min_free_mb=p["min_free_mb"], echo=logger.console)
+        r = runner.run(plan)
+        labels = {"rtt_ms": rtt, "tiers": tiers}
+        for s in r["steps"]:
+            self._record_step(s, len(self.exp.workers), labels, set(runner.tops()))
+        for t, held in r["series"]:
+            tb.record_metric("e5.collector_ramp_held_over_time", held, "startds", t=t, **labels)
+        tb.record_metric("e5.collector_limit", r["held"], "startds", per_worker=r["per_worker"],
+                         found=int(r["found"]), limit=r["limit"], **labels)
+        logger.console(f"  ramp stopped: {r['limit']} - {r['reason']}; limit {r['held']} startds per collector "
+                       f"({r['per_worker']} per worker){'' if r['found'] else ', not reached'}")
+        return {"limit": r["limit"], "reason": r["reason"], "held": r["held"], "per_worker": r["per_worker"],
+                "found": r["found"], "steps": [s["per_worker"] for s in r["steps"]]}
+
+    def _record_step(self, s, workers, labels, tops):
+        tb, step = self.tb, s["per_worker"]
+        at = dict(labels, step=step)
+        for phase in ("started", "joined"):
+            if s[f"{phase}_s"] is not None:
+                tb.record_metric("e5.collector_ramp_join_seconds", s[f"{phase}_s"], "s", phase=phase, **at)
+        for c, n in s["listed"].items():
+            tb.record_metric("e5.collector_ramp_listed", n, "startds", collector=c, top=int(c in tops),
+                             expected=step * workers, **at)
+        for c, names in s["missing"].items():
+            tb.record_metric("e5.collector_ramp_missing", len(names), "startds", collector=c, **at)
+            if names:
+                logger.info(f"step {step}: {c} never listed {names[:20]}")
+        for c, w in s["updates"].items():
+            window = f"{self.params()['collector_hold_s']}s" if w.get("window") else "ad-life"
+            tb.record_metric("e5.collector_ramp_updates", w["total"], "updates", collector=c, window=window,
+                             expected=step * workers, **at)
+            tb.record_metric("e5.collector_ramp_lost", w["lost"], "updates", collector=c, window=window,
+                             expected=step * workers, **at)
+        for c, stats in s["loads"].items():
+            for stat, value in stats.items():
+                tb.record_metric("e5.collector_ramp_stat", value, "", stat=stat, collector=c, **at)
+        for host, daemons in s["cpu"].items():
+            for daemon in ("collector", "startd"):
+                if daemon in daemons:
+                    tb.record_metric("e5.collector_ramp_cpu", daemons[daemon], "%", host=host, daemon=daemon, **at)
+        for host, m in s["memory"].items():
+            if m["rss_mb"] is not None:
+                tb.record_metric("e5.startd_rss", m["rss_mb"], "MB", host=host, startds=m["startds"],
+                                 slots=self.params()["collector_ramp_slots"], **at)
+            if m["available_mb"] is not None:
+                tb.record_metric("e5.guest_mem_available", m["available_mb"], "MB", host=host, **at)
+
+    # --- CCB on the child collectors or on its own hosts ------------------------------------------
+    def _layouts(self):
+        return ramp.CcbLayouts(self.exp, self.params()["ccb_startds"])
+
+    @keyword
+    def ccb_hosts_of_their_own(self):
+        """The CCB hosts that are not central managers ([] on `small`)."""
+        return e5_config.dedicated_ccb_hosts(self.tb.topo)
+
+    @keyword
+    def use_ccb_layout(self, layout, config):
+        """Child collectors on the CMs, which are (`on-children`) or are not (`own-hosts`) the
+        workers' CCB servers, with (`shared-port`) or without (`per-daemon`) shared port on
+        the workers; they restart when their CCB servers or shared port change."""
+        tree = self._layouts().tree(layout, config)
+        tree.use("tree")
+        self._wait_single_negotiator(tree)
+        return tree.wait_children("tree", 300)
+
+    @keyword
+    def count_connections_on_the_central_managers(self, layout, config):
+        """Established connections from the workers on every CM, by port, once every startd
+        is listed again; records e5.central_connections (port `all`: the total) and returns
+        {total, children, by_cm}."""
+        exp, startds = self.exp, self.params()["ccb_startds"]
+        exp.wait_collector_sees_startds(self.tb.topo.with_role("cm")[0].name, startds * len(exp.workers),
+                                        float(self.params()["collector_join_s"]))
+        by_cm = self._layouts().connections()
+        total, children = ramp.connection_total(by_cm), ramp.child_port_share(by_cm)
+        labels = {"layout": layout, "config": config, "startds": startds}
+        self.tb.record_metric("e5.central_connections", total, "connections", port="all", **labels)
+        for cm, ports in by_cm.items():
+            for port, n in ports.items():
+                self.tb.record_metric("e5.central_connections", n, "connections", port=port, host=cm, **labels)
+        logger.console(f"  CCB {layout} ({config}): {total} connections from the workers on the CMs, {children} "
+                       f"on the child collectors' port; {by_cm}")
+        return {"total": total, "children": children, "by_cm": by_cm}
+
+    @keyword
+    def record_the_ccb_split(self):
+        """For each worker configuration with both CCB layouts counted in this run: CM
+        connections with CCB on its own hosts over those with CCB on the children, recorded
+        as e5.ccb_split_connections_ratio. Returns {config: ratio}."""
+        out = {}
+        for config in ramp.CcbLayouts.CONFIGS:
+            on, own = (self.tb.recorded_values("e5.central_connections", layout=layout, config=config, port="all")
+                       for layout in ramp.CcbLayouts.LAYOUTS)
+            if on and own and on[-1] > 0:
+                out[config] = own[-1] / on[-1]
+                self.tb.record_metric("e5.ccb_split_connections_ratio", out[config], "ratio", config=config)
+        return out
+
+    @keyword
+    def leave_the_collectors_as_the_site_has_them(self):
+        """No child collector anywhere and no WAN: what the other rows assume."""
+        tree = self._tree()
+        tree.use("flat")
+        self._wait_single_negotiator(tree)
+        tree.wait_children("flat", 300)
+        self.tb.clear_wan()
