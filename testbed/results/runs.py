@@ -4,7 +4,9 @@
                     scale, typed parameters (`--set` overrides and all the suite's), versions,
                     git revision, kvm|tcg, host cores/RAM, start/end, status,
                     the DTN's RAID members (`disks`: count, level, chunk, limits,
-                    host cache mode; testbed/machines/disks.py)
+                    host cache mode; testbed/machines/disks.py), and `existing_hosts`:
+                    each existing host's OS, kernel, cores, CPU model, RAM, free disk,
+                    virtualisation and time sync as read off it (testbed/machines/existing.py)
     metrics.jsonl   one JSON record per measurement (name, value, unit, params)
     output.xml ...  Robot Framework's own output
 
