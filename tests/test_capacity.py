@@ -115,3 +115,17 @@ def test_the_cli_prints_the_table_the_notes_and_the_topology(capsys):
     assert yaml.safe_load(out[out.index("# Written by"):])["name"] == "e5full"
     assert cli.main(["plan", "--for", "e5:full", "--set", "ramp_max=zero"]) == 2
     assert "ramp_max must be a whole number" in capsys.readouterr().err
+
+
+def test_the_readme_table_is_what_the_planner_prints_for_every_full_scale():
+    import re
+    from testbed import PROJECT_ROOT
+    text = (PROJECT_ROOT / "README.md").read_text()
+    rows = re.findall(r"^  \| (`[^|]+`) \| (\d+) \| (\d+) MB \| (\d+) \|", text, re.M)
+    seen = set()
+    for runs, hosts, mb, cores in rows:
+        for spec in re.findall(r"`([a-z0-9]+:full)`", runs):
+            p = capacity.plan(spec)
+            assert (p.hosts, p.memory_mb, p.cpus) == (int(hosts), int(mb), int(cores)), spec
+            seen.add(spec.split(":")[0])
+    assert seen == set(registry.experiments())

@@ -514,3 +514,17 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
     record = json.loads((TestbedState("mixed").dir / site.BRINGUP_RECORD).read_text())
     assert set(record["existing"]) == {"lab1", "lab2"} and "provisioned_after" in record["existing"]["lab1"]
     assert "lab1" not in record["vms"]
+
+
+def test_the_no_default_route_check_judges_the_vms_only(mixed):
+    from testbed.faults.security import SecurityChecks
+
+    class Routes:
+        asked = []
+
+        def run_many(self, commands, check=False, timeout=None):
+            self.asked.extend(commands)
+            return {h: Result(h, 0, "", "") for h in commands}
+    routes = Routes()
+    assert set(SecurityChecks(mixed, routes).default_routes()) == {"submit", "cm1", "cm2", "worker1"}
+    assert "lab1" not in routes.asked
