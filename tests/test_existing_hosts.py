@@ -197,6 +197,9 @@ def test_ssh_refusals_name_the_host_and_stop_at_the_first_command(mixed, first, 
     ({"condor_package": "install ok installed", "condor_binary": "/usr/sbin/condor_master"}, None,
      "runs HTCondor the testbed did not install (no /etc/testbed/installed-by)"),
     ({"condor_etc": "1"}, None, "runs HTCondor the testbed did not install"),
+    ({"hostsname.cm1": "10.0.0.9", "hostsname.localhost": "127.0.0.1", "hostsname.lab1": "10.170.0.14"}, None,
+     "its /etc/hosts already names cm1 (10.0.0.9): the site's host names would clash"),
+    ({"hostsname.submit.mixed.testbed": "10.0.0.8"}, None, "already names submit.mixed.testbed (10.0.0.8)"),
     ({"marker.topology": "other", "marker.owner": "elsewhere:/srv/tb"}, None,
      "is claimed by topology other of elsewhere:/srv/tb"),
     ({"marker.topology": "mixed", "marker.owner": "elsewhere:/srv/tb", "condor_package": "install ok installed"},
@@ -528,3 +531,14 @@ def test_the_no_default_route_check_judges_the_vms_only(mixed):
     routes = Routes()
     assert set(SecurityChecks(mixed, routes).default_routes()) == {"submit", "cm1", "cm2", "worker1"}
     assert "lab1" not in routes.asked
+
+
+def test_the_probe_reads_this_machine_as_it_would_an_existing_host():
+    import os
+    import subprocess
+    out = subprocess.run(["bash", "-c", existing.PROBE], capture_output=True, text=True, timeout=60).stdout
+    facts = existing.parse_probe(out)
+    release = dict(line.split("=", 1) for line in open("/etc/os-release").read().splitlines() if "=" in line)
+    assert facts["os_id"] == release["ID"].strip('"') and facts["cpus"] == str(os.cpu_count())
+    assert int(facts["mem_mb"]) > 0 and int(facts["disk_free_mb"]) > 0 and facts["kernel"] == os.uname().release
+    assert facts.get("hostsname.localhost") == "127.0.0.1"

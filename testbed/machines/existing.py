@@ -36,7 +36,10 @@ echo "condor_package=$(dpkg-query -W -f '${Status}' condor 2>/dev/null || true)"
 echo "condor_binary=$(command -v condor_master || true)"
 echo "condor_etc=$([ -e /etc/condor ] && echo 1 || echo 0)"
 sed 's/^/marker./' {marker} 2>/dev/null | grep '^marker\.[a-z]*=' || true
-""".replace("{marker}", c.TESTBED_MARKER)
+awk -v b='{begin}' -v e='{end}' 'index($0, b) == 1 {s = 1}
+  !s && $1 !~ /^#/ {for (i = 2; i <= NF && $i !~ /^#/; i++) print "hostsname." $i "=" $1}
+  index($0, e) == 1 {s = 0}' /etc/hosts 2>/dev/null || true
+""".replace("{marker}", c.TESTBED_MARKER).replace("{begin}", c.HOSTS_BLOCK_BEGIN).replace("{end}", c.HOSTS_BLOCK_END)
 FACTS = ("os", "kernel", "cpus", "cpu_model", "mem_mb", "disk_free_mb", "virt", "ntp", "chrony")
 
 
@@ -87,6 +90,11 @@ def refusals(topo, host, facts, identity, skew_s=None):
         out.append(("its clock could not be read" if skew_s is None else
                     f"its clock is {skew_s:+.1f} s off this machine's (at most {c.CLOCK_SKEW_MAX_S:g} s)")
                    + ("" if sync else "; it runs no synchronised time service (timedatectl, chronyc)"))
+    clashes = [f"{name} ({facts[f'hostsname.{name}']})" for h in topo.hosts.values()
+               for name in (h.name, f"{h.name}.{topo.trust_domain}")
+               if f"hostsname.{name}" in facts and facts[f"hostsname.{name}"] != h.site_ip]
+    if clashes:
+        out.append(f"its /etc/hosts already names {', '.join(clashes)}: the site's host names would clash")
     marker = {k[len("marker."):]: v for k, v in facts.items() if k.startswith("marker.")}
     if marker:
         if marker.get("owner") != identity or marker.get("topology") != topo.name:
