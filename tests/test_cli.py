@@ -135,9 +135,15 @@ def test_every_verb_has_a_one_line_description_and_an_example_that_parses():
         for choice in action._choices_actions:
             helps[choice.dest] = choice.help
     for name, p in found.items():
-        assert p.epilog == f"example: {cli.EXAMPLES[name]}"
-        words = cli.EXAMPLES[name].split()[1:]
-        assert cli.build_parser().parse_args(cli.hoist_topology(words)), name   # the example parses
+        shown = cli.examples(name)
+        assert p.epilog == (f"example: {shown[0]}" if len(shown) == 1 else
+                            "examples:\n" + "\n".join(f"  {e}" for e in shown))
+        assert all(e in p.format_help() for e in shown)   # each example whole, on its own line
+        for example in shown:
+            words = example.split()[1:]
+            assert cli.build_parser().parse_args(cli.hoist_topology(words)), name   # the example parses
     assert all(h and "\n" not in h for h in helps.values())
     from testbed.network import netem
     assert netem.parse_spec(cli.EXAMPLES["wan set"].split()[-1]).rtt_ms == 80
+    assert any("--for e5:full" in e for e in cli.examples("plan"))
+    assert any("--dry-run" in e for e in cli.examples("up"))

@@ -16,6 +16,19 @@ put() {
 }
 changed() { grep -q -- "$1" "$changed_file"; }
 
+# put_block FILE REL: keep files/REL, a block of lines between the markers TB_BLOCK_BEGIN
+# and TB_BLOCK_END, in FILE in place of an older one, every other line left as it is
+# (an existing host's /etc/hosts); records FILE in $changed_file when it changed.
+put_block() {
+  local file=$1 tmp
+  tmp=$(mktemp)
+  awk -v b="$TB_BLOCK_BEGIN" -v e="$TB_BLOCK_END" \
+    'index($0, b) == 1 {skip = 1} !skip {print} index($0, e) == 1 {skip = 0}' "$file" > "$tmp"
+  cat "files/$2" >> "$tmp"
+  if ! cmp -s "$tmp" "$file"; then cat "$tmp" > "$file"; echo "$file" >> "$changed_file"; fi
+  rm -f "$tmp"
+}
+
 # start_or_restart UNIT CHANGED(0/1): enable; restart when config changed.
 # Each unmask/enable reloads systemd, seconds of PID 1's emulated CPU under TCG, so
 # only when the unit is not enabled yet (a second run reloads nothing).

@@ -78,7 +78,8 @@ class TestbedLibrary:
     @keyword
     def start_experiment(self, suite):
         """Open the run's results folder (the one `testbed run` made, or a new one)
-        and write the guests' software versions into its manifest."""
+        and write the guests' software versions (and each existing host's hardware and
+        OS) into its manifest."""
         if self.context:
             self.run = self.context.open_run()
         else:
@@ -86,6 +87,9 @@ class TestbedLibrary:
             self.run = suites.open_run(self.topo, suite, [profiles.load(n) for n in names], self.scale,
                                        self._robot_overrides(suite))
         self.run.update(versions=self.site.guest_versions())
+        hosts = self.site.existing_host_facts()
+        if hosts:  # hardware and OS of the machines the testbed did not create
+            self.run.update(existing_hosts=hosts)
         logger.console(f"  results: {self.run.path}")
         return str(self.run.path)
 

@@ -21,10 +21,19 @@ def build_parser():
                         "else the topology that is up, else `default`")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("plan", help="validate, render host bundles, print the Vagrant plan")
+    s = sub.add_parser("plan", help="validate, render host bundles, print the Vagrant plan; with --for, "
+                                    "the hosts an experiment needs at a scale and the topology to write")
     s.add_argument("--profile", default="default")
     s.add_argument("--json", action="store_true")
     s.add_argument("--write", action="store_true", help="write .testbed/TOPOLOGY/plan.json (what the Vagrantfile reads)")
+    s.add_argument("--for", dest="for_run", metavar="EXPERIMENT:SCALE", default=None,
+                   help="plan capacity for a run (e.g. e5:full): hosts, their RAM, cores and disk, and a topology")
+    s.add_argument("--host-memory-mb", type=int, default=32768, metavar="MB",
+                   help="with --for: the largest machine you have, RAM (default 32768)")
+    s.add_argument("--host-cpus", type=int, default=16, metavar="N",
+                   help="with --for: the largest machine you have, cores (default 16)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --for: an experiment parameter, as for `run`")
     s.set_defaults(func=cmd_plan)
 
     topo = sub.add_parser("topology", help="inspect topologies").add_subparsers(dest="sub", required=True)
@@ -42,9 +51,12 @@ def build_parser():
     s = sub.add_parser("up", help="bring the site up and wait until it is healthy")
     s.add_argument("--profile", default="default")
     s.add_argument("--serial", action="store_true", help="boot one VM at a time")
+    s.add_argument("--dry-run", action="store_true",
+                   help="check the existing hosts and list every change up would make; change nothing")
     s.set_defaults(func=cmd_up)
 
-    s = sub.add_parser("down", help="destroy the site's VMs and networks")
+    s = sub.add_parser("down", help="destroy the site's VMs and networks; undo what the testbed "
+                                    "installed on its existing hosts")
     s.set_defaults(func=cmd_down)
 
     s = sub.add_parser("provision", help="re-render and re-apply host config on the running site, "
@@ -202,10 +214,10 @@ def _option_values(argv):
 
 
 EXAMPLES = {
-    "plan": "testbed -t small plan --write",
+    "plan": ("testbed -t small plan --write", "testbed plan --for e5:full --host-memory-mb 65536 --host-cpus 32"),
     "topology show": "testbed -t default topology show",
     "box build": "testbed box build --force",
-    "up": "testbed -t small up --profile wan-tuned",
+    "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run"),
     "down": "testbed -t small down",
     "provision": "testbed provision worker1 worker2",
     "snapshot save": "testbed snapshot save pristine",
@@ -245,11 +257,23 @@ def verbs(parser):
     return out
 
 
+def examples(name):
+    """The examples of one verb (EXAMPLES holds one, or a tuple of several)."""
+    value = EXAMPLES[name]
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def epilog(found):
+    return f"example: {found[0]}" if len(found) == 1 else "examples:\n" + "\n".join(f"  {e}" for e in found)
+
+
 def with_examples(parser):
-    """Each verb's --help ends with an example (EXAMPLES)."""
+    """Each verb's --help ends with its examples (EXAMPLES)."""
     for name, p in verbs(parser).items():
         if name in EXAMPLES:
-            p.epilog = f"example: {EXAMPLES[name]}"
+            found = examples(name)
+            p.epilog = epilog(found)
+            p.formatter_class = argparse.RawDescriptionHelpFormatter  # one example a line, unwrapped
     return parser
 
 

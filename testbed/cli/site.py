@@ -8,6 +8,8 @@ from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
     from testbed.machines import plan
+    if args.for_run:
+        return plan_capacity(args)
     if args.write:
         path, data = plan.write(_topology(args), _profile(args.profile))
         print(f"plan written to {path}", file=sys.stderr)
@@ -18,6 +20,21 @@ def cmd_plan(args):
     else:
         for h in data["hosts"]:
             print(h["name"], h["site_ip"], ",".join(h["roles"]))
+    return 0
+
+
+def plan_capacity(args):
+    """`plan --for EXPERIMENT:SCALE`: the hosts a run needs and the topology to write."""
+    from testbed.experiments import capacity, runner
+    from testbed.model import tables
+    p = capacity.plan(args.for_run, args.host_memory_mb, args.host_cpus, runner.parse_sets(args.set))
+    print(f"{p.experiment} at {p.scale}: {p.hosts} hosts, {p.memory_mb} MB RAM, {p.cpus} cores, "
+          f"{p.disk_gb} GB disk in all (hosts of at most {p.host_mb} MB and {p.host_cpus} cores)")
+    print(tables.render(["hosts", "roles", "count", "RAM MB", "cores", "disk GB", "why"], capacity.table_rows(p)))
+    for note in p.notes:
+        print(f"note: {note}")
+    print()
+    print(capacity.skeleton(p), end="")
     return 0
 
 
@@ -36,9 +53,13 @@ def cmd_topology_show(args):
             detail.append(f"{h.dtn_slots} DTN slots")
         if h.has("origin"):
             detail.append(f"{h.origin_files} files x {h.origin_file_mb} MB")
-        rows.append([h.name, h.site_ip, ", ".join(h.roles), h.memory_mb, h.cpus, "; ".join(detail)])
+        if h.existing:
+            detail.append(f"existing: {h.existing.target}" + (f" on {h.existing.interface}" if h.existing.interface else "")
+                          + f"; needs >= {h.memory_mb} MB, {h.cpus} cores")
+        rows.append([h.name, h.site_ip, ", ".join(h.roles), "-" if h.existing else h.memory_mb,
+                     "-" if h.existing else h.cpus, "; ".join(detail)])
     print(f"topology {topo.name} ({topo.source})")
-    print(tables.render(["VM", "site address", "roles", "RAM MB", "vCPU", "details"], rows))
+    print(tables.render(["host", "site address", "roles", "RAM MB", "vCPU", "details"], rows))
     print(f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)")
     for link in topo.wan:
         print(f"wan: {link.a} <-> {link.b} {link.rtt_ms:g} ms RTT")
@@ -58,7 +79,8 @@ def cmd_box_build(args):
 def cmd_up(args):
     from testbed.machines import site
     from testbed.services import health
-    return site.up(_topology(args), _profile(args.profile), health, parallel=not args.serial)
+    return site.up(_topology(args), _profile(args.profile), health, parallel=not args.serial,
+                   dry_run=args.dry_run)
 
 
 def cmd_down(args):
@@ -124,6 +146,7 @@ def cmd_snapshot_save(args):
     from testbed.machines import snapshots
     from testbed.services import health
     topo, ssh, state = _site(args)
+    snapshots.check_snapshottable(topo)
     report = health.collect(topo, ssh)
     if not report["healthy"]:
         raise TestbedError(f"site {topo.name} is not healthy ({report['problems'][0]}); "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from testbed.experiments import registry
 from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
+from testbed.machines import existing
 from testbed.model import constants, profiles
 from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
@@ -105,6 +106,11 @@ class Session:
         versions = health.guest_versions(self.ssh, probe.name)
         versions["qemu"] = results.host_facts()["qemu"]
         return versions
+
+    def existing_host_facts(self):
+        """{host: hardware and OS read off it} of the site's existing hosts (the manifest keeps
+        them: such a host is no VM of this machine's, with nothing else saying what it is)."""
+        return {h.name: existing.facts(self.ssh, h.name) for h in self.topo.existing_hosts}
 
     def record(self, name, value, unit="", **params):
         if self.run is None:

@@ -107,9 +107,10 @@ class SecurityChecks:
         return out
 
     def default_routes(self):
-        """{host: [default route lines]} of every guest (IPv4 and IPv6)."""
+        """{host: [default route lines]} of every VM (IPv4 and IPv6); an existing host's
+        routes are its own network's, not the testbed's to judge."""
         cmd = "ip -4 route show default; ip -6 route show default 2>/dev/null"
-        results = self.ssh.run_many({h: cmd for h in self.topo.hosts}, timeout=60)
+        results = self.ssh.run_many({h.name: cmd for h in self.topo.vm_hosts}, timeout=60)
         bad = [h for h, r in results.items() if not r.ok]
         if bad:
             raise RemoteError(f"cannot read the routes of {', '.join(bad)}")

@@ -4,6 +4,10 @@ debian13 (the default, offline): the box carries every package; guests install
 nothing at run time. el9 (for users with internet access; not exercised
 offline): a stock AlmaLinux 9 Vagrant box, the official HTCondor RPM
 repository and EPEL's XRootD, installed by a first shell provisioner.
+
+An existing host (topology `existing:`) runs Debian 13 like the box; provisioning
+installs, from the host's own apt sources, what its roles need that is not there
+yet (DEBIAN_ROLE_PACKAGES), and `down` purges exactly what it installed.
 """
 HTCONDOR_SERIES = "23.x"
 HTCONDOR_VERSION = "23.9"
@@ -39,3 +43,26 @@ def install_commands(box):
 def vagrant_box(box, local_name):
     """The Vagrant box name: our locally built one, or the EL9 box from Vagrant Cloud."""
     return EL9_BOX if box == "el9" else local_name
+
+
+# An existing Debian 13 host: what each role's scripts and the suites run there need
+# (a subset of provision/box/debian-packages.txt; the boot, init and network stack and the
+# E3/E4 extras stay the host's own business). `all`: every host.
+DEBIAN_ROLE_PACKAGES = {
+    "all": ["iproute2", "procps", "iputils-ping", "python3", "python3-yaml", "sysstat", "iperf3", "fio"],
+    "submit": ["condor", "xrootd-client"],
+    "cm": ["condor"],
+    "ccb": ["condor"],
+    "worker": ["condor", "xrootd-client"],
+    "origin": ["xrootd-server", "xrootd-client"],
+}
+
+
+def existing_host_packages(roles):
+    """The Debian packages an existing host with these roles needs, in a stable order."""
+    out = []
+    for role in ["all", *roles]:
+        for name in DEBIAN_ROLE_PACKAGES.get(role, []):
+            if name not in out:
+                out.append(name)
+    return out

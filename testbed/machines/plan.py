@@ -59,6 +59,9 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
             "site_ip": h.site_ip, "bundle": str(bundles[h.name]),
             "disks": data_disks(h, cache),
             "console_log": str(console_log(topo, h.name)),
+            # an existing host: Vagrant skips it (provisioned over SSH, never created)
+            "existing": {"address": h.existing.address, "user": h.existing.user,
+                         "interface": h.existing.interface} if h.existing else None,
         })
     return {
         "topology": topo.name,

@@ -1,5 +1,7 @@
 """Provision hosts over SSH, all at once: the one provisioning path for `up`,
-plain `vagrant up` (its trigger calls `testbed provision HOST`) and re-provisioning."""
+plain `vagrant up` (its trigger calls `testbed provision HOST`) and re-provisioning.
+An existing host goes the same way, after provision/existing/prepare.sh has recorded
+and made the changes only it needs (testbed/machines/ledger.py)."""
 import shlex
 import threading
 import time
@@ -32,7 +34,7 @@ class Provisioner:
     host's seconds (since the Provisioner began) in `last_run`."""
 
     def __init__(self, topo, profile, accelerator=None, bundles=None, ssh=None, started=None):
-        from testbed.machines import packages, plan, render
+        from testbed.machines import ledger, packages, plan, render
         self.topo, self.profile, self.ssh = topo, profile, ssh
         self.state = TestbedState(topo.name)
         if bundles is None:
@@ -43,6 +45,7 @@ class Provisioner:
         self.command = ((f"{install} && " if install else "")
                         + "f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > \"$f\" && "
                         f"bash -c {shlex.quote(apply_sh)} apply \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
+        self.existing_command = ledger.provision_command(apply_sh)
         self.started = started if started is not None else time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=len(topo.hosts))
         self.futures = {}
@@ -60,9 +63,13 @@ class Provisioner:
             if name not in self.futures:
                 self.futures[name] = self.pool.submit(self._one, name)
 
+    def command_for(self, name):
+        """What provisions this host: apply.sh, preceded on an existing host by prepare.sh."""
+        return self.existing_command if self.topo.hosts[name].existing else self.command
+
     def _one(self, name):
         ssh = self.ssh or first_contact_ssh(self.topo, self.state, [name])
-        result = ssh.run(name, self.command, False, self.bundles[name].read_bytes())
+        result = ssh.run(name, self.command_for(name), False, self.bundles[name].read_bytes())
         lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
         seconds = round(time.monotonic() - self.started, 1)
         print(f"[{seconds:6.0f}s] {name}: "
@@ -89,7 +96,7 @@ def first_contact_ssh(topo, state, names):
     """SSH that reaches new guests on their management address (the site address is set by
     provisioning) with the testbed key or, the first time, Vagrant's well-known key."""
     from testbed.machines import domains, plan
-    addresses = {n: a for n in names if (a := domains.management_address(topo, n))}
+    addresses = {n: a for n in names if not topo.hosts[n].existing and (a := domains.management_address(topo, n))}
     return SSH(topo, state, timeout=1800, addresses=addresses, extra_keys=[plan.bootstrap_key()])
 
 

@@ -4,7 +4,9 @@ Output per host, under the testbed's state directory:
     hosts/<name>/files/...   files installed verbatim under / on the guest
     hosts/<name>/secrets/... pool password, authorized SSH key
     hosts/<name>/provision/  the role scripts (copied from provision/roles)
-    hosts/<name>.tgz         all of the above, what Vagrant uploads
+    hosts/<name>/existing/   an existing host's list of what provisioning may change
+                             (testbed/machines/ledger.py)
+    hosts/<name>.tgz         all of the above, what provisioning uploads
 """
 import io
 import os
@@ -15,6 +17,7 @@ from pathlib import Path
 import jinja2
 
 from testbed import PROJECT_ROOT
+from testbed.machines import ledger
 from testbed.model.state import write_private
 from testbed.model import constants
 from testbed.model.errors import ConfigError
@@ -89,6 +92,7 @@ def context(topo, profile, host, accel=None):
         "topo": topo, "host": host, "profile": profile, "accel": accel,
         "cm_hosts": cms, "had_list": had_list(cms), "replication_list": had_list(cms),
         "ccb_addresses": ccb_addresses(topo), "users": constants.SUBMIT_USERS, "c": constants.as_template_context(),
+        "owner": ledger.owner(),
         "dtn": topo.role_host("dtn"), "origin": topo.role_host("origin"),
         "raid_mount": constants.RAID_MOUNT, "condor": is_condor_host(host),
         "sysctls": Knobs("sysctl", profile.for_host(host.roles, "sysctl")),
@@ -123,9 +127,14 @@ def render_host_files(topo, profile, host, accel=None):
     """{relative path under /: content} for one host; `accel` is kvm or tcg."""
     env = environment()
     ctx = context(topo, profile, host, accel)
-    files = {"etc/hosts": render_template(env, "system/hosts.j2", ctx),
-             "etc/network/interfaces": render_template(env, "system/interfaces.j2", ctx),
-             "etc/testbed/host.env": render_template(env, "system/host.env.j2", ctx)}
+    if host.existing:  # its own /etc/hosts (a block of ours in it) and network files
+        files = {"etc/testbed/hosts": render_template(env, "system/hosts-block.j2", ctx),
+                 "etc/testbed/installed-by": render_template(env, "system/installed-by.j2", ctx),
+                 "etc/testbed/host.env": render_template(env, "system/host.env.j2", ctx)}
+    else:
+        files = {"etc/hosts": render_template(env, "system/hosts.j2", ctx),
+                 "etc/network/interfaces": render_template(env, "system/interfaces.j2", ctx),
+                 "etc/testbed/host.env": render_template(env, "system/host.env.j2", ctx)}
     if ctx["condor"]:
         files["etc/condor/config.d/50-testbed.conf"] = render_condor(env, ctx)
     if host.has("origin"):
@@ -141,10 +150,14 @@ def write_host(state, topo, profile, host, authorized_key, accel=None):
     shutil.rmtree(tmp, ignore_errors=True)
     root.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp.mkdir(mode=0o700)  # holds secrets/: private from its creation
-    for rel, text in render_host_files(topo, profile, host, accel).items():
+    files = render_host_files(topo, profile, host, accel)
+    for rel, text in files.items():
         path = tmp / "files" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    if host.existing:
+        (tmp / ledger.CHANGES).parent.mkdir()
+        (tmp / ledger.CHANGES).write_text(existing_changes(topo, profile, host, files))
     secrets = tmp / "secrets"
     secrets.mkdir(mode=0o700)
     write_private(secrets / "pool-password", state.pool_password.read_bytes())
@@ -161,6 +174,12 @@ def write_host(state, topo, profile, host, authorized_key, accel=None):
         tar.add(root, arcname=".", filter=_normalise)
     partial.replace(tarball)
     return tarball
+
+
+def existing_changes(topo, profile, host, files=None, accel=None):
+    """The text of an existing host's `existing/changes` (testbed/machines/ledger.py)."""
+    files = files if files is not None else render_host_files(topo, profile, host, accel)
+    return ledger.changes_text(ledger.changes(topo, host, files, profile.for_host(host.roles, "sysctl")))
 
 
 def _normalise(info):

@@ -1,5 +1,7 @@
 """Bring a site up and down: boot the VMs in waves with Vagrant, provision them all at
-once over SSH, wait until healthy, and keep a record of every phase's time."""
+once over SSH, wait until healthy, and keep a record of every phase's time. Existing
+hosts (topology `existing:`) are checked before anything changes, provisioned over SSH
+beside the VMs, and deprovisioned, never destroyed, by `down` (machines/existing.py)."""
 import json
 import os
 import re
@@ -9,7 +11,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel, disks, domains, plan, provision as provisioning
+from testbed.machines import accel, disks, domains, existing, plan, provision as provisioning
 from testbed.machines.box import Box
 from testbed.model.state import TestbedState, state_root
 from testbed.model import topology
@@ -64,7 +66,7 @@ def boot_waves(topo, size):
     """Hosts in boot order, `size` at a time: under TCG a guest boots about as fast alone
     as the host's cores can feed it, and nine at once starved each other for 20 minutes."""
     rank = {role: i for i, role in enumerate(BOOT_ORDER)}
-    hosts = sorted(topo.hosts.values(), key=lambda h: (min(rank.get(r, 99) for r in h.roles), h.index))
+    hosts = sorted(topo.vm_hosts, key=lambda h: (min(rank.get(r, 99) for r in h.roles), h.index))
     names = [h.name for h in hosts]
     return [names[i:i + size] for i in range(0, len(names), size)]
 
@@ -158,7 +160,7 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
             time.sleep(poll)
     for thread in threads:
         thread.join()
-    pending = [h for h in topo.hosts if "booted" not in run.steps.get(h, {})]
+    pending = [h.name for h in topo.vm_hosts if "booted" not in run.steps.get(h.name, {})]
     for attempt in range(2, BOOT_ATTEMPTS + 1):
         for host in list(pending):
             print(f"[{time.monotonic() - run.started:6.0f}s] {host}: not ready after "
@@ -176,25 +178,40 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(topo, profile, health, parallel=True, wait_timeout=900):
+def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print):
     """Bring the site up and wait until it is healthy. `health`: the site's health checks
-    (testbed.services.health; passed in, as `machines` sits below `services`)."""
+    (testbed.services.health; passed in, as `machines` sits below `services`). Existing
+    hosts are checked first, before anything is changed; `dry_run` stops there and prints
+    every change `up` would make (VMs to create, each existing host's changes)."""
     other = active_topology()
-    if other and other != topo.name:
+    if other and other != topo.name and not dry_run:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
     topology.check_fits(topo)
-    domains.claim_domains(topo)
     started = time.monotonic()
-    record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {}}
-    if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
-        box = Box(topo.box)
-        if not box.built or not box.registered():
-            box.build()
+    state = TestbedState(topo.name)
+    checked = {}
+    if topo.existing_hosts:
+        state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
+        echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
+        checked = existing.preflight(topo, profile, SSH(topo, state, timeout=120))
+    if dry_run:
+        for line in existing.dry_run_lines(topo, checked):
+            echo(line)
+        echo(f"dry run: nothing was changed ({len(topo.vm_hosts)} VMs, {len(checked)} existing hosts)")
+        return 0
+    record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {},
+              "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked}}
+    if topo.vm_hosts:
+        domains.claim_domains(topo)
+        if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
+            box = Box(topo.box)
+            if not box.built or not box.registered():
+                box.build()
     record["phases"]["box"] = round(time.monotonic() - started, 1)
-    state = TestbedState(topo.name).ensure_secrets()
+    state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state)
-    if all(domains.state(topo, h) for h in topo.hosts):
+    if topo.vm_hosts and not topo.existing_hosts and all(domains.state(topo, h) for h in topo.hosts):
         from testbed.machines import snapshots
         name = snapshots.matching(topo, profile.name)
         if name:
@@ -204,19 +221,25 @@ def up(topo, profile, health, parallel=True, wait_timeout=900):
             record_profile(state, profile)
             return 0
     accelerator = the_plan["accel"]
-    accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
+    if topo.vm_hosts:
+        accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)
     size = wave_size(accelerator) if parallel else 1
-    print(f"bringing up {topo.name}: {len(topo.hosts)} VMs, {topo.total_memory_mb} MB guest RAM, "
-          f"{accelerator.upper()}, booting {size} at a time (log: {log})", flush=True)
-    # each guest is provisioned as soon as Vagrant has reached it, while later waves boot
+    print(f"bringing up {topo.name}: {len(topo.vm_hosts)} VMs, {topo.total_memory_mb} MB guest RAM, "
+          f"{accelerator.upper()}, booting {size} at a time (log: {log})"
+          + (f"; {len(topo.existing_hosts)} existing hosts" if topo.existing_hosts else ""), flush=True)
+    # each guest is provisioned as soon as Vagrant has reached it, while later waves boot;
+    # existing hosts at once
     work = provisioning.Provisioner(topo, profile, accelerator=accelerator, started=started,
                                     bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
     run = VagrantRun(log, started, record["vms"], on_booted=work.add)
     try:
         with work:
-            boot(topo, run, vagrant_env(topo, profile.name), size)
+            for host in topo.existing_hosts:
+                work.add(host.name)
+            if topo.vm_hosts:
+                boot(topo, run, vagrant_env(topo, profile.name), size)
             record["phases"]["boot"] = round(time.monotonic() - started, 1)
             # the RAID members' MB/s and IOPS (the DTN's provisioning may already be under
             # way: the limits only slow it down, as real disks would)
@@ -226,7 +249,8 @@ def up(topo, profile, health, parallel=True, wait_timeout=900):
                   flush=True)
             work.finish(topo.hosts)
         for host, seconds in provisioning.last_run.items():
-            record["vms"].setdefault(host, {})["provisioned_after"] = seconds
+            kind = "existing" if topo.hosts[host].existing else "vms"
+            record[kind].setdefault(host, {})["provisioned_after"] = seconds
         record["phases"]["provision"] = round(time.monotonic() - started, 1)
         booted = time.monotonic() - started
         report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
@@ -252,14 +276,26 @@ def _write_record(state, record):
     tmp.replace(path)
 
 
-def down(topo):
-    """Destroy this topology's VMs, volumes and networks, when it is the one up here."""
+def down(topo, echo=print):
+    """Destroy this topology's VMs, volumes and networks, when it is the one up here, and
+    undo what the testbed installed on its existing hosts (which stay up)."""
     other = active_topology()
     if other and other != topo.name:
         raise TestbedError(f"topology {other} is up in this checkout, not {topo.name}; "
                            f"`testbed -t {other} down` removes it (the two share .vagrant/)")
     state = TestbedState(topo.name)
     started = time.monotonic()
+    left = {}
+    if topo.existing_hosts:
+        state.ensure_dirs()
+        echo(f"deprovisioning existing hosts {', '.join(h.name for h in topo.existing_hosts)} "
+             "(they stay up; only what the testbed recorded is undone)")
+        left = existing.deprovision(topo, SSH(topo, state, timeout=1800), echo=echo)
+    if not topo.vm_hosts:
+        active = state_root() / ACTIVE
+        if active.exists() and active.read_text().strip() == topo.name:
+            active.unlink()
+        return _down_result(topo, left, started)
     run = VagrantRun(state.dir / "vagrant-down.log", started, {})
     destroy_failed = False
     if state.dir.exists() or other == topo.name:
@@ -285,7 +321,16 @@ def down(topo):
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()
-    print(f"site {topo.name} destroyed in {time.monotonic() - started:.0f} s")
+    return _down_result(topo, left, started)
+
+
+def _down_result(topo, left, started):
+    """The last line of `down`; TestbedError naming the existing hosts it could not clean."""
+    if left:
+        raise TestbedError(f"site {topo.name}: {'VMs destroyed, but ' if topo.vm_hosts else ''}"
+                           "existing host(s) not cleaned: " + "; ".join(f"{h}: {why}" for h, why in left.items()))
+    print(f"site {topo.name} {'destroyed' if topo.vm_hosts else 'deprovisioned'} "
+          f"in {time.monotonic() - started:.0f} s")
     return 0
 
 

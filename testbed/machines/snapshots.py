@@ -6,6 +6,8 @@ VMs is one consistent moment. A restore reverts every domain, sets each guest's 
 from the host (the guests run no time sync) and waits until the site is healthy again.
 Each snapshot records what it was taken of (topology, profile, rendered provisioning);
 `testbed up` restores a matching one instead of booting when the site's VMs exist.
+A site with existing hosts (topology `existing:`) has no whole-site snapshot: those
+machines are not libvirt domains of this host, so saving and restoring are refused.
 """
 import hashlib
 import json
@@ -33,6 +35,16 @@ def check_name(name):
     if not NAME.match(name or ""):
         raise ConfigError("testbed snapshot", "NAME", f"{name!r}: use letters, digits, '.', '_' or '-'")
     return name
+
+
+def check_snapshottable(topo, what="saved"):
+    """TestbedError naming the existing hosts: a snapshot of a site is of every host at once."""
+    hosts = topo.existing_hosts
+    if hosts:
+        names = ", ".join(f"{h.name} ({h.existing.address})" for h in hosts)
+        raise TestbedError(f"snapshot: {topo.name} cannot be {what}: {names} "
+                           f"{'is an existing host' if len(hosts) == 1 else 'are existing hosts'}, "
+                           "not a VM of this machine, and cannot be snapshotted")
 
 
 def record_dir(state):
@@ -93,6 +105,7 @@ def _each(topo, fn):
 def save(topo, name, profile_name, echo=print):
     """Pause the whole site, checkpoint every domain (disks + memory), resume; returns the record."""
     check_name(name)
+    check_snapshottable(topo)
     state = TestbedState(topo.name)
     for host in topo.hosts:
         if domains.state(topo, host) != "running":
@@ -123,7 +136,7 @@ def save(topo, name, profile_name, echo=print):
 def list_names(topo):
     """Snapshot names every domain of the site has."""
     names = None
-    for host in topo.hosts:
+    for host in [h.name for h in topo.vm_hosts]:
         proc = _virsh("snapshot-list", domains.domain_name(topo, host), "--name")
         have = {n[len(PREFIX):] for n in proc.stdout.split() if n.startswith(PREFIX)} if proc.returncode == 0 else set()
         names = have if names is None else names & have
@@ -174,6 +187,7 @@ def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
     as `machines` sits below `services`)."""
     from testbed.remote.ssh import SSH
     check_name(name)
+    check_snapshottable(topo, "restored")
     if name not in list_names(topo):
         known = ", ".join(list_names(topo)) or "none"
         raise TestbedError(f"no snapshot {name} of every VM of {topo.name} (snapshots: {known})")

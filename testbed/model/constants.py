@@ -178,5 +178,38 @@ E3_LOCAL_DIR = "/var/lib/tb-e3"     # baselines: a file on the worker's disk (no
                                     # HTCondor mounts a job's own scratch there) and in /dev/shm
 E3_SHM_DIR = "/var/lib/tb-e3-memory"  # a tmpfs the suite mounts: a job gets its own private /dev/shm
 
+# Existing hosts (topology `existing:`, docs/existing-hosts.md): what `up` checks before it
+# changes anything on one, and where the testbed keeps its record there. Debian 13 only:
+# the templates are written for its HTCondor 23.9 and XRootD 5.8 (Debian 12 has no
+# HTCondor package at all).
+EXISTING_OS = {"debian": ("13",)}
+EXISTING_DISK_MB = 2048          # free on / and /var: the packages (~300 MB), logs, spool, tokens
+CLOCK_SKEW_MAX_S = 2.0           # |host clock - this machine's| (the VMs' clocks are set from it)
+TESTBED_MARKER = "/etc/testbed/installed-by"   # which topology (and checkout) owns the host
+TESTBED_LEDGER = "/var/lib/testbed/ledger"     # every change the testbed made, what `down` undoes
+TESTBED_BACKUP_DIR = "/var/lib/testbed/backup"  # originals of the files it replaced
+HOSTS_BLOCK_BEGIN = "# BEGIN testbed site hosts"
+HOSTS_BLOCK_END = "# END testbed site hosts"
+
 # a guest's available memory in MB (one line of output)
 MEM_AVAILABLE_CMD = "awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo"
+
+# The capacity planner (`testbed plan --for EXPERIMENT:SCALE`, testbed/experiments/capacity.py):
+# what one running job, startd or role costs, as measured on this testbed where it was, and
+# from the papers or estimated (said so) where it was not.
+SHADOW_MB = 2.0          # per running job on the submit host: E5's ramp on `default` took the submit
+                         # guest's MemAvailable from 763 to 43 MB between 16 and 382 running jobs (README)
+STARTER_MB = 2.0         # per running job on a worker: one condor_starter (HTCONDOR-NOTES.md)
+STARTD_MB = 32           # per sleeper startd (a 300-slot startd: HTCONDOR-NOTES.md)
+PLAN_SLOTS_PER_STARTD = 50   # the sleeper startds of topologies/default.yaml
+SCHEDD_JOBS_PER_CORE = 1300  # E5's ramp: the schedd took 11-15% of a TCG core at 200 running jobs
+STARTD_CORES = 0.18          # E5's ramp: each 50-slot startd took 16-18% of a TCG core
+E1_SHADOWS_PER_CORE = 100    # seed 000, Table 2: one 40-core submit host moved 4000 jobs' output
+E1_PAPER_JOBS = 4000         # seed 000, Table 3: the saturation test's parallel jobs ("every slot")
+E1_LINK_MB_S = 1250          # seed 000: the submit host's 10 Gb/s NIC
+E3_BYTES_PER_VALUE = 3.0     # E3 ci: a 300-branch x 2000-event file is ~1.8 MB (e3_fax.py)
+E4_TASK_MB = 30              # estimate (not measured): one e4_node.py task, Python + pymysql
+E4_DB_MB = 256               # estimate (not measured): a private MariaDB beside its loaded dump
+ROLE_BASE_MB = {"submit": 1024, "cm": 512, "ccb": 512, "worker": 768, "dtn": 2048, "origin": 512}
+                             # what topologies/default.yaml gives each role (its idle site is healthy)
+HOST_DISK_GB = 10            # per host: the OS, the packages, logs and spool

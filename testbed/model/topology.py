@@ -23,6 +23,10 @@ TOPOLOGY_DIR = PROJECT_ROOT / "topologies"
 HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 GUEST_OVERHEAD_MB = 64  # qemu's own memory beyond the guest's RAM, per VM
 QUIET_KEYS = ("pause_unused", "pin")   # the `quiet:` section: what `testbed run` does to the host's noise
+SSH_USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$")
+INTERFACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$")   # Linux: at most 15 characters
+DNS_NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$")
+EXISTING_ROLES_REFUSED = {"dtn": "its RAID is built from data disks the testbed creates for a VM"}
 
 
 @dataclass
@@ -39,6 +43,21 @@ class Disks:
         return self.count - (2 if self.raid_level == 6 else 1 if self.raid_level == 5 else 0)
 
 
+@dataclass(frozen=True)
+class Existing:
+    """A machine the testbed did not create and never creates or destroys (a lab server, a
+    cloud VM): reached over SSH as `user` with `key`; `interface`, when given, is its NIC on
+    the site network, which gets the host's site address from the topology."""
+    address: str
+    user: str
+    key: Path
+    interface: str = ""
+
+    @property
+    def target(self):
+        return f"{self.user}@{self.address}"
+
+
 @dataclass
 class Host:
     name: str
@@ -53,6 +72,7 @@ class Host:
     disks: Disks = None
     origin_files: int = 0
     origin_file_mb: int = 0
+    existing: Existing = None   # None: a VM this host's libvirt creates
 
     def has(self, role):
         return role in self.roles
@@ -83,6 +103,16 @@ class Topology:
     def with_role(self, role):
         return [h for h in self.hosts.values() if h.has(role)]
 
+    @property
+    def vm_hosts(self):
+        """The hosts this machine's libvirt creates (every host but the existing ones)."""
+        return [h for h in self.hosts.values() if not h.existing]
+
+    @property
+    def existing_hosts(self):
+        """The hosts declared `existing:`, provisioned over SSH and never created or destroyed."""
+        return [h for h in self.hosts.values() if h.existing]
+
     def role_host(self, role):
         hosts = self.with_role(role)
         return hosts[0] if hosts else None
@@ -97,7 +127,8 @@ class Topology:
 
     @property
     def total_memory_mb(self):
-        return sum(h.memory_mb for h in self.hosts.values())
+        """The guest RAM of the VMs (existing hosts bring their own)."""
+        return sum(h.memory_mb for h in self.vm_hosts)
 
     @property
     def trust_domain(self):
@@ -152,7 +183,7 @@ def _network(reader, key, default):
 def _host(name, spec, index, defaults, source):
     r = Reader(spec, source, f"hosts.{name}")
     r.only({"roles", "memory_mb", "cpus", "startds", "slots_per_startd", "slots", "disks",
-            "files", "file_mb"})
+            "files", "file_mb", "existing"})
     if not HOST_NAME.match(name):
         raise ConfigError(source, f"hosts.{name}", "host names are lowercase letters, digits and '-'")
     roles = r.list("roles")
@@ -164,6 +195,8 @@ def _host(name, spec, index, defaults, source):
     host = Host(name=name, roles=list(roles), index=index,
                 memory_mb=r.int("memory_mb", defaults["memory_mb"], 256, 65536),
                 cpus=r.int("cpus", defaults["cpus"], 1, 64))
+    if "existing" in spec:
+        host.existing = _existing(r.sub("existing"), roles, source)
     if "worker" in roles:
         # Uber-glidein workers: many startd daemons (of one slot or a few) per VM, as many
         # as its memory holds (model/startd_memory.py)
@@ -202,6 +235,54 @@ def _host(name, spec, index, defaults, source):
     return host
 
 
+def _existing(r, roles, source):
+    """The `existing:` mapping of a host: address, user, key and (optionally) interface."""
+    r.only({"address", "user", "key", "interface"})
+    for role in roles:
+        if role in EXISTING_ROLES_REFUSED:
+            raise ConfigError(source, r.field.rsplit(".", 1)[0] + ".roles",
+                              f"an existing host cannot have role {role}: {EXISTING_ROLES_REFUSED[role]}")
+    address = r.str("address").strip()
+    try:
+        ipaddress.IPv4Address(address)
+    except ValueError:
+        if not DNS_NAME.match(address) or address.replace(".", "").isdigit():
+            raise r.error("address", f"{address!r} is neither an IPv4 address nor a host name") from None
+    user = r.str("user")
+    if not SSH_USER.match(user):
+        raise r.error("user", f"{user!r} is not a user name")
+    key_text = r.str("key")
+    if not key_text.strip():
+        raise r.error("key", "is empty (the path of the SSH private key that logs in as user)")
+    key = Path(os.path.expanduser(key_text))
+    if not key.is_absolute():
+        key = Path(str(source)).parent / key
+    interface = r.str("interface", "")
+    if interface and not INTERFACE.match(interface):
+        raise r.error("interface", f"{interface!r} is not a network interface name")
+    return Existing(address=address, user=user, key=key, interface=interface)
+
+
+def _site_address(host, site, source):
+    """An existing host's own site address: its `address` when that lies in the site network
+    (it is on it already), else None (it gets one from the pool on `interface`)."""
+    try:
+        ip = ipaddress.IPv4Address(host.existing.address)
+    except ValueError:
+        ip = None
+    field = f"hosts.{host.name}.existing"
+    if ip is not None and ip in site:
+        if ip in (site.network_address, site.broadcast_address) or str(ip) == str(next(site.hosts())):
+            raise ConfigError(source, f"{field}.address", f"{ip} is the site network's own address, "
+                              "broadcast or the host's bridge (.1)")
+        return str(ip)
+    if not host.existing.interface:
+        raise ConfigError(source, f"{field}.interface",
+                          f"is required: address {host.existing.address} is outside the site network {site}, "
+                          "so the host needs its NIC on the site network named to get its site address")
+    return None
+
+
 def _wan(items, source, hosts):
     links = parse_links(items, source, "wan")
     for i, link in enumerate(links):
@@ -231,13 +312,10 @@ def parse(data, source="<topology>"):
     if not hosts_spec.data:
         raise r.error("hosts", "needs at least one host")
     hosts = {}
-    addresses = list(site.hosts())[9:]  # .10 upwards; .1 is the host's bridge
     for index, (name_, spec) in enumerate(hosts_spec.data.items()):
         host = _host(str(name_), spec, index, defaults, source)
-        if index >= len(addresses):
-            raise r.error("networks.site", f"{site} has too few addresses for {len(hosts_spec.data)} hosts")
-        host.site_ip = str(addresses[index])
         hosts[host.name] = host
+    _assign_addresses(hosts, site, source, r)
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
                     box=r.str("box", "debian13", BOXES), management_net=mgmt, site_net=site,
                     hosts=hosts)
@@ -247,6 +325,29 @@ def parse(data, source="<topology>"):
     q.only(QUIET_KEYS)
     topo.quiet = {key: q.bool(key) for key in QUIET_KEYS if key in q.data}
     return topo
+
+
+def _assign_addresses(hosts, site, source, r):
+    """Site addresses: an existing host already on the site network keeps its own; every
+    other host takes the next free one from .10 upwards (.1 is the host's bridge)."""
+    own, seen = {}, {}
+    for host in hosts.values():
+        if host.existing:
+            where = seen.setdefault(host.existing.address, host.name)
+            if where != host.name:
+                raise ConfigError(source, f"hosts.{host.name}.existing.address",
+                                  f"{host.existing.address} is also hosts.{where}'s address (one machine, two hosts)")
+            ip = _site_address(host, site, source)
+            if ip:
+                own[host.name] = ip
+    free = [str(a) for a in list(site.hosts())[9:] if str(a) not in own.values()]
+    for host in hosts.values():
+        if host.name in own:
+            host.site_ip = own[host.name]
+            continue
+        if not free:
+            raise r.error("networks.site", f"{site} has too few addresses for {len(hosts)} hosts")
+        host.site_ip = free.pop(0)
 
 
 def _check_roles(topo, source):
@@ -273,9 +374,9 @@ def host_free_memory_mb():
 
 
 def check_fits(topo, free_mb=None):
-    """Refuse a plan whose VMs need more RAM than the host has free."""
+    """Refuse a plan whose VMs need more RAM than the host has free (existing hosts bring their own)."""
     free_mb = host_free_memory_mb() if free_mb is None else free_mb
-    need = topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.hosts)
+    need = topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.vm_hosts)
     if free_mb is not None and need > free_mb:
         raise ConfigError(topo.source, "hosts",
                           f"plan needs {need} MB of RAM but the host has {free_mb} MB free; "

@@ -1,4 +1,6 @@
-"""Run commands on the testbed's VMs over SSH (site network, per-testbed key)."""
+"""Run commands on the testbed's hosts over SSH: a VM on the site network with the
+per-testbed key as `vagrant`; an existing host (topology `existing:`) at its own address
+as its own user with its own key, its host key remembered on first contact."""
 import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -33,21 +35,42 @@ class SSH:
         self.addresses = dict(addresses or {})
         self.extra_keys = list(extra_keys)
 
+    def existing(self, host):
+        """The host's `existing:` spec when it is an existing host reached at its own address."""
+        spec = self.topo.hosts[host].existing
+        return spec if spec and host not in self.addresses else None
+
+    def known_hosts(self):
+        return self.state.dir / "ssh" / "known_hosts"
+
     def argv(self, host, interactive=False):
-        ip = self.addresses.get(host) or self.topo.hosts[host].site_ip
+        spec = self.existing(host)
         control = self.state.dir / "ssh" / (f"cm-{host}" if host not in self.addresses else f"cm-{host}-mgmt")
-        keys = [a for k in [self.state.ssh_key, *self.extra_keys] for a in ("-i", str(k))]
-        opts = keys + ["-o", "StrictHostKeyChecking=no",
-                "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
-                "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15",
-                "-o", "ControlMaster=auto", "-o", f"ControlPath={control}",
-                "-o", "ControlPersist=120"]
+        if spec:
+            # a machine of the user's: only its own key, and its host key checked after the first login
+            opts = ["-i", str(spec.key), "-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=accept-new",
+                    "-o", f"UserKnownHostsFile={self.known_hosts()}"]
+            target = spec.target
+        else:
+            ip = self.addresses.get(host) or self.topo.hosts[host].site_ip
+            opts = [a for k in [self.state.ssh_key, *self.extra_keys] for a in ("-i", str(k))]
+            opts += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+            target = f"vagrant@{ip}"
+        opts += ["-o", "LogLevel=ERROR",
+                 "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15",
+                 "-o", "ControlMaster=auto", "-o", f"ControlPath={control}",
+                 "-o", "ControlPersist=120"]
         if not interactive:
             opts += ["-o", "BatchMode=yes"]
-        return ["ssh"] + opts + [f"vagrant@{ip}"]
+        return ["ssh"] + opts + [target]
+
+    def root_prefix(self, host):
+        """What runs a command as root: sudo without a password, unless the login is root."""
+        spec = self.existing(host)
+        return [] if spec and spec.user == "root" else ["sudo", "-n"]
 
     def _run(self, host, command, input_bytes=None, timeout=None):
-        argv = self.argv(host) + ["sudo", "-n", "bash", "-c", shlex.quote(command)]
+        argv = self.argv(host) + self.root_prefix(host) + ["bash", "-c", shlex.quote(command)]
         try:
             proc = subprocess.run(argv, input=input_bytes, capture_output=True,
                                   timeout=timeout or self.timeout)
