@@ -94,8 +94,12 @@ def build_parser():
     s.set_defaults(func=cmd_profile_apply)
 
     w = sub.add_parser("wan", help="emulated WAN links (netem)").add_subparsers(dest="sub", required=True)
-    s = w.add_parser("set", help="set links, e.g. submit:worker:40ms[:jitter=1ms][:loss=0.1%%][:rate=1000mbit]")
-    s.add_argument("links", nargs="+", metavar="A:B:RTT")
+    s = w.add_parser("set", help="set links with the topology's properties: "
+                                  "A:B[:RTT][:jitter=1ms][:loss=0.1%%][:rate=100mbit], e.g. submit:worker:40ms:loss=1%%")
+    s.add_argument("links", nargs="+", metavar="A:B:PROPERTIES",
+                   help="two host groups (a role or a host) and the link's rtt, jitter, loss and rate "
+                        "(rtt=40ms or 40ms first; jitter=Nms; loss=N%%; rate=Nkbit|Nmbit|Ngbit; or the "
+                        "topology's rtt_ms=, jitter_ms=, loss_pct=, rate_mbit=); unset ones are 0")
     s.set_defaults(func=cmd_wan_set)
     s = w.add_parser("show", help="the links in force and their measured RTT")
     s.add_argument("--qdiscs", action="store_true", help="also print each host's tc qdiscs")
@@ -200,7 +204,7 @@ EXAMPLES = {
     "profile show": "testbed profile show table4-updated",
     "profile diff": "testbed profile diff table4-default table4-updated",
     "profile apply": "testbed profile apply wan-tuned",
-    "wan set": "testbed wan set submit:worker:80ms:jitter=1ms:loss=0.1%",
+    "wan set": "testbed wan set submit:worker:80ms:jitter=1ms:loss=0.1%:rate=1gbit",
     "wan show": "testbed wan show --qdiscs",
     "wan clear": "testbed wan clear",
     "run": "testbed run e1 --scale quick --repeat 5 --set rtts=0,40,80",
