@@ -25,7 +25,7 @@ Documentation     E3 - FAX: reading ROOT files over the WAN through an XRootD fe
 ...               connectivity test (one job per file, 10% of the events, 30 MB cache) and
 ...               one job reading from the worker's disk and from memory.
 ...
-...               Scales (testbed/experiments/e3_fax.py): ci 3x3 cells, 10 MB, jobs 1 and 4;
+...               Scales (testbed/experiments/e3_fax.py): ci 2x2 cells, 10 MB, jobs 1 and 4;
 ...               quick 3x3, 10 and 30 MB, jobs 1, 2, 4, 8; full 4x4, jobs up to 16.
 ...               Rows outside this run's scale are skipped with a message saying so.
 Resource          ../resources/experiment.resource
