@@ -3,7 +3,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "testbed"
-ORDER = ["model", "remote", "network", "machines", "services", "faults", "results", "experiments", "cli"]
+ORDER = ["model", "remote", "network", "machines", "services", "faults", "results", "experiments", "report", "cli"]
 
 
 def imported_layers(path):

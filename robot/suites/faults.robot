@@ -73,7 +73,6 @@ active-cm-killed
     [Documentation]    3. The central manager whose negotiator is active is killed (SIGKILL of
     ...    its HTCondor) with jobs running: the standby's negotiator is active within
     ...    failover_limit_s, a new job matches and runs on a worker, no running job restarts.
-    ...    (Moved here from the smoke suite.)
     [Tags]    condor    ha    ci
     ${r}=    Kill The Active Central Manager While Jobs Run    ${PARAMS}[jobs]    ${PARAMS}[failover_limit_s]    ${PARAMS}[job_margin_s]
     Record Metric    faults.cm_failover_seconds    ${r}[failover]    s    killed=${r}[killed]

@@ -2,8 +2,8 @@
 Documentation     End-to-end smoke of a running site (run on the `small` topology in CI).
 ...               A job runs on a sleeper worker through CCB; md0 is an active RAID6 with
 ...               the planned members; a file read through the DTN's caching proxy from the
-...               origin has the origin's checksum. (The central manager failover moved to the
-...               fault suite, robot/suites/faults.robot, test `active-cm-killed`.)
+...               origin has the origin's checksum. The central manager failover is a row of the
+...               fault suite (robot/suites/faults.robot, test `active-cm-killed`).
 ...               The experiment machinery is checked too: a profile applied to the running
 ...               site reads back, and an emulated 40 ms RTT is measured within 1 ms + 5%.
 Resource          ../resources/experiment.resource

@@ -1,11 +1,12 @@
 """`testbed` command line. Every error is one line and exit code 2.
 
-The verbs live in one module per group: site.py, tuning.py, experiments.py."""
+The verbs live in one module per group: site.py, tuning.py, experiments.py, report.py."""
 import argparse
 import sys
 
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                      cmd_suites, cmd_test)
+from testbed.cli.report import cmd_report_docs
 from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
@@ -84,8 +85,8 @@ def build_parser():
     s.add_argument("command", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_ssh)
 
-    s = sub.add_parser("test", help="unit tests, then the end-to-end smoke on the small topology")
-    s.add_argument("--unit-only", action="store_true")
+    s = sub.add_parser("test", help="unit tests and the documentation build, then end to end on the small topology")
+    s.add_argument("--unit-only", action="store_true", help="stop after the unit tests and the documentation build")
     s.add_argument("--keep", action="store_true", help="leave the small site up afterwards")
     s.set_defaults(func=cmd_test)
 
@@ -106,8 +107,12 @@ def build_parser():
     s.set_defaults(func=cmd_profile_apply)
 
     w = sub.add_parser("wan", help="emulated WAN links (netem)").add_subparsers(dest="sub", required=True)
-    s = w.add_parser("set", help="set links, e.g. submit:worker:40ms[:jitter=1ms][:loss=0.1%%][:rate=1000mbit]")
-    s.add_argument("links", nargs="+", metavar="A:B:RTT")
+    s = w.add_parser("set", help="set links with the topology's properties: "
+                                  "A:B[:RTT][:jitter=1ms][:loss=0.1%%][:rate=100mbit], e.g. submit:worker:40ms:loss=1%%")
+    s.add_argument("links", nargs="+", metavar="A:B:PROPERTIES",
+                   help="two host groups (a role or a host) and the link's rtt, jitter, loss and rate "
+                        "(rtt=40ms or 40ms first; jitter=Nms; loss=N%%; rate=Nkbit|Nmbit|Ngbit; or the "
+                        "topology's rtt_ms=, jitter_ms=, loss_pct=, rate_mbit=); unset ones are 0")
     s.set_defaults(func=cmd_wan_set)
     s = w.add_parser("show", help="the links in force and their measured RTT")
     s.add_argument("--qdiscs", action="store_true", help="also print each host's tc qdiscs")
@@ -174,6 +179,12 @@ def build_parser():
     s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
     s.set_defaults(func=cmd_reference_list)
 
+    rep = sub.add_parser("report", help="pages made from the project's files").add_subparsers(dest="sub", required=True)
+    s = rep.add_parser("docs", help="regenerate the generated sections of README.md and docs/ from the registry, "
+                                    "suites, paper files, profiles, topologies and results/reference/")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")
+    s.set_defaults(func=cmd_report_docs)
+
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")
     s.add_argument("--json", action="store_true")
     s.add_argument("--wait", type=float, default=0, metavar="SECONDS",
@@ -230,7 +241,7 @@ EXAMPLES = {
     "profile show": "testbed profile show table4-updated",
     "profile diff": "testbed profile diff table4-default table4-updated",
     "profile apply": "testbed profile apply wan-tuned",
-    "wan set": "testbed wan set submit:worker:80ms:jitter=1ms:loss=0.1%",
+    "wan set": "testbed wan set submit:worker:80ms:jitter=1ms:loss=0.1%:rate=1gbit",
     "wan show": "testbed wan show --qdiscs",
     "wan clear": "testbed wan clear",
     "run": "testbed run e1 --scale quick --repeat 5 --set rtts=0,40,80",
@@ -238,6 +249,7 @@ EXAMPLES = {
     "compare": "testbed compare latest-e1 --against paper",
     "reference save": "testbed reference save latest-e1",
     "reference list": "testbed reference list",
+    "report docs": "testbed report docs --check",
     "status": "testbed status --wait 600",
 }
 

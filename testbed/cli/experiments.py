@@ -117,7 +117,7 @@ def _run(argv):
 
 
 def cmd_test(args):
-    """Unit tests, then end to end on the small site: bring it up, run the smoke suite
+    """Unit tests and the documentation build, then end to end on the small site: bring it up, run the smoke suite
     and every experiment of the registry at ci scale with its default profiles, compare
     two runs, tear down."""
     from testbed.results import compare
@@ -128,6 +128,9 @@ def cmd_test(args):
     phases = PhaseClock()
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     phases.done("unit tests")
+    if rc == 0:
+        rc = build_docs()
+        phases.done("documentation build")
     if rc != 0 or args.unit_only:
         return rc
     topo = topology.load("small")
@@ -184,6 +187,26 @@ def cmd_test(args):
     print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
           f"results in {', '.join(str(r.path) for r in runs)}")
     return 0 if not failures else 1
+
+
+def docs_build_argv(site_dir):
+    """`mkdocs build --strict` of mkdocs.yml into `site_dir` (a temporary folder: the site is
+    not kept)."""
+    return [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+            "--config-file", str(PROJECT_ROOT / "mkdocs.yml"), "--site-dir", str(site_dir)]
+
+
+def build_docs(run=None):
+    """Build the documentation site strictly into a temporary folder; returns its exit code
+    and, when it fails, says so in one line after mkdocs' own warnings."""
+    import tempfile
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # the theme's banner about its successor, not a problem of ours
+    with tempfile.TemporaryDirectory(prefix="testbed-site-") as site_dir:
+        rc = (run or _run)(docs_build_argv(site_dir))
+    if rc != 0:
+        print("testbed test: the documentation does not build (`mkdocs build --strict`, warnings above): "
+              "fix the page or link it names, or run `testbed report docs`", file=sys.stderr, flush=True)
+    return rc
 
 
 def report_vms_left(topo, out=None):

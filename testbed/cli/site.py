@@ -39,32 +39,11 @@ def plan_capacity(args):
 
 
 def cmd_topology_show(args):
-    from testbed.model import topology, tables
+    from testbed.model import topology
     topo = _topology(args)
-    need = topology.check_fits(topo) if not args.no_ram_check else topo.total_memory_mb
-    rows = []
-    for h in topo.hosts.values():
-        detail = []
-        if h.has("worker"):
-            detail.append(f"{h.startds} startd x {h.slots_per_startd} slots")
-        if h.disks:
-            detail.append(f"RAID{h.disks.raid_level} {h.disks.count} x {h.disks.size_gb} GB")
-        if h.has("dtn"):
-            detail.append(f"{h.dtn_slots} DTN slots")
-        if h.has("origin"):
-            detail.append(f"{h.origin_files} files x {h.origin_file_mb} MB")
-        if h.existing:
-            detail.append(f"existing: {h.existing.target}" + (f" on {h.existing.interface}" if h.existing.interface else "")
-                          + f"; needs >= {h.memory_mb} MB, {h.cpus} cores")
-        rows.append([h.name, h.site_ip, ", ".join(h.roles), "-" if h.existing else h.memory_mb,
-                     "-" if h.existing else h.cpus, "; ".join(detail)])
-    print(f"topology {topo.name} ({topo.source})")
-    print(tables.render(["host", "site address", "roles", "RAM MB", "vCPU", "details"], rows))
-    print(f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)")
-    for link in topo.wan:
-        print(f"wan: {link.a} <-> {link.b} {link.rtt_ms:g} ms RTT")
-    print(f"total guest RAM {topo.total_memory_mb} MB (with qemu overhead {need} MB); "
-          f"{topo.planned_slots} execute slots planned")
+    if not args.no_ram_check:
+        topology.check_fits(topo)
+    print("\n".join(topology.show_lines(topo)))
     return 0
 
 

@@ -11,8 +11,9 @@ def cmd_profile_show(args):
     if prof.reference:
         print(f"reference: {prof.reference}")
     print(tables.render(["role", "section", "key", "value"], profiles.flatten(prof)))
-    for link in prof.wan:
-        print(f"wan: {link['between'][0]} <-> {link['between'][1]} {link.get('rtt_ms', 0)} ms RTT")
+    from testbed.model import links
+    for link in links.parse_links(prof.wan, prof.source, "wan"):
+        print(f"wan: {link.a} <-> {link.b} {links.describe(link)}")
     return 0
 
 
@@ -43,9 +44,9 @@ def cmd_profile_apply(args):
 
 def cmd_wan_set(args):
     from testbed.network import netem, wan
-    from testbed.model import tables
+    from testbed.model import links as link_text, tables
+    links = [netem.parse_spec(spec) for spec in args.links]   # before the site is touched
     topo, ssh, state = _site(args)
-    links = [netem.parse_spec(spec) for spec in args.links]
     for link in links:
         for group in (link.a, link.b):
             try:
@@ -54,23 +55,22 @@ def cmd_wan_set(args):
                 raise TestbedError(f"wan set: {link.a}:{link.b}: unknown host group {group!r} "
                                    f"(hosts and roles of {topo.name})") from None
     rows = wan.set_links(topo, ssh, state, links)
-    print(tables.render(["link", "probe", "configured RTT ms", "measured ms (median)", "min", "max"],
-                        [[r["link"], f"{r['from']}->{r['to']}", f"{r['configured_ms']:g}", r["measured_ms"],
-                          r["min_ms"], r["max_ms"]] for r in rows]))
+    configured = {f"{link.a}<->{link.b}": link_text.describe(link) for link in links}
+    print(tables.render(["link", "configured", "probe", "measured RTT ms (median)", "min", "max"],
+                        [[r["link"], configured.get(r["link"], f"{r['configured_ms']:g} ms RTT"),
+                          f"{r['from']}->{r['to']}", r["measured_ms"], r["min_ms"], r["max_ms"]] for r in rows]))
     return 0
 
 
 def cmd_wan_show(args):
+    from testbed.model import links
     from testbed.network import wan
     topo, ssh, state = _site(args)
     record = wan.in_force(state)
     if not record["links"]:
         print("no WAN emulation recorded (all links at LAN latency)")
     for link in record["links"]:
-        print(f"{link['a']} <-> {link['b']}: {link['rtt_ms']:g} ms RTT"
-              + (f", jitter {link['jitter_ms']:g} ms" if link.get("jitter_ms") else "")
-              + (f", loss {link['loss_pct']:g}%" if link.get("loss_pct") else "")
-              + (f", rate {link['rate_mbit']:g} Mbit/s" if link.get("rate_mbit") else ""))
+        print(f"{link['a']} <-> {link['b']}: {links.describe(links.Link(**link))}")
     for row in record.get("measured", []):
         print(f"  measured {row['from']}->{row['to']}: {row['measured_ms']} ms (configured {row['configured_ms']:g})")
     if args.qdiscs:
@@ -80,9 +80,11 @@ def cmd_wan_show(args):
 
 
 def cmd_wan_clear(args):
+    from testbed.model.links import describe
     from testbed.network import wan
     topo, ssh, state = _site(args)
-    links = [link for link in wan.clear(topo, ssh, state) if link.rtt_ms or link.loss_pct or link.rate_mbit]
+    kept = [link for link in wan.clear(topo, ssh, state)
+            if link.rtt_ms or link.jitter_ms or link.loss_pct or link.rate_mbit]
     print(f"WAN emulation cleared on {len(topo.hosts)} hosts; the topology's own links stay: "
-          + (", ".join(f"{link.a}<->{link.b} {link.rtt_ms:g} ms" for link in links) or "none"))
+          + ("; ".join(f"{link.a}<->{link.b} {describe(link)}" for link in kept) or "none"))
     return 0

@@ -12,6 +12,7 @@ report, `summary.html` (figures and the comparison with the paper). Plain
 reports its own folder.
 """
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,6 +34,8 @@ from testbed.remote.poll import wait_for
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 REPORT = "summary.html"
+DEFAULT_CONSOLE_WIDTH = 100   # robot's console when the output is not a terminal (a CI log)
+MIN_CONSOLE_WIDTH = 40        # below this robot's status column leaves no room for a row's name
 # trials per run unless --repeat says otherwise: a claim's verdict needs an interval (quick,
 # full); a `ci` run checks that the suite works, in minutes
 DEFAULT_TRIALS = {"ci": 1, "quick": 3, "full": 3}
@@ -56,11 +59,20 @@ def parse_sets(items):
     return out
 
 
-def robot_argv(suite, scale, run_dir, select=(), trial=None):
+def console_width(size=None):
+    """The width robot's console lines must fit: the terminal's (or $COLUMNS; 100 when the
+    output is not a terminal), at least MIN_CONSOLE_WIDTH."""
+    columns = (size or shutil.get_terminal_size((DEFAULT_CONSOLE_WIDTH, 24))).columns
+    return max(MIN_CONSOLE_WIDTH, columns)
+
+
+def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
     """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
     The rest of the run's context is in `run_dir`'s manifest. `trial`: the trial of a repeated
-    run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...)."""
-    argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir), "--consolewidth", "100",
+    run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...).
+    `width`: robot's console width (default: the terminal's, `console_width`)."""
+    argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir),
+            "--consolewidth", str(width or console_width()),
             "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
     if trial is not None:
         argv += ["--output", f"output-trial{trial}.xml", "--log", f"log-trial{trial}.html",

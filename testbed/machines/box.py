@@ -31,7 +31,7 @@ def cache_root():
 def recipe_hash(kind="debian13", recipe_dir=RECIPE_DIR):
     if kind not in RECIPES:
         raise TestbedError(f"box {kind!r} cannot be built here (offline builds: {', '.join(RECIPES)}); "
-                           "see README 'EL9 boxes'")
+                           "see docs/architecture/index.md, 'Boxes'")
     digest = hashlib.sha256()
     for name in RECIPES[kind]:
         digest.update(name.encode() + b"\0" + (Path(recipe_dir) / name).read_bytes() + b"\0")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S, MAX_STARTDS_PER_WORKER
+from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.links import parse_links
 from testbed.model.schema import Reader, load_yaml
@@ -376,9 +377,42 @@ def host_free_memory_mb():
 def check_fits(topo, free_mb=None):
     """Refuse a plan whose VMs need more RAM than the host has free (existing hosts bring their own)."""
     free_mb = host_free_memory_mb() if free_mb is None else free_mb
-    need = topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.vm_hosts)
+    need = needed_memory_mb(topo)
     if free_mb is not None and need > free_mb:
         raise ConfigError(topo.source, "hosts",
                           f"plan needs {need} MB of RAM but the host has {free_mb} MB free; "
                           "use a smaller topology or lower memory_mb")
     return need
+
+
+def needed_memory_mb(topo):
+    """The host RAM a plan needs free: the guests' RAM and QEMU's own per VM."""
+    return topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.vm_hosts)
+
+
+def show_lines(topo):
+    """What `testbed topology show` prints: every VM with its address, roles, RAM and role
+    details, the networks, the WAN links and the totals."""
+    rows = []
+    for h in topo.hosts.values():
+        detail = []
+        if h.has("worker"):
+            detail.append(f"{h.startds} startd x {h.slots_per_startd} slots")
+        if h.disks:
+            detail.append(f"RAID{h.disks.raid_level} {h.disks.count} x {h.disks.size_gb} GB")
+        if h.has("dtn"):
+            detail.append(f"{h.dtn_slots} DTN slots")
+        if h.has("origin"):
+            detail.append(f"{h.origin_files} files x {h.origin_file_mb} MB")
+        if h.existing:
+            detail.append(f"existing: {h.existing.target}" + (f" on {h.existing.interface}" if h.existing.interface else "")
+                          + f"; needs >= {h.memory_mb} MB, {h.cpus} cores")
+        rows.append([h.name, h.site_ip, ", ".join(h.roles), "-" if h.existing else h.memory_mb,
+                     "-" if h.existing else h.cpus, "; ".join(detail)])
+    lines = [f"topology {topo.name} ({topo.source.relative_to(PROJECT_ROOT) if topo.source.is_relative_to(PROJECT_ROOT) else topo.source})",
+             tables.render(["host", "site address", "roles", "RAM MB", "vCPU", "details"], rows),
+             f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)"]
+    lines += [f"wan: {link.a} <-> {link.b} {link.rtt_ms:g} ms RTT" for link in topo.wan]
+    lines.append(f"total guest RAM {topo.total_memory_mb} MB (with qemu overhead {needed_memory_mb(topo)} MB); "
+                 f"{topo.planned_slots} execute slots planned")
+    return lines

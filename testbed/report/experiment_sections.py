@@ -1,0 +1,137 @@
+"""The generated sections of the experiment pages: each experiment's parameters at every
+scale, the paper's figures and claims, every row of its suite, and its kept reference runs
+with their results and verdicts (or a plain line saying none is kept)."""
+from testbed.experiments import registry
+from testbed.model.errors import ConfigError
+from testbed.report import suites
+from testbed.report.markdown import code, table
+from testbed.results import compare, reference, verdict
+
+
+def experiment(name, source, key=None):
+    """The registry's experiment `name`, or a ConfigError naming the page and its section."""
+    known = registry.experiments()
+    if name not in known:
+        raise ConfigError(source, key or name, f"no experiment {name!r} in the registry (known: {', '.join(known)})")
+    return known[name]
+
+
+def _value(v):
+    if v is None:
+        return "the topology's"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def params_section(exp):
+    """Every parameter with its meaning and its value at each scale."""
+    if not exp.params:
+        return f"`{exp.name}` has no parameters: every scale runs the same rows."
+    rows = [[f"`{name}`", p.help + (" (one suite row per value)" if p.rows else "")]
+            + [_value(exp.scales[s][name]) for s in registry.SCALES] for name, p in exp.params.items()]
+    lines = [table(["parameter", "meaning"] + [f"`{s}`" for s in registry.SCALES], rows), "",
+             f"Profiles compared by default: {', '.join(f'`{p}`' for p in exp.profiles)}."]
+    if exp.row_profiles:
+        lines.append(f"The suite has rows for the profiles {', '.join(f'`{p}`' for p in exp.row_profiles)}.")
+    lines += ["", f"Declared in `testbed/experiments/` (`EXPERIMENT = Experiment(name=\"{exp.name}\", ...)`); "
+                  f"`--set NAME=VALUE` overrides one for a run."]
+    if exp.metrics:
+        lines += ["", "Metrics it records: " + ", ".join(f"`{m}`" for m in exp.metrics) + "."]
+    return "\n".join(lines)
+
+
+def paper_section(exp):
+    """The paper's figures and headline claims, as results/paper/<name>.yaml declares them."""
+    if not exp.paper:
+        return f"`{exp.name}` reproduces no paper: it has no figures or claims to compare with."
+    figures = compare.load_paper(exp.paper_path)
+    fig_rows = [[f"`{f['metric']}`", compare.format_params(f["params"]) or "-",
+                 compare._fmt(f["value"]) if f["value"] is not None else f["expect"], f["unit"], f["source"],
+                 f["note"]] for f in figures]
+    lines = [f"The paper's figures (`{exp.paper}`):", "",
+             table(["metric", "parameters", "paper", "unit", "source", "note"], fig_rows), "",
+             "The paper's headline claims, each judged per run by `testbed compare` "
+             "(and by the suite's claim rows):", ""]
+    for c in verdict.load_file(exp.paper_path):
+        paper = f" The paper's own number: {c.paper:g}." if c.paper is not None else ""
+        lines.append(f"- **`{c.id}`**: \"{c.words}\" ({c.where}). Judged on `{c.expression()}`, "
+                     f"the paper's side `{c.expect.text}`.{paper}" + (f" {' '.join(c.note.split())}" if c.note else ""))
+    return "\n".join(lines)
+
+
+def rows_section(exp):
+    """Every row of the suite: its name, tags, what it checks (or the templated call)."""
+    suite = suites.read(exp.suite_path)
+    rows = [[f"`{r.name}`", " ".join(f"`{t}`" for t in r.tags), r.doc or "", f"`{r.call}`" if r.call else ""]
+            for r in suite.rows]
+    tags = f" (every row is also tagged {', '.join(f'`{t}`' for t in suite.common_tags)})" if suite.common_tags else ""
+    return "\n".join([f"`{exp.suite}`: {len(rows)} rows{tags}. Run one with `--test NAME`, "
+                      f"a group with `--include TAG`.", "",
+                      table(["row", "tags", "what it checks", "templated call"], rows)])
+
+
+def _kept_line(ref):
+    m, origin = ref.manifest(), ref.origin()
+    trials = m.get("trials") or 1
+    forced = f"; kept with --force past: {'; '.join(origin.get('overridden') or [])}" if origin.get("forced") else ""
+    return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
+            f"{trials} trial{'s' * (trials != 1)}, {str(m.get('accel', '?')).upper()}, git "
+            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.")
+
+
+def missing_line(name, what="reference run"):
+    return (f"No {what} kept yet for `{name}`: nothing on this page is measured. Keep one with "
+            f"`./tb run {name}`, then `./tb reference save latest-{name}` and `./tb report docs`.")
+
+
+def reference_section(exp, root=None):
+    """Each kept reference of the experiment: where it came from, every figure beside the
+    paper's, the experiment's own tables, and the verdict of each claim."""
+    refs = [r for r in reference.listing(root) if r.experiment == exp.name]
+    if not refs:
+        return missing_line(exp.name)
+    figures = compare.load_paper()
+    parts = []
+    for ref in refs:
+        scale, _, topo = ref.key.partition("-")
+        parts += [f"### `{scale}` scale on `{topo}`", "", _kept_line(ref), ""]
+        headers, rows, _legend = compare.table([ref], figures)
+        parts += [table(headers, rows) if rows else "The reference holds no metrics.", ""]
+        extra = compare.experiment_tables([ref], registry.table_makers())
+        if extra:
+            parts += [code(extra), ""]
+        judged = compare.verdicts([ref])
+        if judged:
+            vh, vrows = verdict.table(judged[0][1])
+            parts += [f"Verdicts ({verdict.INTERVAL_METHOD}):", "", table(vh, vrows), ""]
+    return "\n".join(parts)
+
+
+def overview_section(root=None):
+    """One line per experiment of the registry: its paper, suite, rows, claims, references."""
+    kept = {}
+    for ref in reference.listing(root):
+        kept.setdefault(ref.experiment, []).append(ref.key)
+    rows = []
+    for name, exp in registry.experiments().items():
+        claims = len(verdict.load_file(exp.paper_path)) if exp.paper else 0
+        rows.append([f"[{name}]({name}.md)", exp.title, f"seed {exp.seed[:3]}" if exp.seed else "-", f"`{exp.suite}`",
+                     len(suites.read(exp.suite_path).rows), claims,
+                     ", ".join(f"`{k}`" for k in kept.get(name, [])) or "none yet"])
+    return table(["experiment", "what", "paper", "suite", "rows", "claims", "references kept"], rows)
+
+
+def first_comparison_section(root=None):
+    """What the first comparison prints, from the headline experiment's kept reference at
+    `quick` scale (what `./tb demo` runs)."""
+    head = registry.headline()
+    refs = [r for r in reference.listing(root) if r.experiment == head.name and r.key.startswith("quick-")]
+    if not refs:
+        return (f"No reference run kept yet for `{head.name}` at `quick` scale, so there is no real output "
+                f"to show here. Once one is kept (`./tb reference save latest-{head.name}`), "
+                f"`./tb report docs` prints its comparison here.")
+    ref = refs[0]
+    text = compare.render_text([ref], compare.load_paper(), table_makers=registry.table_makers())
+    return "\n".join([f"`./tb compare results/reference/{ref.experiment}/{ref.key} --against paper` "
+                      f"on the kept reference `{ref.experiment}/{ref.key}` prints:", "", code(text)])

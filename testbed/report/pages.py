@@ -1,0 +1,62 @@
+"""Which page sections `testbed report docs` generates, and writing them: README.md and every
+page under docs/ are read, each marked section is made again from the project's files, and
+a page is rewritten only when its text changed. `check` writes nothing and returns the pages
+that are out of date (what the unit test and `--check` use)."""
+from pathlib import Path
+
+from testbed.model.errors import ConfigError
+from testbed.report import experiment_sections as ex, site_sections as site
+from testbed.report.markdown import fill
+
+
+def makers(reference_root=None, extra=None):
+    """{section name: make(argument, source) -> Markdown}; a section key is `name` or
+    `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's)."""
+    def per_experiment(section, make):
+        return lambda arg, source: make(ex.experiment(arg, source, f"{section}:{arg}"))
+
+    out = {
+        "params": per_experiment("params", ex.params_section),
+        "paper": per_experiment("paper", ex.paper_section),
+        "rows": per_experiment("rows", ex.rows_section),
+        "reference": per_experiment("reference", lambda exp: ex.reference_section(exp, reference_root)),
+        "experiments": lambda arg, source: ex.overview_section(reference_root),
+        "first-comparison": lambda arg, source: ex.first_comparison_section(reference_root),
+        "topologies": lambda arg, source: site.topologies_section(),
+        "topology-show": lambda arg, source: site.topology_show_section(arg or "small"),
+        "guest-cpu": lambda arg, source: site.guest_cpu_section(),
+        "profiles": lambda arg, source: site.profiles_section(),
+        "fidelity": lambda arg, source: site.fidelity_section(reference_root),
+    }
+    out.update(extra or {})
+    return out
+
+
+def page_files(root):
+    """README.md and every Markdown page under docs/, in a stable order."""
+    root = Path(root)
+    return [p for p in [root / "README.md"] if p.exists()] + sorted((root / "docs").rglob("*.md"))
+
+
+def render(text, source, sections):
+    def make(key):
+        name, _, arg = key.partition(":")
+        if name not in sections:
+            raise ConfigError(source, key, f"unknown generated section {name!r} (known: {', '.join(sorted(sections))})")
+        return sections[name](arg, source)
+    return fill(text, source, make)
+
+
+def generate(root, reference_root=None, extra=None, check=False):
+    """Regenerate every marked section of the pages under `root`; returns the pages whose
+    text changed (written unless `check`)."""
+    sections = makers(reference_root, extra)
+    changed = []
+    for path in page_files(root):
+        text = path.read_text()
+        new = render(text, path.relative_to(root), sections)
+        if new != text:
+            changed.append(path)
+            if not check:
+                path.write_text(new)
+    return changed

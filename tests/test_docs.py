@@ -1,0 +1,190 @@
+"""The documentation: generated sections stay true (regenerated in a temporary copy, they
+must equal the committed pages), a kept reference appears on its experiment's page and in the
+fidelity table while a missing one is said plainly, every experiment has a page in the site's
+nav, the README stays short, and `testbed test` builds the site strictly."""
+import shutil
+import types
+
+import pytest
+import yaml
+
+from testbed import PROJECT_ROOT, cli
+from testbed.cli import experiments as cli_experiments, report
+from testbed.experiments import registry
+from testbed.model.errors import ConfigError
+from testbed.report import markdown, pages
+from testbed.results import reference, runs as results
+
+MKDOCS = yaml.safe_load((PROJECT_ROOT / "mkdocs.yml").read_text())
+
+
+def copy_pages(tmp_path):
+    """README.md and docs/ of this checkout, copied under tmp_path/pages."""
+    root = tmp_path / "pages"
+    root.mkdir()
+    shutil.copy(PROJECT_ROOT / "README.md", root / "README.md")
+    shutil.copytree(PROJECT_ROOT / "docs", root / "docs")
+    return root
+
+
+def test_the_committed_generated_sections_are_what_the_generator_writes(tmp_path):
+    root = copy_pages(tmp_path)
+    report.generate_docs(root)
+    stale = [str(p.relative_to(root)) for p in pages.page_files(root)
+             if p.read_text() != (PROJECT_ROOT / p.relative_to(root)).read_text()]
+    assert not stale, f"out of date (run `testbed report docs` and commit): {', '.join(stale)}"
+
+
+def test_check_writes_nothing_and_names_the_stale_page(tmp_path):
+    root = copy_pages(tmp_path)
+    page = root / "docs" / "experiments" / "e2.md"
+    text = page.read_text()
+    start = text.index("<!-- generated: rows:e2")
+    stale = text[:start] + text[start:].replace("`raid-write-speedup`", "`raid-write-speed`", 1)
+    page.write_text(stale)
+    assert report.generate_docs(root, check=True) == [page]
+    assert page.read_text() == stale
+    assert report.generate_docs(root) == [page] and page.read_text() == text
+
+
+def test_report_docs_check_passes_on_this_checkout(capsys):
+    assert cli.main(["report", "docs", "--check"]) == 0
+    assert "generated pages are up to date" in capsys.readouterr().out
+
+
+def kept_e1_reference(tmp_path):
+    """An E1 run of 3 trials kept as the reference quick-default under tmp_path/ref."""
+    run = results.Run.create("e1", ["table4-default", "table4-updated"], topology={"name": "default", "hosts": {"submit": {}, "worker1": {}}},
+                             profile_contents={}, accel="tcg", scale="quick", root=tmp_path / "results")
+    for trial, (at0, at80, tuned80) in enumerate([(0.30, 0.60, 0.40), (0.31, 0.62, 0.41), (0.29, 0.58, 0.39)], 1):
+        rec = results.Run(run.path, trial=trial)
+        rec.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate="2W", profile="table4-default")
+        rec.record("e1.efficiency_lost", at80, "ratio", rtt_ms=80, rate="2W", profile="table4-default")
+        rec.record("e1.efficiency_lost", tuned80, "ratio", rtt_ms=80, rate="2W", profile="table4-updated")
+    run.update(trials=3, versions={"condor": "23.9.6", "xrootd": "v5.8.1", "qemu": "7.2.1"},
+               host={"cores": 2, "ram_mb": 15000, "kernel": "6.1", "qemu": "7.2.1"},
+               disks={"count": 6, "limits": {"mb_per_s": 40, "iops": 150}, "cache": "none"})
+    run.finish("complete")
+    kept, _ = reference.save(run, root=tmp_path / "ref", force=True,
+                             now=lambda: "2026-11-26T10:00:00Z")
+    return run, kept
+
+
+def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
+    run, kept = kept_e1_reference(tmp_path)
+    root = copy_pages(tmp_path)
+    report.generate_docs(root, reference_root=tmp_path / "ref")
+    e1 = (root / "docs" / "experiments" / "e1.md").read_text()
+    assert "### `quick` scale on `default`" in e1
+    assert f"Kept from run `{run.label}` on 2026-11-26T10:00:00Z: status complete, 3 trials, TCG" in e1
+    assert "| `e1.efficiency_lost` | rtt_ms=80 rate=2W |" not in e1          # parameters as compare prints them
+    assert "| e1.efficiency_lost | rate=2W rtt_ms=80 | ratio | 0.6 [0.55, 0.65] n=3 |" in e1
+    assert "| e1-loss-grows-with-rtt | reproduced | 3 |" in e1
+    assert "No reference run kept yet for `e1`" not in e1
+    assert "No reference run kept yet for `e2`" in (root / "docs" / "experiments" / "e2.md").read_text()
+    fidelity = (root / "docs" / "fidelity.md").read_text()
+    assert "| `e1/quick-default` | TCG | 2 cores, 15000 MB | 2 | 23.9.6 | v5.8.1 | 7.2.1 | 6 members, 40 MB/s + 150 IOPS each, cache none |" in fidelity
+    assert "No reference run kept yet for `e2`, `e3`, `e4`, `e5`" in fidelity
+    start = (root / "docs" / "getting-started.md").read_text()
+    assert "`./tb compare results/reference/e1/quick-default --against paper`" in start
+    assert "Does reference e1/quick-default reproduce the paper?" in start
+    assert "`quick-default`" in (root / "docs" / "experiments" / "index.md").read_text()
+
+
+def test_without_references_every_page_says_so_and_invents_nothing(tmp_path):
+    root = copy_pages(tmp_path)
+    report.generate_docs(root, reference_root=tmp_path / "none")
+    for name, exp in registry.experiments().items():
+        text = (root / "docs" / "experiments" / f"{name}.md").read_text()
+        section = text.split(f"<!-- generated: reference:{name}", 1)[1].split("<!-- end generated", 1)[0]
+        assert f"No reference run kept yet for `{name}`" in section and "|" not in section
+    assert "No reference run kept yet for `e1` at `quick` scale" in (root / "docs" / "getting-started.md").read_text()
+    assert "No reference run kept yet for `e1`, `e2`, `e3`, `e4`, `e5`" in (root / "docs" / "fidelity.md").read_text()
+
+
+def _nav_pages(items):
+    for item in items:
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for value in item.values():
+                yield from _nav_pages(value if isinstance(value, list) else [value])
+
+
+def test_every_experiment_has_a_page_in_the_nav_with_its_generated_sections():
+    nav = set(_nav_pages(MKDOCS["nav"]))
+    for name, exp in registry.experiments().items():
+        page = f"experiments/{name}.md"
+        assert page in nav, f"mkdocs.yml: nav has no {page}"
+        keys = markdown.keys((PROJECT_ROOT / "docs" / page).read_text())
+        want = [f"params:{name}", f"rows:{name}", f"reference:{name}"] + ([f"paper:{name}"] if exp.paper else [])
+        assert set(want) <= set(keys), f"docs/{page}: missing {sorted(set(want) - set(keys))}"
+
+
+def test_every_page_but_the_upstream_reports_is_in_the_nav():
+    nav = set(_nav_pages(MKDOCS["nav"]))
+    docs = PROJECT_ROOT / "docs"
+    pages_there = {str(p.relative_to(docs)) for p in docs.rglob("*.md")}
+    missing = {p for p in pages_there - nav if not p.startswith("upstream/") or p == "upstream/index.md"}
+    assert not missing, f"mkdocs.yml: nav lacks {sorted(missing)}"
+    assert nav <= pages_there, f"mkdocs.yml: nav names pages that do not exist: {sorted(nav - pages_there)}"
+
+
+def test_an_unknown_or_unclosed_section_is_a_one_line_error_naming_the_page():
+    sections = pages.makers()
+    with pytest.raises(ConfigError, match=r"^docs/x.md: nope:e1: unknown generated section 'nope'"):
+        pages.render("<!-- generated: nope:e1 -->\n<!-- end generated: nope:e1 -->\n", "docs/x.md", sections)
+    with pytest.raises(ConfigError, match=r"^docs/x.md: rows:e9: no experiment 'e9' in the registry"):
+        pages.render("<!-- generated: rows:e9 -->\n<!-- end generated: rows:e9 -->\n", "docs/x.md", sections)
+    with pytest.raises(ConfigError, match=r"^docs/x.md: rows:e1: generated section has no"):
+        pages.render("<!-- generated: rows:e1 -->\ntext\n", "docs/x.md", sections)
+
+
+def test_text_outside_the_sections_is_kept_and_a_table_cell_stays_one_cell():
+    text = "intro\n<!-- generated: topologies -->\nold\n<!-- end generated: topologies -->\noutro\n"
+    out = pages.render(text, "README.md", pages.makers())
+    assert out.startswith("intro\n<!-- generated: topologies (by `testbed report docs`") and out.endswith("outro\n")
+    assert "old" not in out and "| `small` | 5 |" in out
+    assert markdown.table(["a", "b"], [["x | y", "two\nlines"]]).splitlines()[-1] == "| x \\| y | two lines |"
+
+
+def test_the_readme_is_short_and_shows_the_two_commands():
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    assert "./tb demo" in readme and "./tb test" in readme
+    assert (PROJECT_ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == "./tb test"
+
+
+def test_mkdocs_and_its_theme_are_pinned_requirements():
+    reqs = dict(line.split("==") for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines()
+                if "==" in line)
+    assert {"mkdocs", "mkdocs-material"} <= set(reqs)
+    assert MKDOCS["theme"]["name"] == "material" and MKDOCS["docs_dir"] == "docs" and MKDOCS["strict"] is True
+
+
+def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, capsys):
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        return codes.pop(0)
+    monkeypatch.setattr(cli_experiments, "_run", run)
+    codes = [0, 0]
+    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 0
+    pytest_argv, mkdocs_argv = calls
+    assert pytest_argv[1:3] == ["-m", "pytest"]
+    assert mkdocs_argv[1:5] == ["-m", "mkdocs", "build", "--strict"]
+    site = mkdocs_argv[mkdocs_argv.index("--site-dir") + 1]
+    assert not site.startswith(str(PROJECT_ROOT)), "the built site is not kept in the checkout"
+
+    calls.clear()
+    codes = [0, 1]
+    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 1
+    assert len(calls) == 2   # nothing brought up after a failed build
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the documentation does not build (`mkdocs build --strict`" in err
+
+    calls.clear()
+    codes = [1]
+    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 1
+    assert len(calls) == 1   # failed unit tests: no build
