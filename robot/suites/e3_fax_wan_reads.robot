@@ -422,7 +422,8 @@ diagonal-vs-rtt-30mb-uproot
     30    uproot
 
 learning-short-local-10mb
-    [Documentation]    X Its default-learning twin is the matrix cell.
+    [Documentation]    ROOT, 10 MB TTreeCache, learning phase 1 entry; the compute site of
+    ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:1    local    cache:10
     [Template]    Learning Point
     1    local    10
