@@ -18,7 +18,8 @@ def test_registry_lists_every_experiment_module_smoke_first():
         if exp.paper:
             assert exp.paper_path.exists(), exp.paper
     assert registry.headline().name == "e1"
-    assert exps["e1"].profiles == ("table4-default", "table4-updated")
+    assert exps["e1"].profiles == ("table4-default", "table4-updated", "table4-default-scaled",
+                                   "table4-updated-scaled")
     assert exps["e2"].profiles == ("default", "raid-stripe-32768")
     assert exps["smoke"].profiles == ("default",)
 
@@ -74,7 +75,8 @@ def test_set_values_get_the_declared_types():
 
 def test_profiles_without_rows_are_refused():
     runner.check("e1", "quick", ["default", "transfer-plain"], {})
-    with pytest.raises(ConfigError, match="has rows for profiles table4-default, table4-updated, default, wan-tuned, transfer-plain only"):
+    with pytest.raises(ConfigError, match="has rows for profiles table4-default, table4-updated, table4-default-scaled, "
+                                           "table4-updated-scaled, default, wan-tuned, transfer-plain only"):
         runner.check("e1", "quick", ["collector-tuned"], {})
 
 
