@@ -67,7 +67,7 @@ Test Template     Latency Point
 *** Test Cases ***
 raw-tcp
     [Documentation]    iperf3 between the same VMs that carry the job output: the ceiling
-    ...    (measured in the Suite Setup, under the first profile given).
+    ...    (measured in the Suite Setup, under the first profile given; a scaled one's base).
     [Tags]    tcp
     [Template]    NONE
     Should Be True    $TCP['rate'] > 0    raw TCP ${TCP}[sender] -> submit measured ${TCP}[rate] MB/s
@@ -429,8 +429,9 @@ e1-tuning-lowers-loss-at-80ms-scaled
 
 *** Keywords ***
 Measure The Ceilings
-    [Documentation]    Raw TCP and HTCondor's saturation rate under the first profile given,
-    ...    recorded here and passed on to the tests as suite variables.
+    [Documentation]    Raw TCP and HTCondor's saturation rate under the first profile given
+    ...    (a scaled one's base), recorded here and passed on to the tests as suite variables;
+    ...    then k from the saturation rate and the scaled profiles made from it.
     Start Experiment On A Healthy Site    e1
     ${params}=    Experiment Parameters    e1
     Set Suite Variable    ${PARAMS}    ${params}
