@@ -18,7 +18,8 @@ def test_registry_lists_every_experiment_module_smoke_first():
         if exp.paper:
             assert exp.paper_path.exists(), exp.paper
     assert registry.headline().name == "e1"
-    assert exps["e1"].profiles == ("table4-default", "table4-updated")
+    assert exps["e1"].profiles == ("table4-default", "table4-updated", "table4-default-scaled",
+                                   "table4-updated-scaled")
     assert exps["e2"].profiles == ("default", "raid-stripe-32768")
     assert exps["smoke"].profiles == ("default",)
 
@@ -74,7 +75,8 @@ def test_set_values_get_the_declared_types():
 
 def test_profiles_without_rows_are_refused():
     runner.check("e1", "quick", ["default", "transfer-plain"], {})
-    with pytest.raises(ConfigError, match="has rows for profiles table4-default, table4-updated, default, wan-tuned, transfer-plain only"):
+    with pytest.raises(ConfigError, match="has rows for profiles table4-default, table4-updated, table4-default-scaled, "
+                                           "table4-updated-scaled, default, wan-tuned, transfer-plain only"):
         runner.check("e1", "quick", ["collector-tuned"], {})
 
 
@@ -207,13 +209,14 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
         path = PROJECT_ROOT / "results" / "nothing"
 
     def fake_run(topo, suite, profiles, scale, sets=None, repeat=None):
-        seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat)
+        seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat, profiles=profiles)
         return 0, FakeRun()
     monkeypatch.setattr(suites, "run", fake_run)
     monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert verbs.cmd_demo(args) == 0
-    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1}
+    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1,
+                    "profiles": ["table4-default", "table4-updated"]}   # the scaled pair: `./tb run e1`
     assert "demo scale (TCG," in capsys.readouterr().out
 
 

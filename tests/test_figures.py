@@ -2,7 +2,7 @@
 text tables), E4's idle tail, and how `compare` calls them."""
 import pytest
 
-from testbed.experiments import e3_figures, e4_figures, e5_figures, registry
+from testbed.experiments import e1_transfer, e3_figures, e4_figures, e5_figures, registry
 from testbed.results import compare, runs as results
 
 
@@ -118,7 +118,7 @@ def test_backfill_given_as_text_or_bool_is_one_series():
 def test_registry_names_the_figure_and_table_makers():
     assert registry.figure_makers()["e3"] is e3_figures.figures
     assert registry.figure_makers()["e4"] is e4_figures.figures
-    assert registry.table_makers() == {"e3": e3_figures.text, "e5": e5_figures.text}
+    assert registry.table_makers() == {"e1": e1_transfer.scale_table, "e3": e3_figures.text, "e5": e5_figures.text}
     assert "rank" not in registry.get("e4").x_params  # drawn by the idle-tail plot, not as lines
 
 

@@ -215,6 +215,23 @@ def test_the_resumed_guests_get_the_profile_and_wan_put_in_force_while_they_were
     assert tc[0][0] == [netem.Link(a="submit", b="worker", rtt_ms=80)] and "dtn" not in tc[0][1]
 
 
+def test_a_scaled_profile_put_in_force_while_paused_reaches_the_resumed_guests(tmp_path, monkeypatch):
+    from testbed.model import scaled_profiles
+    topo, state = topology.load("default"), TestbedState("default", root=tmp_path)
+    profile_record.record_profile(state, profiles.load("table4-default"))
+    at_pause = quiet.site_records(state)
+    applied = []
+    monkeypatch.setattr(quiet.tuning, "apply", lambda *a, **k: applied.append((a[2], a[3].name)))
+    monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: {})
+    hook = quiet.resume_hook(topo, None, state, at_pause, echo=lambda *_: None)
+    made = scaled_profiles.scaled(profiles.load("table4-updated"), 0.0086)   # E1's, made at run time
+    profile_record.record_profile(state, made)
+    assert quiet.site_records(state)["profile"] == "table4-updated@k=0.0086"
+    assert hook(["dtn"])["profile_applied"] == "table4-updated@k=0.0086"
+    prof, previous = applied[0]
+    assert prof.name == "table4-updated-scaled" and prof.roles == made.roles and previous == "table4-default"
+
+
 # --- the suite leaves the paused guests alone --------------------------------------------------
 def test_the_health_check_lists_a_paused_guest_and_probes_neither_it_nor_its_xrootd():
     topo = topology.load("small")

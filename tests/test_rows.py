@@ -158,7 +158,7 @@ def test_the_converted_suites_generate_their_point_rows_and_every_paper_suite_it
     for exp in exps.values():
         assert ("claims" in exp.generated_rows()) == bool(exp.claims()), exp.name
     e1 = exps["e1"].generated_rows()["points"]
-    assert e1.count("\n\n") + 1 == 5 * 5 * 2   # profiles x full-scale RTTs x rates
+    assert e1.count("\n\n") + 1 == 7 * 5 * 2   # profiles (2 of them scaled) x full-scale RTTs x rates
 
 
 def test_a_row_value_outside_the_full_scale_says_where_to_add_it():

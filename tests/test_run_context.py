@@ -198,3 +198,17 @@ def test_plain_robot_counts_a_skipped_suite_as_complete(fake_site, monkeypatch, 
     path = lib.start_experiment("smoke")
     lib.finish_experiment()
     assert runs.Run(path).manifest()["status"] == status
+
+
+def test_a_run_names_the_scaled_columns_whose_k_its_saturation_test_gives(fake_site):
+    rc, run = runner.run(topology.load("small"), "e1", ["table4-default", "table4-default-scaled"], "ci", {},
+                         echo=lambda *_: None)
+    m = run.manifest()
+    assert m["profiles"] == ["table4-default", "table4-default-scaled"]
+    pending = m["profile_contents"]["table4-default-scaled"]
+    assert pending["k"] is None and pending["scaled_from"] == "table4-default"
+    assert pending["base"]["roles"] == m["profile_contents"]["table4-default"]["roles"]
+    lib = library_as_robot_imports_it(FakeRobot.argv)
+    assert lib.profiles_to_compare() == ["table4-default", "table4-default-scaled"]
+    with pytest.raises(ConfigError, match="has rows for profiles"):
+        runner.run(topology.load("small"), "e1", ["wan-tuned-scaled"], "ci", {}, echo=lambda *_: None)

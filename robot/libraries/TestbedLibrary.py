@@ -11,7 +11,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from testbed.experiments import registry, runner as suites, session
-from testbed.model import profiles, topology
+from testbed.model import scaled_profiles, topology
 
 
 def _var(name, default=None):
@@ -84,7 +84,7 @@ class TestbedLibrary:
             self.run = self.context.open_run()
         else:
             names = self.profiles_to_compare()
-            self.run = suites.open_run(self.topo, suite, [profiles.load(n) for n in names], self.scale,
+            self.run = suites.open_run(self.topo, suite, [scaled_profiles.for_run(n) for n in names], self.scale,
                                        self._robot_overrides(suite))
         self.run.update(versions=self.site.guest_versions())
         hosts = self.site.existing_host_facts()

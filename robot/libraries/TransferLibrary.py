@@ -5,7 +5,9 @@ records it into the run opened by TestbedLibrary."""
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e1_transfer as transfer
+from testbed.experiments import e1_scale, e1_transfer as transfer
+from testbed.model import scaled_profiles
+from testbed.model.tables import render
 from _experiment_library import ExperimentLibrary
 
 
@@ -69,16 +71,64 @@ class TransferLibrary(ExperimentLibrary):
         return show
 
     @keyword
-    def run_latency_point(self, rtt_ms, rate_factor, htcondor_rate):
-        """sweep_jobs jobs at rate factor x W (W = sweep_load x HTCondor's saturation rate)
-        over the RTT in force. Returns jobs, completed, bad_outputs, efficiency_lost (the
-        paper's metric from XferStatsLog), slot_setup_teardown_over_execution (job ad), job_transfer_rate
-        and the record parameters (rtt_ms, rate, profile)."""
+    def profile_for_the_ceilings(self, names):
+        """The profile the raw TCP and saturation tests run under: the first one given, or
+        the base of a scaled one (its k comes from the saturation test)."""
+        return scaled_profiles.base_name(names[0]) or names[0]
+
+    @keyword
+    def scale_the_paper_profiles_to_this_site(self, saturation):
+        """The scale model (docs/scaling.md): k = HTCondor's achieved rate in the saturation
+        test (trial 1's in a repeated run, so every trial scales alike) / the paper's 555
+        MB/s; each compared `<column>-scaled` profile made from its Table 4 column and k, the
+        sweep's W as k x the paper's. Puts k, the rates, every scaled value and the scaled
+        profiles' contents into the run's manifest (`scale_model`, `profile_contents`) and
+        prints R = concurrency x window / RTT over demand for the paper and this site.
+        Returns {k, achieved, paper, profiles}."""
+        p = self.params()
+        first = self.tb.site.first_trial_value("e1.achieved_rate")
+        achieved = float(first if first is not None else saturation["achieved"])
+        paper = e1_scale.paper_saturation_rate()
+        k = e1_scale.scale_factor(achieved, paper)
+        names = self.tb.profiles_to_compare()
+        made = e1_scale.scaled_columns(names, k)
+        for prof in made.values():
+            self.tb.site.add_profile(prof)
+        entry = e1_scale.manifest_entry(k, achieved, paper, made, p["rate_factors"])  # k of trial 1, always
+        contents = dict(self.tb.run.manifest().get("profile_contents") or {})
+        contents.update({name: prof.as_dict() for name, prof in made.items()})
+        self.tb.run.update(scale_model=entry, profile_contents=contents)
+        for line in e1_scale.describe(entry):
+            logger.console(line)
+        named = {n: self.tb.site.load_profile(n) for n in names}
+        rows = e1_scale.plan_rows(named, p["rtts"], p["rate_factors"], p["sweep_jobs"], p["sweep_compute_s"],
+                                  p["max_output_mb"], p["sweep_load"], self._sweep_rate(saturation["sustained"]))
+        if rows:
+            logger.console("  R = concurrency x window / RTT / demand at the configured RTTs (above 1: the "
+                           "windows carry the demand):\n" + render(e1_scale.RATIO_HEADERS, rows))
+        return {"k": k, "achieved": achieved, "paper": paper, "profiles": list(made)}
+
+    def _sweep_rate(self, htcondor_rate):
+        """HTCondor's saturation rate the unscaled points size from: trial 1's in every trial."""
+        first = self.tb.site.first_trial_value("e1.sustained_rx_rate")
+        return float(first if first is not None else htcondor_rate)
+
+    @keyword
+    def run_latency_point(self, rtt_ms, rate_factor, htcondor_rate, measured_rtt_ms=None):
+        """sweep_jobs jobs at rate factor x W over the RTT in force: W = sweep_load x HTCondor's
+        saturation rate, or for a scaled profile k x the paper's W. Returns jobs, completed,
+        bad_outputs, efficiency_lost (the paper's metric from XferStatsLog),
+        slot_setup_teardown_over_execution (job ad), job_transfer_rate, demand (MB/s as sized),
+        window_over_demand (R at the measured RTT, else the configured; None at 0 ms without
+        a measurement) and the record parameters (rtt_ms, rate, profile)."""
         p = self.params()
         n, length = p["sweep_jobs"], p["sweep_compute_s"]
-        first = self.tb.site.first_trial_value("e1.sustained_rx_rate")  # every trial sizes as trial 1
-        base_w = p["sweep_load"] * float(first if first is not None else htcondor_rate)
-        size = transfer.size_for_rate(float(rate_factor) * base_w, n, length, p["max_output_mb"])
+        in_force = self.tb.profile_in_force or self.tb.site.load_profile("default")
+        size = e1_scale.point_size(in_force, rate_factor, p["sweep_load"], self._sweep_rate(htcondor_rate), n, length,
+                                   p["max_output_mb"])
+        demand = e1_scale.point_demand(n, size, length)
+        rtt_for_ratio = float(measured_rtt_ms) if measured_rtt_ms not in (None, "", "None") else float(rtt_ms)
+        ratio = e1_scale.point_ratio(in_force, rtt_for_ratio, demand, n)
         label = transfer.rate_label(rate_factor)
         prof = self.tb.profile_name
         tag = f"lat-{prof}-{int(float(rtt_ms))}-{label}"
@@ -94,10 +144,12 @@ class TransferLibrary(ExperimentLibrary):
         logger.console(f"  {prof:>10} rtt {float(rtt_ms):4g} ms {label:>2} ({n} x {size} MB / {length} s): "
                        f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot set-up + tear-down over execution "
                        f"{lost_slot if lost_slot is not None else float('nan'):.3f}), per-job transfer "
-                       f"{per_job or 0:.1f} MB/s, batch {batch.seconds:.0f} s")
+                       f"{per_job or 0:.1f} MB/s, batch {batch.seconds:.0f} s; demand {demand:.3g} MB/s, "
+                       f"R {e1_scale.ratio_text(ratio)} (paper "
+                       f"{e1_scale.ratio_text(e1_scale.paper_ratio(prof, rate_factor, rtt_ms))})")
         return {"jobs": n, "completed": len(batch.ads), "bad_outputs": transfer.bad_outputs(n, size, batch.sizes),
                 "size_mb": size, "efficiency_lost": lost, "slot_setup_teardown_over_execution": lost_slot,
-                "job_transfer_rate": per_job,
+                "job_transfer_rate": per_job, "demand": demand, "window_over_demand": ratio,
                 "params": {"rtt_ms": float(rtt_ms), "rate": label, "profile": prof}}
 
     @keyword

@@ -277,7 +277,8 @@ def cmd_demo(args):
             print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
         print(f"demo: one trial of {head.name} at quick scale, to stay within half an hour on a fresh "
               f"machine; its claims' verdicts need repeated trials: `./tb run {head.name}` (3 trials)", flush=True)
-        rc, run = suites.run(topo, head.name, list(head.profiles), "quick", sets=sets, repeat=1)  # writes summary.html
+        profiles = list(head.demo_profiles or head.profiles)
+        rc, run = suites.run(topo, head.name, profiles, "quick", sets=sets, repeat=1)  # writes summary.html
     except KeyboardInterrupt:  # a half-built site too: say what is up and how to take it down
         print("testbed demo: interrupted", file=sys.stderr, flush=True)
         report_vms_left(topo)

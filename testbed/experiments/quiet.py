@@ -73,9 +73,10 @@ def keep_contacted(the_plan, pool):
 
 
 def site_records(state):
-    """The profile and WAN links the site's records hold (what every running guest has)."""
+    """The profile (by what `profiles.load` takes: a scaled one's `<base>@k=<k>`) and WAN links
+    the site's records hold (what every running guest has)."""
     prof = profile_record.recorded_profile(state)
-    return {"profile": prof.name if prof else None, "links": wan.in_force(state).get("links") or []}
+    return {"profile": prof.spec if prof else None, "links": wan.in_force(state).get("links") or []}
 
 
 def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTHY_S):

@@ -122,6 +122,8 @@ class Experiment:
     x_params: tuple = ("t",)       # record parameters that are plot x axes, in order of preference
     paper: str | None = None       # results/paper/NAME.yaml, the paper's figures
     headline: bool = False         # the one `testbed demo` runs
+    # The profiles `testbed demo` compares (empty: `profiles`): what fits the demo's half hour
+    demo_profiles: tuple = ()
     # Its own figures and tables, called by `compare` with `columns` = {column label
     # (run/profile, as in the comparison table): [that column's metric records]}:
     figures: Callable | None = None  # figures(columns, outdir) -> [PNG paths written]

@@ -21,7 +21,7 @@ import time
 
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks, quiesce
-from testbed.model import profiles
+from testbed.model import scaled_profiles
 from testbed.results import compare, runs as results
 from testbed.experiments import quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
@@ -233,7 +233,7 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
     trials = trials_for(scale, repeat)
-    profile_list = [profiles.load(n) for n in profile_names]
+    profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
     quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(topo, suite, profile_list, scale, sets)

@@ -93,6 +93,7 @@ class Session:
         self.run = None
         self.profile_in_force = None
         self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last
+        self.derived_profiles = {}  # name -> a profile the suite made at run time (E1's scaled ones)
 
     # --- site and run ---------------------------------------------------------------
     def wait_healthy(self, timeout, echo):
@@ -154,9 +155,18 @@ class Session:
     def current_profile(self):
         return self.profile_in_force or health.recorded_profile(self.state)
 
+    def add_profile(self, prof):
+        """Make a profile built at run time (E1's scaled ones) one the suite can apply by name."""
+        self.derived_profiles[prof.name] = prof
+        return prof
+
+    def load_profile(self, name):
+        """A profile by name: one `add_profile` made, else the file's (profiles.load)."""
+        return self.derived_profiles.get(name) or profiles.load(name)
+
     def apply_profile(self, name, echo):
         """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""
-        prof = profiles.load(name)
+        prof = self.load_profile(name)
         outcome = tuning.apply(self.topo, self.ssh, prof, self.current_profile(), echo=echo, skip=self.paused)
         health.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
@@ -167,7 +177,7 @@ class Session:
 
     def profile_mismatches(self, name):
         """(values read back, mismatches) of profile `name` on the site."""
-        got, bad = tuning.read_back(self.topo, self.ssh, profiles.load(name), skip=self.paused)
+        got, bad = tuning.read_back(self.topo, self.ssh, self.load_profile(name), skip=self.paused)
         return sum(len(v) for v in got.values()), bad
 
     def set_wan_latency(self, a, b, rtt_ms, echo):

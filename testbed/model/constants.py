@@ -46,6 +46,12 @@ POOL_ROLES = ("submit", "cm", "ccb", "worker")
 QUIET_ANSWER_S = 300       # a resumed guest must answer over SSH within this many seconds
 QUIET_HEALTHY_S = 600      # and the site be healthy again within this many (else the run says so)
 
+# Scaled profiles (testbed/model/scaled_profiles.py, docs/scaling.md): a socket buffer limit
+# scaled down by k never goes below this many bytes. net.core.wmem_max below SOCK_MIN_SNDBUF
+# (2 x (2048 + sizeof(struct sk_buff)), about 4.6 KB on x86-64) is refused by sysctl, and a
+# TCP window of fewer than a few 1448-byte segments stalls on delayed ACKs: two pages clear both.
+SCALED_BUFFER_FLOOR = 8192
+
 # The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
 # guest-side units that undo a fault by themselves, the DTN's data disks by serial
 JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set explicitly

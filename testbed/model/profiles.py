@@ -56,6 +56,13 @@ class Profile:
     chain: list = field(default_factory=list)  # names, most derived first
     roles: dict = field(default_factory=dict)  # role -> section -> key -> value
     wan: list = field(default_factory=list)
+    derived: dict = field(default_factory=dict)  # a scaled profile's {base, k} (scaled_profiles.py)
+
+    @property
+    def spec(self):
+        """What `load` takes to give this profile again: its name, or for a scaled profile
+        `<base>@k=<k>`."""
+        return f"{self.derived['base']}@k={self.derived['k']:g}" if self.derived else self.name
 
     def section(self, role, section):
         return dict(self.roles.get(role, {}).get(section, {}))
@@ -68,9 +75,12 @@ class Profile:
         return merged
 
     def as_dict(self):
-        return {"name": self.name, "description": self.description, "reference": self.reference,
-                "extends_chain": list(self.chain), "roles": copy.deepcopy(self.roles),
-                "wan": copy.deepcopy(self.wan)}
+        out = {"name": self.name, "description": self.description, "reference": self.reference,
+               "extends_chain": list(self.chain), "roles": copy.deepcopy(self.roles),
+               "wan": copy.deepcopy(self.wan)}
+        if self.derived:
+            out["derived"] = dict(self.derived, spec=self.spec)
+        return out
 
 
 def profile_path(name_or_path):
@@ -177,8 +187,17 @@ def _merge(base, derived):
 
 
 def load(name_or_path, _seen=()):
+    """A profile by name, path, or `<base>@k=<k>` (a scaled profile, scaled_profiles.py)."""
+    from testbed.model import scaled_profiles
+    found = scaled_profiles.load_spec(name_or_path)
+    if found is not None:
+        return found
     path = profile_path(name_or_path)
     if not path.exists():
+        base = scaled_profiles.base_name(path.stem)
+        if base and profile_path(base).exists():
+            raise ConfigError(path, "", f"a scaled profile: its k comes from a run's saturation test (E1 "
+                                        f"measures it); name k to use it here, e.g. {base}@k=0.01")
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ConfigError(path, "", f"no such profile (known: {known})")
     r = Reader(load_yaml(path), path)

@@ -9,8 +9,10 @@ def recorded_profile(state):
     from testbed.model import profiles
     from testbed.model.errors import TestbedError
     try:
-        return profiles.load(json.loads(state.profile_record.read_text())["profile"]["name"])
-    except (OSError, ValueError, KeyError, TypeError, TestbedError):
+        recorded = json.loads(state.profile_record.read_text())["profile"]
+        # a scaled profile is rebuilt from its base and k (model/scaled_profiles.py)
+        return profiles.load((recorded.get("derived") or {}).get("spec") or recorded["name"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, TestbedError):
         return None
 
 
