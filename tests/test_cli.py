@@ -23,7 +23,7 @@ def test_topology_show_prints_plan(capsys):
     assert cli.main(["-t", "small", "topology", "show", "--no-ram-check"]) == 0
     out = capsys.readouterr().out
     assert "dtn" in out and "RAID6 6 x 1 GB" in out and "18 execute slots planned" in out
-    assert "total guest RAM 4352 MB" in out
+    assert "total guest RAM 4864 MB" in out
 
 
 def test_topology_show_refuses_plan_bigger_than_free_ram(monkeypatch, capsys):

@@ -39,7 +39,7 @@ def test_a_topology_with_more_startds_than_its_worker_holds_is_refused_naming_th
         topology.parse(data, "topologies/default.yaml")
     text = str(err.value)
     assert text.startswith("topologies/default.yaml: hosts.worker1.startds: worker1: 40 startds x 32 MB")
-    assert CONSTANT_SOURCE in text and "at most 18 startds fit" in text
+    assert CONSTANT_SOURCE in text and "at most 26 startds fit" in text
     data["hosts"]["worker1"].update(startds=18, slots_per_startd=1)  # Uber glidein: one slot each
     assert topology.parse(data, "x.yaml").hosts["worker1"].startds == 18
 
@@ -69,7 +69,7 @@ def test_e5_refuses_startds_that_do_not_fit_before_anything_starts(tmp_path, mon
         e5.EXPERIMENT.check_topology("quick", params, default)
     text = str(err.value)
     assert "startds_per_worker = 40: worker1: 40 startds x 32 MB" in text and "+ 48 MB kept free" in text
-    assert "(--set startds_per_worker=16, or more memory_mb)" in text and CONSTANT_SOURCE in text
+    assert "(--set startds_per_worker=24, or more memory_mb)" in text and CONSTANT_SOURCE in text
     # every scale fits the shipped topologies with the constant
     for scale in ("ci", "quick", "full"):
         for name in ("small", "default"):
@@ -87,10 +87,10 @@ def test_the_collector_ramp_starts_at_or_above_the_topologys_startds():
 
 
 def test_the_ramp_plan_doubles_to_its_max_or_to_what_memory_holds():
-    small = topology.load("small")          # worker1: 512 MB
+    small = topology.load("small")          # worker1: 1024 MB
     assert ramp.ramp_plan(3, 4, small, StartdMemory(32), 48) == [3, 4]
-    assert ramp.ramp_plan(2, 0, small, StartdMemory(32), 48) == [2, 4, 8]   # (512-192-48)/32 = 8
-    assert ramp.ramp_plan(2, 0, small, StartdMemory(8), 48) == [2, 4, 8, 16, 32, 34]
+    assert ramp.ramp_plan(2, 0, small, StartdMemory(32), 48) == [2, 4, 8, 16, 24]   # (1024-192-48)/32 = 24
+    assert ramp.ramp_plan(2, 0, small, StartdMemory(8), 48) == [2, 4, 8, 16, 32, 64, 98]
 
 
 # --- the startds fragment --------------------------------------------------------------------------
@@ -486,7 +486,7 @@ def test_the_run_in_progress_is_not_read_for_its_own_memory_and_what_a_run_asks_
     assert e5_uber.requested_counts(dict(quick, collector_ramp_max=16, startds_per_worker=3),
                                     topology.load("small")) == [("startds_per_worker", 3), ("collector_ramp_max", 16)]
     # a first step the memory cannot hold is refused even when the last is "what memory holds"
-    assert "collector_ramp_start = 12" in e5_uber.startds_refused(dict(quick, collector_ramp_start=12),
+    assert "collector_ramp_start = 28" in e5_uber.startds_refused(dict(quick, collector_ramp_start=28),
                                                                   topology.load("small"), StartdMemory(32))
 
 
