@@ -155,3 +155,11 @@ def test_workers_run_no_preen_that_would_delete_the_per_startd_execute_dirs():
     starting it. Hosts without per-startd directories keep HTCondor's default."""
     assert conf(files_for("worker1"))["PREEN"] == ""
     assert "PREEN" not in conf(files_for("cm1")) and "PREEN" not in conf(files_for("dtn"))
+
+
+def test_worker_slots_memory_is_nominal_and_sets_no_cgroup_limit():
+    """A sleeper slot's 64 MB is a share of an oversubscribed VM: no hard cgroup limit from it
+    (a job's mapped libraries would be reclaimed at 64 MB). The DTN keeps HTCondor's default."""
+    c = conf(files_for("worker1"))
+    assert c["SLOT_TYPE_1"] == "cpus=1, mem=64" and c["CGROUP_MEMORY_LIMIT_POLICY"] == "none"
+    assert "CGROUP_MEMORY_LIMIT_POLICY" not in conf(files_for("dtn"))
