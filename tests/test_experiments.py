@@ -208,15 +208,17 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     class FakeRun:
         path = PROJECT_ROOT / "results" / "nothing"
 
-    def fake_run(topo, suite, profiles, scale, sets=None, repeat=None):
-        seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat, profiles=profiles)
+    def fake_run(topo, suite, profiles, scale, sets=None, repeat=None, pause_unused=None, pin=None):
+        seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat, profiles=profiles,
+                    quiet=(pause_unused, pin))
         return 0, FakeRun()
     monkeypatch.setattr(suites, "run", fake_run)
     monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert verbs.cmd_demo(args) == 0
     assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1,
-                    "profiles": ["table4-default", "table4-updated"]}   # the scaled pair: `./tb run e1`
+                    "profiles": ["table4-default", "table4-updated"],   # the scaled pair: `./tb run e1`
+                    "quiet": (False, False)}   # one trial: the demo's site stays as it came up
     assert "demo scale (TCG," in capsys.readouterr().out
 
 
