@@ -8,6 +8,7 @@ from robot.api import ExecutionResult, TestSuiteBuilder as SuiteBuilder
 
 from testbed import cli
 from testbed.experiments import registry, rows
+from testbed.experiments.e3_site import site_names
 from testbed.experiments.registry import SCALES, Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
 from testbed.model.errors import ConfigError
@@ -153,12 +154,27 @@ def test_every_suite_agrees_with_the_registry():
 
 def test_the_converted_suites_generate_their_point_rows_and_every_paper_suite_its_claims():
     exps = registry.experiments()
-    for name in ("e1", "e2", "e4"):
+    for name in ("e1", "e2", "e3", "e4", "e5"):
         assert set(exps[name].generated_rows()) - {"claims"}, name
     for exp in exps.values():
         assert ("claims" in exp.generated_rows()) == bool(exp.claims()), exp.name
     e1 = exps["e1"].generated_rows()["points"]
     assert e1.count("\n\n") + 1 == 7 * 5 * 2   # profiles (2 of them scaled) x full-scale RTTs x rates
+
+
+def test_e3s_matrix_has_a_cell_per_reader_cache_and_site_pair_of_the_full_scale():
+    e3 = registry.get("e3")
+    full = e3.scales["full"]
+    sites = site_names(full["sites"])
+    cells = [line for line in e3.generated_rows()["points"].splitlines() if line.startswith("cell-")]
+    assert len(cells) == len(full["readers"]) * len(full["cache_mbs"]) * len(sites) ** 2
+    assert cells[0] == f"cell-a-reads-a-{full['cache_mbs'][0]}mb-{full['readers'][0]}"
+    assert cells[-1] == f"cell-{sites[-1]}-reads-{sites[-1]}-{full['cache_mbs'][-1]}mb-{full['readers'][-1]}"
+
+
+def test_e5s_row_parameters_point_at_the_registry():
+    with pytest.raises(ConfigError, match="full scale's collector_ramp_rtts in the e5 registry entry"):
+        registry.get("e5").parameters("ci", {"collector_ramp_rtts": "50"})
 
 
 def test_a_row_value_outside_the_full_scale_says_where_to_add_it():

@@ -73,6 +73,7 @@ rtt-per-cell
         ...    cell ${r}[compute]<-${r}[storage]: ${r}[measured] ms (base ${base}) for ${r}[configured] ms
     END
 
+# BEGIN GENERATED ROWS points (testbed suites --write)
 cell-a-reads-a-10mb-root
     [Tags]    matrix    compute:a    storage:a    cache:10    reader:root
     [Template]    Matrix Cell
@@ -501,6 +502,7 @@ concurrency-16
     [Tags]    concurrency    jobs:16
     [Template]    Concurrency Point
     16
+# END GENERATED ROWS points
 
 concurrency-spread
     [Documentation]    max / min events/s per job over the scan (the paper: 301-378, flat).

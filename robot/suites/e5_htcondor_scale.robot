@@ -100,6 +100,7 @@ Suite Teardown    Restore The Pool And Finish
 Test Tags         E5
 
 *** Test Cases ***
+# BEGIN GENERATED ROWS ramp (testbed suites --write)
 ramp-default
     [Documentation]    Sleepers ramped in doubling steps to the first limit under `default`.
     [Tags]    ramp    profile:default
@@ -112,6 +113,7 @@ ramp-collector-tuned
     [Tags]    ramp    profile:collector-tuned
     [Template]    Ramp Point
     collector-tuned
+# END GENERATED ROWS ramp
 
 tcp-streams
     [Documentation]    Established TCP connections from a worker VM to the other hosts, with
@@ -135,6 +137,7 @@ tcp-streams
     ...    ${after}[total] streams after, ${before}[total] before: shared port and no master TCP did not reduce them
     [Teardown]    Restore The Workers Unless Skipped
 
+# BEGIN GENERATED ROWS negotiation (testbed suites --write)
 negotiation-0ms
     [Documentation]    Idle jobs no slot can match, each its own resource request: the
     ...    negotiator's own cycle duration with the schedd on the CM's LAN.
@@ -147,6 +150,7 @@ negotiation-100ms
     [Tags]    negotiation    rtt:100
     [Template]    Negotiation Point
     100
+# END GENERATED ROWS negotiation
 
 negotiation-wan-over-lan
     [Documentation]    Cycle time at 100 ms over 0 ms from this run's points (paper: 38x before
@@ -179,6 +183,7 @@ negotiation-wan-over-lan
     Should Be True    $wan_fetch[-1] >= $lan_fetch[-1]
     ...    the fastest request-list fetch at 100 ms (${wan_fetch}[-1] s) is shorter than on the LAN (${lan_fetch}[-1] s)
 
+# BEGIN GENERATED ROWS matchable-collectors-ccb (testbed suites --write)
 negotiation-matchable-0ms
     [Documentation]    Idle jobs that every free slot matches, each its own resource request:
     ...    the cycle that considered them all, with the schedd on the CMs' LAN.
@@ -272,6 +277,7 @@ ccb-on-own-hosts-per-daemon
     [Tags]    ccb    layout:own-hosts    config:per-daemon
     [Template]    CCB Layout Point
     own-hosts    per-daemon
+# END GENERATED ROWS matchable-collectors-ccb
 
 ccb-split-connections
     [Documentation]    Connections on the CMs with CCB on its own hosts over those with CCB on

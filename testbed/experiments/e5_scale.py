@@ -21,7 +21,7 @@ ScaleLibrary and CollectorLibrary are thin over them.
 """
 import time
 
-from testbed.experiments import e5_figures, e5_uber
+from testbed.experiments import e5_figures, e5_rows, e5_uber
 from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.experiments.e5_failover import START_ATTRS, PoolEvents
 from testbed.experiments.registry import Experiment, Param
@@ -137,6 +137,7 @@ EXPERIMENT = Experiment(
     measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
     figures=e5_figures.figures,    # the collector ramps: startds joined and updates lost per step
     fits=e5_uber.fits,             # the startds asked for fit the workers' memory
+    rows=e5_rows.ROWS,
 )
 
 LIMITS = ("slots", "memory", "jobs", "schedd", "collector", "held", "ramp_max")
