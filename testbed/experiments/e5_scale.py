@@ -83,8 +83,8 @@ EXPERIMENT = Experiment(
         "ci": {"ramp_start": 8, "ramp_max": 16, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
                "negotiation_rtts": [0, 100], "negotiation_timeout_s": 420, "negotiation_cycles": 5, "failover_jobs": 4,
-               # ccb_outage_s 0 at ci: in the session-7 CI run the row took 665 s (441 s
-               # until its 4 sleepers ran) and `./tb test` reached ~81 min; --set ccb_outage_s=30
+               # ccb_outage_s 0 at ci: at ci the row takes ~665 s (441 s until its 4 sleepers
+               # run), which puts `./tb test` near 81 min; --set ccb_outage_s=30 runs it
                "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 0, "failover_timeout_s": 420,
                "tree_settle_s": 0,
                # one tiny collector ramp at 0 ms on one tier: a single step of 4 startds per
