@@ -19,7 +19,8 @@ def cmd_plan(args):
         print(json.dumps(data))
     else:
         for h in data["hosts"]:
-            print(h["name"], h["site_ip"], ",".join(h["roles"]))
+            print(h["name"], h["site_ip"], ",".join(h["roles"]),
+                  *([h["hypervisor"]["name"]] if h.get("hypervisor") else []))
     return 0
 
 

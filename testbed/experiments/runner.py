@@ -21,7 +21,7 @@ import time
 
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks, quiesce
-from testbed.model import scaled_profiles
+from testbed.model import hypervisors, scaled_profiles
 from testbed.results import compare, runs as results
 from testbed.experiments import quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
@@ -91,13 +91,15 @@ def trials_for(scale, repeat=None):
 
 def open_run(topo, suite, profile_list, scale, sets):
     """The results folder with the run's context in its manifest: the topology (contents and
-    absolute file), profiles, scale, typed `--set` overrides and the suite's parameters."""
+    absolute file), profiles, scale, typed `--set` overrides, the suite's parameters and
+    each host's hypervisor."""
     overrides, params = session.resolve(suite, scale, sets)
     return results.Run.create(
         suite, [p.name for p in profile_list],
         topology=load_yaml(topo.source) | {"file": session.topology_file(topo)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
-        scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params)
+        scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
+        placement=hypervisors.placement(topo))
 
 
 def write_report(run, echo=print):

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from testbed.machines import domains
-from testbed.model.constants import DISK_CACHE_FALLBACK, DISK_CACHE_MODES, DISK_CACHE_PREFERRED
+from testbed.model.constants import DISK_CACHE_FALLBACK, DISK_CACHE_MODES, DISK_CACHE_PREFERRED, LOCAL_LIBVIRT_URI
 from testbed.model.errors import ConfigError, TestbedError
 
 SERIAL_PREFIX = "tb-data-"
@@ -113,7 +113,7 @@ def data_disks(topo, host=None):
     """{member index: {'target': 'vdb', 'cache': 'none'|..., 'iotune': {...}}} of the DTN's
     data disks, found by serial in the live domain XML (read-only `virsh dumpxml`)."""
     host = host or topo.role_host("dtn").name
-    proc = domains._virsh("dumpxml", domains.domain_name(topo, host), timeout=60)
+    proc = domains.virsh_for(topo, host, "dumpxml", domains.domain_name(topo, host), timeout=60)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise TestbedError(f"{host}: cannot read domain {domains.domain_name(topo, host)} "
                            f"({(proc.stderr or '').strip() or 'virsh dumpxml printed nothing'})")
@@ -149,8 +149,8 @@ def parse_blkdeviotune(text):
     return {m.group(1): int(m.group(2)) for m in map(TUNE_LINE.match, text.splitlines()) if m}
 
 
-def read_limits(domain, target):
-    proc = domains._virsh("blkdeviotune", domain, target, timeout=60)
+def read_limits(domain, target, uri=LOCAL_LIBVIRT_URI):
+    proc = domains._virsh_at(uri, "blkdeviotune", domain, target, timeout=60)
     if proc.returncode != 0:
         raise TestbedError(f"{domain} {target}: virsh blkdeviotune: {(proc.stderr or '').strip()}")
     values = parse_blkdeviotune(proc.stdout)
@@ -176,17 +176,18 @@ def apply(topo, limits=None, echo=print):
         raise TestbedError(f"{dtn.name}: no disk with serial {SERIAL_PREFIX}{missing[0]} in domain {domain} "
                            f"({len(disks)} of {dtn.disks.count} data disks found)")
     running = domains.state(topo, dtn.name) == "running"
+    uri = domains.uri_of(topo, dtn.name)
     changed = []
     for index, disk in disks.items():
-        if running and matches(read_limits(domain, disk["target"]), limits):
+        if running and matches(read_limits(domain, disk["target"], uri), limits):
             continue
-        proc = domains._virsh(*blkdeviotune_argv(domain, disk["target"], limits, live=running), timeout=60)
+        proc = domains._virsh_at(uri, *blkdeviotune_argv(domain, disk["target"], limits, live=running), timeout=60)
         if proc.returncode != 0:
             raise TestbedError(f"{dtn.name}: could not limit {disk['target']} ({SERIAL_PREFIX}{index}): "
                                f"{(proc.stderr or '').strip()}")
         changed.append(disk["target"])
     if running:
-        wrong = {d["target"]: read_limits(domain, d["target"]) for d in disks.values()}
+        wrong = {d["target"]: read_limits(domain, d["target"], uri) for d in disks.values()}
         wrong = {t: got for t, got in wrong.items() if not matches(got, limits)}
         if wrong:
             target, got = next(iter(wrong.items()))
@@ -220,6 +221,7 @@ def describe(topo, limits=None, disks=None):
     record["cache"] = modes[0] if len(modes) == 1 else ",".join(modes)
     record["targets"] = {f"{SERIAL_PREFIX}{i}": disk["target"] for i, disk in disks.items()}
     if domains.state(topo, dtn.name) == "running" and disks:
-        got = read_limits(domains.domain_name(topo, dtn.name), next(iter(disks.values()))["target"])
+        got = read_limits(domains.domain_name(topo, dtn.name), next(iter(disks.values()))["target"],
+                          domains.uri_of(topo, dtn.name))
         record["in_force"] = {"mb_per_s": got.mb_per_s, "iops": got.iops}
     return record

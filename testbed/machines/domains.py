@@ -1,15 +1,52 @@
-"""Which libvirt domains belong to this checkout: claim, sweep orphans, find addresses."""
+"""Which libvirt domains belong to this checkout: claim, sweep orphans, find addresses.
+A VM placed on another hypervisor (topology `hypervisors:`) is asked about through that
+hypervisor's libvirt URI."""
 import subprocess
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.model.constants import LOCAL_LIBVIRT_URI
+from testbed.model.hypervisors import local_entry
 from testbed.model.errors import TestbedError
 
 
-def _virsh(*args, timeout=None):
-    """virsh on the system libvirt; the one place the testbed runs it."""
-    return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True,
+def _virsh(*args, timeout=None, uri=LOCAL_LIBVIRT_URI):
+    """virsh on a system libvirt (this machine's unless `uri` says); the one place the
+    testbed runs it for a domain."""
+    return subprocess.run(["virsh", "-c", uri, *args], capture_output=True, text=True,
                           timeout=timeout)
+
+
+def _virsh_at(uri, *args, **kw):
+    """virsh on the libvirt of `uri`; on this machine's, called exactly as `_virsh(*args)`."""
+    return _virsh(*args, **kw) if uri == LOCAL_LIBVIRT_URI else _virsh(*args, uri=uri, **kw)
+
+
+def uri_of(topo, host):
+    """The libvirt URI of the hypervisor that creates `host` (this machine's for a name
+    outside the topology)."""
+    hv = topo.hypervisor_of(host) if host in topo.hosts else None
+    return hv.uri if hv else LOCAL_LIBVIRT_URI
+
+
+def virsh_for(topo, host, *args, **kw):
+    """virsh on the libvirt that holds `host`'s domain."""
+    return _virsh_at(uri_of(topo, host), *args, **kw)
+
+
+def libvirt_uris(topo):
+    """Every libvirt the topology's VMs live on, this machine's first."""
+    uris = [LOCAL_LIBVIRT_URI]
+    for h in topo.vm_hosts:
+        uri = uri_of(topo, h.name)
+        if uri not in uris:
+            uris.append(uri)
+    return uris
+
+
+def _host_of(topo, domain):
+    prefix = f"tb-{topo.name}-"
+    return domain[len(prefix):] if domain.startswith(prefix) else domain
 
 
 OWNER_TAG = "testbed checkout "
@@ -52,10 +89,11 @@ def leftover_domains(topo):
     """Domains named for this topology that this checkout's Vagrant does not know:
     [(name, owning checkout path or None when the domain does not say)]."""
     prefix, ours, found = f"tb-{topo.name}-", our_domain_ids(), []
-    for name in _virsh("list", "--all", "--name").stdout.split():
-        if name.startswith(prefix) and _virsh("domuuid", name).stdout.strip() not in ours:
-            desc = _virsh("desc", name).stdout.strip()
-            found.append((name, desc[len(OWNER_TAG):] if desc.startswith(OWNER_TAG) else None))
+    for uri in libvirt_uris(topo):
+        for name in _virsh_at(uri, "list", "--all", "--name").stdout.split():
+            if name.startswith(prefix) and _virsh_at(uri, "domuuid", name).stdout.strip() not in ours:
+                desc = _virsh_at(uri, "desc", name).stdout.strip()
+                found.append((name, desc[len(OWNER_TAG):] if desc.startswith(OWNER_TAG) else None))
     return found
 
 
@@ -70,8 +108,9 @@ def claim_domains(topo):
     leftovers = leftover_domains(topo)
     for name, owner in leftovers:
         if owner is None:
+            uri = uri_of(topo, _host_of(topo, name))
             raise TestbedError(f"libvirt domain {name} exists and no checkout claims it; remove it with "
-                               f"`virsh -c qemu:///system destroy {name}; virsh -c qemu:///system undefine "
+                               f"`virsh -c {uri} destroy {name}; virsh -c {uri} undefine "
                                f"{name}` (names and networks would clash)")
         if not owner_is_gone(owner):
             raise TestbedError(f"libvirt domain {name} belongs to the testbed in {owner}; run "
@@ -83,22 +122,27 @@ def claim_domains(topo):
 
 
 def topology_domains(topo):
-    """Every libvirt domain named for this topology, defined or running."""
-    return [n for n in _virsh("list", "--all", "--name").stdout.split() if n.startswith(f"tb-{topo.name}-")]
+    """Every libvirt domain named for this topology, defined or running, on any of its hypervisors."""
+    return [n for uri in libvirt_uris(topo) for n in _virsh_at(uri, "list", "--all", "--name").stdout.split()
+            if n.startswith(f"tb-{topo.name}-")]
 
 
 def sweep_libvirt(topo, names):
     """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
     prefix = f"tb-{topo.name}-"
     for name in names:
-        _virsh("destroy", name)
-        _virsh("undefine", name, "--nvram")
+        uri = uri_of(topo, _host_of(topo, name))
+        _virsh_at(uri, "destroy", name)
+        _virsh_at(uri, "undefine", name, "--nvram")
     if topology_domains(topo):
         return
-    for line in _virsh("vol-list", "default").stdout.splitlines()[2:]:
-        vol = line.split()[0] if line.split() else ""
-        if vol.startswith(prefix):
-            _virsh("vol-delete", "--pool", "default", vol)
+    pools = {LOCAL_LIBVIRT_URI: local_entry(topo).pool}
+    pools.update({hv.uri: hv.pool for hv in map(topo.hypervisor_of, [h.name for h in topo.remote_vm_hosts])})
+    for uri, pool in pools.items():
+        for line in _virsh_at(uri, "vol-list", pool).stdout.splitlines()[2:]:
+            vol = line.split()[0] if line.split() else ""
+            if vol.startswith(prefix):
+                _virsh_at(uri, "vol-delete", "--pool", pool, vol)
 
 
 def domain_name(topo, host):
@@ -107,7 +151,7 @@ def domain_name(topo, host):
 
 def management_address(topo, host):
     """The guest's management address from libvirt's DHCP lease, or None."""
-    out = _virsh("domifaddr", domain_name(topo, host), "--source", "lease").stdout
+    out = virsh_for(topo, host, "domifaddr", domain_name(topo, host), "--source", "lease").stdout
     for line in out.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[2] == "ipv4":
@@ -117,5 +161,5 @@ def management_address(topo, host):
 
 def state(topo, host):
     """libvirt's state of a host's domain: running, shut off, ... or None (no domain)."""
-    proc = _virsh("domstate", domain_name(topo, host))
+    proc = virsh_for(topo, host, "domstate", domain_name(topo, host))
     return proc.stdout.strip() if proc.returncode == 0 else None

@@ -193,7 +193,8 @@ def dry_run_lines(topo, checked):
     existing host."""
     lines = []
     for h in topo.vm_hosts:
-        lines.append(f"VM {h.name}: would create it ({h.memory_mb} MB, {h.cpus} vCPU, site address {h.site_ip})")
+        on = f" on hypervisor {topo.hypervisor_of(h.name).name}" if topo.hypervisors else ""
+        lines.append(f"VM {h.name}: would create it{on} ({h.memory_mb} MB, {h.cpus} vCPU, site address {h.site_ip})")
     for name, (facts, plan) in checked.items():
         host = topo.hosts[name]
         lines.append(f"existing host {name} ({host.existing.target}, {facts.get('os')}, {facts.get('cpus')} "

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from testbed.machines import accel, disks as disk_model, packages, render
+from testbed.machines import accel, disks as disk_model, fabric, packages, render
 from testbed.machines.box import Box
 from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
@@ -47,6 +47,11 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
     state = (state or TestbedState(topo.name)).ensure_secrets()
     accelerator = accelerator or accel.detect()
     dtn = topo.role_host("dtn")
+    dtn_hv = topo.hypervisor_of(dtn.name) if dtn else None
+    if cache is None and dtn and dtn.disks and dtn_hv and dtn_hv.joins_by_vxlan:
+        where = dtn_hv.label
+        cache = disk_model.choose_cache_mode(probe=lambda: (
+            False, f"the pool of {where} is not probed from here (TESTBED_DISK_CACHE=none where it takes O_DIRECT)"))
     cache = cache or (disk_model.choose_cache_mode() if dtn and dtn.disks else {"mode": "default", "why": "no data disks"})
     bundles = render.write_all(state, topo, profile, accelerator)
     box = Box("debian13")
@@ -54,7 +59,7 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
     nets = topo.network_names()
     hosts = []
     for h in topo.hosts.values():
-        hosts.append({
+        entry = {
             "name": h.name, "roles": h.roles, "memory_mb": h.memory_mb, "cpus": h.cpus,
             "site_ip": h.site_ip, "bundle": str(bundles[h.name]),
             "disks": data_disks(h, cache),
@@ -62,8 +67,11 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
             # an existing host: Vagrant skips it (provisioned over SSH, never created)
             "existing": {"address": h.existing.address, "user": h.existing.user,
                          "interface": h.existing.interface} if h.existing else None,
-        })
-    return {
+        }
+        if topo.hypervisors and not h.existing:
+            entry["hypervisor"] = hypervisor_entry(topo, h, box)
+        hosts.append(entry)
+    data = {
         "topology": topo.name,
         "accel": accelerator,
         "box": {"kind": topo.box, "name": packages.vagrant_box(topo.box, box.name),
@@ -83,6 +91,19 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
                        "iops": dtn.disks.iops if dtn and dtn.disks else 0},
         "hosts": hosts,
     }
+    if topo.hypervisors:
+        data.update(fabric.describe(topo))
+    return data
+
+
+def hypervisor_entry(topo, host, box):
+    """What the Vagrantfile sets for a VM of a topology with `hypervisors:`: vagrant-libvirt's
+    `uri` and `storage_pool_name`, and on another machine the box's kernel and initrd there."""
+    hv = topo.hypervisor_of(host.name)
+    entry = {"name": hv.name, "uri": hv.uri, "storage_pool": hv.pool}
+    if hv.joins_by_vxlan:
+        entry.update(fabric.boot_paths(box.name))
+    return entry
 
 
 def guest_cpu(accelerator):

@@ -94,10 +94,14 @@ last_run = {}  # {host: seconds until its provisioning finished}, of the last ca
 
 def first_contact_ssh(topo, state, names):
     """SSH that reaches new guests on their management address (the site address is set by
-    provisioning) with the testbed key or, the first time, Vagrant's well-known key."""
+    provisioning) with the testbed key or, the first time, Vagrant's well-known key; a
+    guest of another hypervisor through that hypervisor's SSH login."""
     from testbed.machines import domains, plan
     addresses = {n: a for n in names if not topo.hosts[n].existing and (a := domains.management_address(topo, n))}
-    return SSH(topo, state, timeout=1800, addresses=addresses, extra_keys=[plan.bootstrap_key()])
+    # a guest of another libvirt: its management network is reached through that hypervisor
+    proxies = {n: topo.hypervisor_of(n).proxy_command() for n in addresses if not topo.hypervisor_of(n).local}
+    return SSH(topo, state, timeout=1800, addresses=addresses, extra_keys=[plan.bootstrap_key()],
+               proxies=proxies)
 
 
 def check_host(topo, name):

@@ -50,9 +50,17 @@ def _checked(res, what):
 
 def hosts_to_pause(topo, uses):
     """The hosts none of whose roles the experiment uses (`uses`: role names) and none of
-    whose roles is the main pool's (constants.POOL_ROLES), in the topology's order."""
+    whose roles is the main pool's (constants.POOL_ROLES), in the topology's order; none of
+    another machine's hypervisor."""
     keep = set(uses) | set(c.POOL_ROLES)
-    return [h.name for h in topo.hosts.values() if not keep & set(h.roles)]
+    return [h.name for h in topo.hosts.values() if not keep & set(h.roles) and _here(topo, h.name)]
+
+
+def _here(topo, name):
+    """Not a VM of another machine's hypervisor: pausing and pinning act on this machine's
+    libvirt and CPUs only (a remote guest keeps running as it is)."""
+    hv = topo.hypervisor_of(name)
+    return hv is None or hv.on_this_machine
 
 
 def cpulist(cpus):
@@ -73,7 +81,7 @@ def pin_plan(topo, roles, cpus):
     roles goes with the first. 2 host CPUs, E1 (submit, worker): submit on 0, the workers on 1."""
     groups, seen = [], set()
     for role in roles:
-        hosts = [h.name for h in topo.with_role(role) if h.name not in seen]
+        hosts = [h.name for h in topo.with_role(role) if h.name not in seen and _here(topo, h.name)]
         seen.update(hosts)
         if hosts:
             groups.append(hosts)

@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel, disks, domains, existing, plan, provision as provisioning
+from testbed.machines import (accel, disks, domains, existing, fabric, hypervisors, plan,
+                              provision as provisioning)
 from testbed.machines.box import Box
 from testbed.model.state import TestbedState, state_root
-from testbed.model import topology
+from testbed.model import hypervisors as hypervisor_model, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote.profile_record import record_profile
@@ -189,7 +190,13 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     topology.check_fits(topo)
     started = time.monotonic()
     state = TestbedState(topo.name)
-    checked = {}
+    checked, hv_checked, accelerator = {}, {}, None
+    # the box the guests boot directly: a hypervisor on another machine gets its kernel and initrd
+    box = Box(topo.box) if topo.remote_vm_hosts and topo.box == "debian13" else None
+    if topo.remote_vm_hosts:
+        accelerator = accel.detect()
+        echo(f"checking hypervisors {', '.join(hv.name for hv in hypervisor_model.involved(topo))}")
+        hv_checked = hypervisors.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(box))
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
         echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
@@ -197,7 +204,12 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if dry_run:
         for line in existing.dry_run_lines(topo, checked):
             echo(line)
-        echo(f"dry run: nothing was changed ({len(topo.vm_hosts)} VMs, {len(checked)} existing hosts)")
+        if topo.remote_vm_hosts:
+            actions = fabric.plan_actions(topo, box, console_dir=plan.console_dir())
+            for line in hypervisors.dry_run_lines(topo, hv_checked, actions):
+                echo(line)
+        echo(f"dry run: nothing was changed ({len(topo.vm_hosts)} VMs, {len(checked)} existing hosts"
+             + (f", {len(hv_checked)} hypervisors" if topo.remote_vm_hosts else "") + ")")
         return 0
     record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {},
               "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked}}
@@ -210,8 +222,9 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     record["phases"]["box"] = round(time.monotonic() - started, 1)
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
-    _path, the_plan = plan.write(topo, profile, state)
-    if topo.vm_hosts and not topo.existing_hosts and all(domains.state(topo, h) for h in topo.hosts):
+    _path, the_plan = plan.write(topo, profile, state, accelerator)
+    if (topo.vm_hosts and not topo.existing_hosts and not topo.vm_hosts_elsewhere
+            and all(domains.state(topo, h) for h in topo.hosts)):
         from testbed.machines import snapshots
         name = snapshots.matching(topo, profile.name)
         if name:
@@ -223,6 +236,9 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     accelerator = the_plan["accel"]
     if topo.vm_hosts:
         accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
+    if topo.remote_vm_hosts:  # the site network across hypervisors, and the box's kernel on each
+        fabric.apply(topo, state, box, console_dir=plan.console_dir(), echo=lambda m: print(
+            f"[{time.monotonic() - started:6.0f}s] {m}", flush=True))
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)
     size = wave_size(accelerator) if parallel else 1
@@ -267,6 +283,14 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     record_profile(state, profile)
     print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
     return 0
+
+
+def _box_image_bytes(box):
+    """The size of the box's disk image (what vagrant-libvirt uploads to a remote pool), 0 if unknown."""
+    try:
+        return (box.dir / "box.img").stat().st_size if box else 0
+    except OSError:
+        return 0
 
 
 def _write_record(state, record):
@@ -318,6 +342,9 @@ def down(topo, echo=print):
     for net in topo.network_names().values():
         domains._virsh("net-destroy", net)
         domains._virsh("net-undefine", net)
+    if topo.remote_vm_hosts:  # the VXLAN ports, and the networks of the other machines' libvirt
+        for line in fabric.remove(topo, echo=echo):
+            echo(f"left: {line}")
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()

@@ -38,13 +38,20 @@ def check_name(name):
 
 
 def check_snapshottable(topo, what="saved"):
-    """TestbedError naming the existing hosts: a snapshot of a site is of every host at once."""
+    """TestbedError naming the existing hosts and the VMs of other machines' hypervisors: a
+    snapshot of a site is of every host at once."""
     hosts = topo.existing_hosts
     if hosts:
         names = ", ".join(f"{h.name} ({h.existing.address})" for h in hosts)
         raise TestbedError(f"snapshot: {topo.name} cannot be {what}: {names} "
                            f"{'is an existing host' if len(hosts) == 1 else 'are existing hosts'}, "
                            "not a VM of this machine, and cannot be snapshotted")
+    elsewhere = topo.vm_hosts_elsewhere
+    if elsewhere:
+        names = ", ".join(f"{h.name} ({topo.hypervisor_of(h.name).label})" for h in elsewhere)
+        raise TestbedError(f"snapshot: {topo.name} cannot be {what}: {names} "
+                           f"{'runs' if len(elsewhere) == 1 else 'run'} on another machine's hypervisor, and a "
+                           "whole-site snapshot pauses and saves the domains of this machine's libvirt only")
 
 
 def record_dir(state):

@@ -219,3 +219,14 @@ E4_DB_MB = 256               # estimate (not measured): a private MariaDB beside
 ROLE_BASE_MB = {"submit": 1024, "cm": 512, "ccb": 512, "worker": 768, "dtn": 2048, "origin": 512}
                              # what topologies/default.yaml gives each role (its idle site is healthy)
 HOST_DISK_GB = 10            # per host: the OS, the packages, logs and spool
+
+# Remote hypervisors (topology `hypervisors:`, docs/operations/remote-hypervisors.md): the
+# libvirt of this machine, the site network's VXLAN between hypervisors, and where a remote
+# hypervisor keeps the box's kernel and initrd (vagrant-libvirt uploads only the disk image)
+LOCAL_LIBVIRT_URI = "qemu:///system"
+VXLAN_PORT = 4789               # IANA's VXLAN port (Linux picks 8472 when none is given)
+VXLAN_OVERHEAD = 50             # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 bytes
+UNDERLAY_MTU = 1500             # the hypervisors' own network; the site network gets 1500 - 50
+MAX_JOINED_HYPERVISORS = 9      # site bridges .1 (this machine) to .9; hosts start at .10
+HYPERVISOR_BOOT_DIR = "/var/lib/libvirt/boot"
+LIBVIRT_TB_CACHE_MIN = (8, 0)   # libvirt that writes <tcg><tb-cache> (plan.TCG_TB_CACHE_MB)

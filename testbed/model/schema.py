@@ -1,9 +1,12 @@
 """Small typed readers for YAML data that raise one-line ConfigErrors."""
+import re
 from pathlib import Path
 
 import yaml
 
 from testbed.model.errors import ConfigError
+
+INTERFACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$")   # a Linux interface name: at most 15 characters
 
 
 def env_int(name, default, minimum=0, env=None):

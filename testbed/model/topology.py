@@ -12,10 +12,10 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S, MAX_STARTDS_PER_WORKER
-from testbed.model import tables
+from testbed.model import hypervisors as hypervisor_model, tables
 from testbed.model.errors import ConfigError
 from testbed.model.links import parse_links
-from testbed.model.schema import Reader, load_yaml
+from testbed.model.schema import INTERFACE, Reader, load_yaml
 from testbed.model.startd_memory import StartdMemory
 
 ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")
@@ -25,7 +25,6 @@ HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 GUEST_OVERHEAD_MB = 64  # qemu's own memory beyond the guest's RAM, per VM
 QUIET_KEYS = ("pause_unused", "pin")   # the `quiet:` section: what `testbed run` does to the host's noise
 SSH_USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$")
-INTERFACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$")   # Linux: at most 15 characters
 DNS_NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$")
 EXISTING_ROLES_REFUSED = {"dtn": "its RAID is built from data disks the testbed creates for a VM"}
 
@@ -74,6 +73,7 @@ class Host:
     origin_files: int = 0
     origin_file_mb: int = 0
     existing: Existing = None   # None: a VM this host's libvirt creates
+    hypervisor: str = ""        # a VM's `hypervisor:` (topology `hypervisors:`); "": this machine's libvirt
 
     def has(self, role):
         return role in self.roles
@@ -100,6 +100,8 @@ class Topology:
     # `quiet:` {pause_unused, pin}: this site's choice for `testbed run` where the command line
     # gives none (testbed/experiments/quiet.py); a key left out: the scale's default
     quiet: dict = field(default_factory=dict)
+    # `hypervisors:` {name: Hypervisor} (model/hypervisors.py); {}: every VM on this machine
+    hypervisors: dict = field(default_factory=dict)
 
     def with_role(self, role):
         return [h for h in self.hosts.values() if h.has(role)]
@@ -108,6 +110,25 @@ class Topology:
     def vm_hosts(self):
         """The hosts this machine's libvirt creates (every host but the existing ones)."""
         return [h for h in self.hosts.values() if not h.existing]
+
+    def hypervisor_of(self, name):
+        """The Hypervisor that creates VM `name` (None for an existing host)."""
+        return hypervisor_model.of(self, name)
+
+    @property
+    def remote_vm_hosts(self):
+        """The VMs another libvirt creates (a qemu+ssh URI of this machine included)."""
+        return [h for h in self.vm_hosts if not self.hypervisor_of(h.name).local]
+
+    @property
+    def vm_hosts_here(self):
+        """The VMs whose memory this machine gives: on its libvirt, however reached."""
+        return [h for h in self.vm_hosts if self.hypervisor_of(h.name).on_this_machine]
+
+    @property
+    def vm_hosts_elsewhere(self):
+        """The VMs of hypervisors on other machines (whose site networks VXLAN joins)."""
+        return [h for h in self.vm_hosts if not self.hypervisor_of(h.name).on_this_machine]
 
     @property
     def existing_hosts(self):
@@ -184,7 +205,7 @@ def _network(reader, key, default):
 def _host(name, spec, index, defaults, source):
     r = Reader(spec, source, f"hosts.{name}")
     r.only({"roles", "memory_mb", "cpus", "startds", "slots_per_startd", "slots", "disks",
-            "files", "file_mb", "existing"})
+            "files", "file_mb", "existing", "hypervisor"})
     if not HOST_NAME.match(name):
         raise ConfigError(source, f"hosts.{name}", "host names are lowercase letters, digits and '-'")
     roles = r.list("roles")
@@ -198,6 +219,11 @@ def _host(name, spec, index, defaults, source):
                 cpus=r.int("cpus", defaults["cpus"], 1, 64))
     if "existing" in spec:
         host.existing = _existing(r.sub("existing"), roles, source)
+    if "hypervisor" in spec:
+        if host.existing:
+            raise r.error("hypervisor", "an existing host runs where it is: `hypervisor:` places a VM, "
+                                        "and this host is declared `existing:`")
+        host.hypervisor = r.str("hypervisor")
     if "worker" in roles:
         # Uber-glidein workers: many startd daemons (of one slot or a few) per VM, as many
         # as its memory holds (model/startd_memory.py)
@@ -296,7 +322,7 @@ def _wan(items, source, hosts):
 
 def parse(data, source="<topology>"):
     r = Reader(data, source)
-    r.only({"name", "description", "box", "networks", "defaults", "hosts", "wan", "quiet"})
+    r.only({"name", "description", "box", "networks", "defaults", "hosts", "wan", "quiet", "hypervisors"})
     name = r.str("name", Path(str(source)).stem)
     if not HOST_NAME.match(name) or len(name) > 10:
         raise r.error("name", "must be 1-10 lowercase letters, digits or '-' (it names libvirt networks)")
@@ -319,8 +345,9 @@ def parse(data, source="<topology>"):
     _assign_addresses(hosts, site, source, r)
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
                     box=r.str("box", "debian13", BOXES), management_net=mgmt, site_net=site,
-                    hosts=hosts)
+                    hosts=hosts, hypervisors=hypervisor_model.parse(r.sub("hypervisors"), source))
     _check_roles(topo, source)
+    hypervisor_model.check(topo, source)
     topo.wan = _wan(r.list("wan", []), source, hosts)
     q = r.sub("quiet")
     q.only(QUIET_KEYS)
@@ -375,9 +402,10 @@ def host_free_memory_mb():
 
 
 def check_fits(topo, free_mb=None):
-    """Refuse a plan whose VMs need more RAM than the host has free (existing hosts bring their own)."""
+    """Refuse a plan whose VMs need more RAM than the host has free (existing hosts bring their
+    own, another machine's hypervisor gives its VMs': testbed/machines/hypervisors.py)."""
     free_mb = host_free_memory_mb() if free_mb is None else free_mb
-    need = needed_memory_mb(topo)
+    need = needed_memory_mb(topo, topo.vm_hosts_here)
     if free_mb is not None and need > free_mb:
         raise ConfigError(topo.source, "hosts",
                           f"plan needs {need} MB of RAM but the host has {free_mb} MB free; "
@@ -385,9 +413,11 @@ def check_fits(topo, free_mb=None):
     return need
 
 
-def needed_memory_mb(topo):
-    """The host RAM a plan needs free: the guests' RAM and QEMU's own per VM."""
-    return topo.total_memory_mb + GUEST_OVERHEAD_MB * len(topo.vm_hosts)
+def needed_memory_mb(topo, hosts=None):
+    """The host RAM a plan needs free: the guests' RAM and QEMU's own per VM (of `hosts`,
+    default every VM)."""
+    hosts = topo.vm_hosts if hosts is None else hosts
+    return sum(h.memory_mb for h in hosts) + GUEST_OVERHEAD_MB * len(hosts)
 
 
 def show_lines(topo):
@@ -404,6 +434,8 @@ def show_lines(topo):
             detail.append(f"{h.dtn_slots} DTN slots")
         if h.has("origin"):
             detail.append(f"{h.origin_files} files x {h.origin_file_mb} MB")
+        if topo.hypervisors and not h.existing:
+            detail.append(f"on hypervisor {topo.hypervisor_of(h.name).name}")
         if h.existing:
             detail.append(f"existing: {h.existing.target}" + (f" on {h.existing.interface}" if h.existing.interface else "")
                           + f"; needs >= {h.memory_mb} MB, {h.cpus} cores")
@@ -412,6 +444,8 @@ def show_lines(topo):
     lines = [f"topology {topo.name} ({topo.source.relative_to(PROJECT_ROOT) if topo.source.is_relative_to(PROJECT_ROOT) else topo.source})",
              tables.render(["host", "site address", "roles", "RAM MB", "vCPU", "details"], rows),
              f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)"]
+    lines += [f"hypervisor {hv.name}: {hv.uri}" + (f", VXLAN endpoint {hv.address}" if hv.address else "")
+              for hv in topo.hypervisors.values()]
     lines += [f"wan: {link.a} <-> {link.b} {link.rtt_ms:g} ms RTT" for link in topo.wan]
     lines.append(f"total guest RAM {topo.total_memory_mb} MB (with qemu overhead {needed_memory_mb(topo)} MB); "
                  f"{topo.planned_slots} execute slots planned")

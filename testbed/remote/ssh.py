@@ -25,15 +25,18 @@ class Result:
 class SSH:
     """Runs commands as root on a topology's hosts. Unit tests replace `_run`."""
 
-    def __init__(self, topo, state=None, timeout=120, addresses=None, extra_keys=()):
+    def __init__(self, topo, state=None, timeout=120, addresses=None, extra_keys=(), proxies=None):
         """`addresses` {host: ip} overrides the site address (provisioning reaches a new
         guest on its management address); `extra_keys` are offered after the testbed's
-        key (Vagrant's well-known key, until provisioning replaces it)."""
+        key (Vagrant's well-known key, until provisioning replaces it); `proxies` {host:
+        ProxyCommand} reach such an address through the guest's hypervisor (a management
+        network is host-only on each hypervisor)."""
         self.topo = topo
         self.state = state or TestbedState(topo.name)
         self.timeout = timeout
         self.addresses = dict(addresses or {})
         self.extra_keys = list(extra_keys)
+        self.proxies = dict(proxies or {})
 
     def existing(self, host):
         """The host's `existing:` spec when it is an existing host reached at its own address."""
@@ -55,6 +58,8 @@ class SSH:
             ip = self.addresses.get(host) or self.topo.hosts[host].site_ip
             opts = [a for k in [self.state.ssh_key, *self.extra_keys] for a in ("-i", str(k))]
             opts += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+            if host in self.addresses and self.proxies.get(host):
+                opts += ["-o", f"ProxyCommand={self.proxies[host]}"]
             target = f"vagrant@{ip}"
         opts += ["-o", "LogLevel=ERROR",
                  "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15",

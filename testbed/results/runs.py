@@ -10,7 +10,9 @@
                     E1's scale model (`scale_model`: k, the rates it came from, every
                     scaled value; experiments/e1_scale.py), and `existing_hosts`: each
                     existing host's OS, kernel, cores, CPU model, RAM, free disk,
-                    virtualisation and time sync as read off it (testbed/machines/existing.py)
+                    virtualisation and time sync as read off it (testbed/machines/existing.py),
+                    and `placement`: the hypervisor (name and libvirt URI) of every VM, or
+                    the SSH target of an existing host (model/hypervisors.py)
     metrics.jsonl   one JSON record per measurement (name, value, unit, params)
     output.xml ...  Robot Framework's own output
 
@@ -113,7 +115,7 @@ class Run:
 
     @classmethod
     def create(cls, suite, profiles, topology, profile_contents, accel, scale="quick",
-               parameters=None, root=None, path=None, disks=None, experiment_parameters=None):
+               parameters=None, root=None, path=None, disks=None, experiment_parameters=None, placement=None):
         root = Path(root or RESULTS_ROOT)
         root.mkdir(parents=True, exist_ok=True)
         if path is None:
@@ -133,6 +135,8 @@ class Run:
             manifest["disks"] = disks
         if experiment_parameters is not None:
             manifest["experiment_parameters"] = experiment_parameters
+        if placement is not None:
+            manifest["placement"] = placement
         write_json_atomic(run.manifest_path, manifest)
         run.metrics_path.touch()
         return run
