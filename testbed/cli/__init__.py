@@ -53,7 +53,8 @@ def build_parser():
     s.add_argument("--profile", default="default")
     s.add_argument("--serial", action="store_true", help="boot one VM at a time")
     s.add_argument("--dry-run", action="store_true",
-                   help="check the existing hosts and list every change up would make; change nothing")
+                   help="check the existing hosts and hypervisors and list every change up would make; "
+                        "change nothing")
     s.set_defaults(func=cmd_up)
 
     s = sub.add_parser("down", help="destroy the site's VMs and networks; undo what the testbed "
