@@ -231,6 +231,16 @@ def test_a_topology_without_hypervisors_has_no_trace_of_them_in_its_plan(state, 
     assert all("hypervisor" not in h for h in data["hosts"])
 
 
+def test_guests_of_a_site_joined_by_vxlan_get_its_mtu():
+    from testbed.machines import render
+    profile = profiles.load("default")
+    joined = two()
+    for name in ("cm1", "worker2"):
+        assert "    mtu 1450\n" in render.render_host_files(joined, profile, joined.hosts[name])["etc/network/interfaces"]
+    small = topology.load("small")
+    assert "mtu" not in render.render_host_files(small, profile, small.hosts["worker1"])["etc/network/interfaces"]
+
+
 # A stand-in for Vagrant's configuration objects: records what the Vagrantfile sets on each
 # machine's libvirt provider, never running a trigger.
 VAGRANT_STUB = r'''

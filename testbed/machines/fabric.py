@@ -41,7 +41,7 @@ def device(topo):
 
 
 def mtu():
-    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD
+    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD   # model.site_mtu of a joined site
 
 
 def site_network(topo):

@@ -240,6 +240,12 @@ def placement(topo):
     return out
 
 
+def site_mtu(topo):
+    """The site network's MTU when VXLAN joins hypervisors (room for its header on a
+    1500-byte network between them), else None: the guests keep their NIC's default."""
+    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD if joined(topo) else None
+
+
 def bridge_address(topo, hv):
     """The address of `hv`'s site bridge: .1 on this machine (every guest's gateway), the
     next ones on the others in the topology's order; hosts start at .10."""
