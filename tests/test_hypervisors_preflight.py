@@ -319,3 +319,16 @@ def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
     assert placement["cm1"] == {"hypervisor": "here", "uri": HERE}
     small = runner.open_run(topology.load("small"), "smoke", [profiles.load("default")], "ci", [])
     assert small.manifest()["placement"] == {h: {"hypervisor": "local", "uri": HERE} for h in topology.load("small").hosts}
+
+
+def test_the_shell_probe_runs_here_and_names_a_missing_tool(tmp_path):
+    import subprocess
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("ip", "virsh"):   # `bridge` is missing (iproute2 puts it under /usr/sbin only)
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / tool).chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LC_ALL": "C"}
+    out = subprocess.run(["bash", "-c", hypervisors.SHELL_PROBE], env=env, capture_output=True, text=True, timeout=30)
+    got = hypervisors.parse_probe(out.stdout)
+    assert got["probe"] == "ok" and got["missing"] == ["bridge"] and got["root"] in ("yes", "sudo", "no")

@@ -23,7 +23,8 @@ from testbed.model.topology import GUEST_OVERHEAD_MB
 # the VXLAN set-up's needs, checked on this machine and on each hypervisor of another machine
 SHELL_PROBE = r"""
 for tool in ip bridge virsh; do command -v "$tool" >/dev/null 2>&1 || echo "missing=$tool"; done
-[ -d /sys/module/vxlan ] || modprobe -n -q vxlan 2>/dev/null || echo "vxlan=no"
+[ -d /sys/module/vxlan ] || modprobe -n -q vxlan 2>/dev/null \
+  || zgrep -qE '^CONFIG_VXLAN=(y|m)' /proc/config.gz 2>/dev/null || echo "vxlan=no"
 [ "$(id -u)" = 0 ] && echo "root=yes" || { sudo -n true 2>/dev/null && echo "root=sudo" || echo "root=no"; }
 echo "probe=ok"
 """
