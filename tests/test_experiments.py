@@ -7,6 +7,7 @@ from testbed import PROJECT_ROOT, cli
 from testbed.experiments import registry, runner
 from testbed.model.errors import ConfigError
 from testbed.results import compare
+from testbed.experiments.e1_transfer import rate_label as e1_rate_label
 
 
 def test_registry_lists_every_experiment_module_smoke_first():
@@ -216,10 +217,28 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert verbs.cmd_demo(args) == 0
-    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8}, "repeat": 1,
+    assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8, "rate_factors": [2]},
+                    "repeat": 1,
                     "profiles": ["table4-default", "table4-updated"],   # the scaled pair: `./tb run e1`
                     "quiet": (False, False)}   # one trial: the demo's site stays as it came up
-    assert "demo scale (TCG," in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "demo scale (TCG," in out and "rate_factors [1, 2] -> [2]" in out
+    registry.headline().parameters("quick", seen["sets"])              # a valid --set for the run
+
+
+def test_the_demo_keeps_every_point_its_claims_read():
+    import yaml
+    head = registry.headline()
+    paper = yaml.safe_load((PROJECT_ROOT / head.paper).read_text())
+    factors = head.demo_sets["rate_factors"]
+    labels = {e1_rate_label(f) for f in factors}
+    read = set()
+    for claim in paper["claims"]:
+        value = claim["value"]
+        for term in value.get("ratio", [value]):
+            if "rate" in term.get("params", {}):
+                read.add(term["params"]["rate"])
+    assert read and read <= labels
 
 
 def test_names_parameters_are_words_and_rows_compare_as_text():

@@ -124,6 +124,9 @@ class Experiment:
     headline: bool = False         # the one `testbed demo` runs
     # The profiles `testbed demo` compares (empty: `profiles`): what fits the demo's half hour
     demo_profiles: tuple = ()
+    # The `--set` values `testbed demo` adds to the quick scale to stay within its half hour
+    # (every claim's points kept): {param: value}
+    demo_sets: dict = field(default_factory=dict)
     # Its own figures and tables, called by `compare` with `columns` = {column label
     # (run/profile, as in the comparison table): [that column's metric records]}:
     figures: Callable | None = None  # figures(columns, outdir) -> [PNG paths written]
