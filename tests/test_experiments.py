@@ -105,6 +105,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiments
     seen = []
     monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
     monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(), repeat=None, **_quiet:

@@ -283,6 +283,7 @@ def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiments
     seen = []
     monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
@@ -290,6 +291,28 @@ def test_run_options_reach_the_runner(monkeypatch):
                        (["--no-pause-unused", "--no-pin"], (False, False))):
         assert cli_main(["-t", "small", "run", "e1", "--scale", "ci"] + argv) == 0
         assert seen[-1] == want
+
+
+def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_user_set_it(monkeypatch, capsys):
+    from testbed.cli import experiments
+    from testbed.machines import plan
+    from testbed.model import topology
+    default = topology.load("default")
+    seen, accel = [], {"now": "tcg"}
+    monkeypatch.setattr(experiments, "_site", lambda args: (default, None, None))
+    monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
+    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "run", lambda topo, suite, profiles, scale, sets, **k: seen.append(sets) or
+                        (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
+    cpus = default.role_host("submit").cpus
+    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "rtts=0,80"]) == 0
+    assert seen[-1]["saturation_jobs"] == 8 * cpus and "rtts" in seen[-1]
+    assert "quick scale (TCG, " in capsys.readouterr().out
+    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "saturation_jobs=16"]) == 0
+    assert str(seen[-1]["saturation_jobs"]) == "16"                  # the user's value stands
+    accel["now"] = "kvm"
+    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick"]) == 0
+    assert "saturation_jobs" not in seen[-1]                         # KVM runs the scale as it is
 
 
 def fake_e1_run(root, values, quiet_entry):

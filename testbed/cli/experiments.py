@@ -13,7 +13,8 @@ def cmd_run(args):
     sets = suites.parse_sets(args.set)
     suites.check(args.suite, scale, args.profile or [], sets, _topology(args))  # before the site is touched
     suites.trials_for(scale, getattr(args, "repeat", None))
-    topo, ssh, _state = _site(args)
+    topo, ssh, state = _site(args)
+    sets = _sized_for_site(args.suite, scale, topo, state, sets)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
         from testbed.services import health
@@ -25,6 +26,23 @@ def cmd_run(args):
                          pin=getattr(args, "pin", None))  # writes summary.html
     _print_comparison([run], against_paper=True)
     return rc
+
+
+def _sized_for_site(suite, scale, topo, state, sets):
+    """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
+    saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
+    set is kept as given."""
+    from testbed.experiments import registry
+    from testbed.machines import plan
+    exp = registry.get(suite)
+    accelerator = plan.recorded_accel(state)
+    sized, why = exp.sized_for(scale, accelerator, topo)
+    for (name, value), line in zip(sized.items(), why):
+        if name in {key.lower() for key in sets}:
+            continue
+        sets = {**sets, name: value}
+        print(f"{scale} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+    return sets
 
 
 def _print_comparison(runs, against_paper=False, html=None):
