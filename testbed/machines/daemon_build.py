@@ -361,6 +361,8 @@ class DaemonBuild:
         this recipe was built in this chroot before. `box_condor`: the box's condor version."""
         if not box_condor:
             raise TestbedError("box build --patch: the stock box records no condor version (versions.txt)")
+        shutil.rmtree(self.logs, ignore_errors=True)   # the logs of this attempt only
+        self.logs.mkdir(parents=True)
         tarball = self._timed("source", self.source)
         package_set = self._timed("chroot", self.ensure_chroot, apt_cache or self.root / "apt-cache")
         chroot_condor = self.chroot_condor(package_set)
@@ -373,8 +375,6 @@ class DaemonBuild:
         if (out / "build.json").exists() and not force:
             self.echo(f"rebuilt daemons {key} are cached ({out})")
             return out
-        shutil.rmtree(self.logs, ignore_errors=True)
-        self.logs.mkdir(parents=True)
         with chroot_mounts(self.chroot, self._sh):
             src = self._timed("patch", self.unpack_and_patch, tarball)
             self.echo(f"configuring HTCondor {c.HTCONDOR_SOURCE_TOP} in the chroot (log {self._log('configure')})")
