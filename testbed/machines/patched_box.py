@@ -12,12 +12,11 @@ prunes only patched boxes made from another stock box.
 import json
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 from testbed.machines.box import Box, cache_root, remove_box
-from testbed.machines.box_image import ImageError, RawImage
+from testbed.machines.box_image import ImageError, RawImage, sha256
 from testbed.machines.daemon_build import DaemonBuild, digest, remove_tree
 from testbed.model import constants as c
 from testbed.model.errors import TestbedError
@@ -109,7 +108,6 @@ class PatchedBox(Box):
 
     def check_libraries(self, image, scratch):
         """The packaged libraries the daemons were linked against are, byte for byte, the box's."""
-        from testbed.machines.box_image import sha256
         for lib in sorted(set(c.CONDOR_PACKAGED_LIBS.values())):
             ours = self.daemons.chroot / lib.lstrip("/")
             theirs = image.read(lib, scratch / Path(lib).name)
