@@ -57,9 +57,9 @@ def cmd_box_build(args):
         seconds = box.build(mirror=args.mirror, force=args.force)
         recipe = box.recipe()
         timings = ", ".join(f"{k} {v:g} s" for k, v in recipe.get("timings_s", {}).items())
-        print(f"box {box.name} ready in {seconds:.0f} s ({box.dir}; build steps: {timings}); boot it with "
-              f"`box: {'debian13' + ''.join(f'+patch:{p.name}' for p in box.patches)}` in a topology or "
-              f"`testbed up --box ...`")
+        spec = "debian13" + "".join(f"+patch:{p.name}" for p in box.patches)
+        print(f"box {box.name} ready in {seconds:.0f} s ({box.dir}; its build {recipe.get('built')}: {timings}); "
+              f"a site boots it with `box: {spec}` in its topology or `testbed up --box {spec}`")
         return 0
     box = Box(args.kind)
     seconds = box.build(mirror=args.mirror, force=args.force)

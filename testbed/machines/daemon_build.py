@@ -259,7 +259,7 @@ class DaemonBuild:
 
     def unpack_and_patch(self, tarball):
         host, inside = self.work()
-        remove_tree(host)
+        remove_tree(host.parent)   # this build's tree, and one a failed build of other patches left
         (host / "patches").mkdir(parents=True)
         self._sh("patch", ["tar", "-C", host, "--no-same-owner", "-xf", tarball])
         src = f"{inside}/{c.HTCONDOR_SOURCE_TOP}"
