@@ -264,7 +264,7 @@ def test_up_refuses_before_it_touches_libvirt_the_box_or_any_host(mixed, monkeyp
     for name in ("claim_domains",):
         monkeypatch.setattr(site.domains, name, lambda *a, **k: pytest.fail("libvirt touched"))
     monkeypatch.setattr(site.plan, "write", lambda *a, **k: pytest.fail("plan written"))
-    monkeypatch.setattr(site, "Box", lambda *a, **k: pytest.fail("box built"))
+    monkeypatch.setattr(site, "box_for", lambda *a, **k: pytest.fail("box built"))
     ssh = FakeHostSSH(facts={**GOOD, "condor_package": "install ok installed"})
     monkeypatch.setattr(site, "SSH", lambda *a, **k: ssh)
     with pytest.raises(TestbedError, match="runs HTCondor the testbed did not install"):
@@ -498,7 +498,7 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
     monkeypatch.setattr(site, "active_topology", lambda: None)
     monkeypatch.setattr(site.domains, "claim_domains", lambda t: None)
     monkeypatch.setattr(site.domains, "state", lambda t, h: None)
-    monkeypatch.setattr(site, "Box", Built)
+    monkeypatch.setattr(site, "box_for", lambda spec: Built())
     monkeypatch.setattr(site.accel, "converge_libvirtd", lambda a: None)
     monkeypatch.setattr(site.plan.accel, "detect", lambda: "tcg")
     monkeypatch.setattr(site, "boot", fake_boot)

@@ -43,10 +43,16 @@ def build_parser():
     s.set_defaults(func=cmd_topology_show)
 
     box = sub.add_parser("box", help="the guest box").add_subparsers(dest="sub", required=True)
-    s = box.add_parser("build", help="build the box if its recipe changed, and add it to Vagrant")
+    s = box.add_parser("build", help="build the box if its recipe changed, and add it to Vagrant; with "
+                                     "--patch, a box of its own: the stock box with the HTCondor daemons "
+                                     "the patches change rebuilt from Debian's source")
     s.add_argument("--kind", default="debian13")
     s.add_argument("--mirror", default=None)
     s.add_argument("--force", action="store_true")
+    s.add_argument("--patch", nargs="+", default=[], metavar="FILE",
+                   help="patch files against HTCondor 23.9.6 (-p1), applied in this order; a topology "
+                        "boots the result with `box: debian13+patch:NAME` (provision/patches/NAME.patch) "
+                        "or `up --box debian13+patch:NAME`")
     s.set_defaults(func=cmd_box_build)
 
     s = sub.add_parser("up", help="bring the site up and wait until it is healthy")
@@ -55,6 +61,9 @@ def build_parser():
     s.add_argument("--dry-run", action="store_true",
                    help="check the existing hosts and hypervisors and list every change up would make; "
                         "change nothing")
+    s.add_argument("--box", default=None, metavar="SPEC",
+                   help="boot this box instead of the topology's `box:` (e.g. "
+                        "debian13+patch:htcondor-reconnect-transkey); kept for the site until `down`")
     s.set_defaults(func=cmd_up)
 
     s = sub.add_parser("down", help="destroy the site's VMs and networks; undo what the testbed "
@@ -228,8 +237,10 @@ def _option_values(argv):
 EXAMPLES = {
     "plan": ("testbed -t small plan --write", "testbed plan --for e5:full --host-memory-mb 65536 --host-cpus 32"),
     "topology show": "testbed -t default topology show",
-    "box build": "testbed box build --force",
-    "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run"),
+    "box build": ("testbed box build --force",
+                  "testbed box build --patch provision/patches/htcondor-reconnect-transkey.patch"),
+    "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run",
+           "testbed -t small up --box debian13+patch:htcondor-reconnect-transkey"),
     "down": "testbed -t small down",
     "provision": "testbed provision worker1 worker2",
     "snapshot save": "testbed snapshot save pristine",

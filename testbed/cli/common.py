@@ -4,11 +4,12 @@ import os
 from testbed.model.errors import TestbedError
 
 def _topology(args):
-    """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`."""
-    from testbed.machines import site
+    """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`; with
+    the box `up --box` chose for its site, if any."""
+    from testbed.machines import box_choice, site
     from testbed.model import topology
     name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or site.active_topology() or "default"
-    return topology.load(name)
+    return box_choice.apply_recorded(topology.load(name))
 
 
 def _profile(name):

@@ -50,6 +50,18 @@ def cmd_topology_show(args):
 
 def cmd_box_build(args):
     from testbed.machines.box import Box
+    if args.patch:
+        from testbed.machines.patched_box import PatchedBox
+        if args.kind != "debian13":
+            raise TestbedError(f"box build --patch: patches apply to the debian13 box, not {args.kind}")
+        box = PatchedBox(args.patch, mirror=args.mirror)
+        seconds = box.build(mirror=args.mirror, force=args.force)
+        recipe = box.recipe()
+        timings = ", ".join(f"{k} {v:g} s" for k, v in recipe.get("timings_s", {}).items())
+        spec = "debian13" + "".join(f"+patch:{p.name}" for p in box.patches)
+        print(f"box {box.name} ready in {seconds:.0f} s ({box.dir}; its build {recipe.get('built')}: {timings}); "
+              f"a site boots it with `box: {spec}` in its topology or `testbed up --box {spec}`")
+        return 0
     box = Box(args.kind)
     seconds = box.build(mirror=args.mirror, force=args.force)
     print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})")
@@ -60,7 +72,7 @@ def cmd_up(args):
     from testbed.machines import site
     from testbed.services import health
     return site.up(_topology(args), _profile(args.profile), health, parallel=not args.serial,
-                   dry_run=args.dry_run)
+                   dry_run=args.dry_run, box=args.box)
 
 
 def cmd_down(args):

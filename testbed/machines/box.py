@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,33 +91,45 @@ class Box:
         else:
             log(f"box {self.name} is up to date (recipe hash {self.hash})")
         if force or not self.registered():
-            tarball = self.dir / "testbed.box"
-            if not tarball.exists():
-                subprocess.run(["tar", "-C", str(self.dir), "-cf", str(tarball), "metadata.json",
-                                "Vagrantfile", "box.img"], check=True)
-            log(f"adding box {self.name} to vagrant")
-            # run outside the project so Vagrant does not load our Vagrantfile
-            proc = subprocess.run(["vagrant", "box", "add", "--force", "--name", self.name, str(tarball)],
-                                  cwd=self.dir, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise TestbedError(f"vagrant box add failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
-            tarball.unlink()  # vagrant keeps its own copy
+            self.register(log)
             self.prune(log)
         return time.monotonic() - start
 
+    def register(self, log=print):
+        """Add the built box to Vagrant under its name (a box of that name is replaced)."""
+        tarball = self.dir / "testbed.box"
+        if not tarball.exists():
+            subprocess.run(["tar", "-C", str(self.dir), "-cf", str(tarball), "metadata.json",
+                            "Vagrantfile", "box.img"], check=True)
+        log(f"adding box {self.name} to vagrant")
+        # run outside the project so Vagrant does not load our Vagrantfile
+        proc = subprocess.run(["vagrant", "box", "add", "--force", "--name", self.name, str(tarball)],
+                              cwd=self.dir, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise TestbedError(f"vagrant box add failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+        tarball.unlink()  # vagrant keeps its own copy
+
+    def stale(self, names):
+        """The boxes among `names` (cached box folders) that this build replaces: the stock
+        boxes of this kind with another recipe hash, never a patched box (patched_box.py)."""
+        own = re.compile(rf"^grid-testbed-{re.escape(self.kind)}-[0-9a-f]{{12}}$")
+        return [n for n in names if own.match(n) and n != self.name]
+
     def prune(self, log=print):
-        """Drop boxes of older recipes: Vagrant's copy, libvirt's base volume, our cache."""
-        prefix = f"grid-testbed-{self.kind}-"
-        for old in (cache_root() / "boxes").glob(prefix + "*"):
-            if old.name == self.name or old.name.endswith(".partial"):
-                continue
-            log(f"removing old box {old.name}")
-            subprocess.run(["vagrant", "box", "remove", "--force", "--all", old.name], cwd=cache_root(),
+        """Drop the boxes this one replaces (`stale`): Vagrant's copy, libvirt's base volume, our cache."""
+        for name in self.stale(sorted(p.name for p in (cache_root() / "boxes").glob("grid-testbed-*"))):
+            remove_box(name, log)
+
+
+def remove_box(name, log=print):
+    """One box gone: Vagrant's copy, libvirt's base volume made from it, our cached folder."""
+    log(f"removing old box {name}")
+    subprocess.run(["vagrant", "box", "remove", "--force", "--all", name], cwd=cache_root(),
+                   capture_output=True)
+    vols = subprocess.run(["virsh", "-c", "qemu:///system", "vol-list", "default"],
+                          capture_output=True, text=True).stdout.split()
+    for vol in vols:
+        if vol.startswith(name + "_vagrant_box_image"):
+            subprocess.run(["virsh", "-c", "qemu:///system", "vol-delete", "--pool", "default", vol],
                            capture_output=True)
-            vols = subprocess.run(["virsh", "-c", "qemu:///system", "vol-list", "default"],
-                                  capture_output=True, text=True).stdout.split()
-            for vol in vols:
-                if vol.startswith(old.name + "_vagrant_box_image"):
-                    subprocess.run(["virsh", "-c", "qemu:///system", "vol-delete", "--pool", "default", vol],
-                                   capture_output=True)
-            shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(cache_root() / "boxes" / name, ignore_errors=True)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from testbed.machines import accel, disks as disk_model, fabric, packages, render
-from testbed.machines.box import Box
+from testbed.machines.patched_box import box_for
 from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
 
@@ -54,7 +54,7 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
             False, f"the pool of {where} is not probed from here (TESTBED_DISK_CACHE=none where it takes O_DIRECT)"))
     cache = cache or (disk_model.choose_cache_mode() if dtn and dtn.disks else {"mode": "default", "why": "no data disks"})
     bundles = render.write_all(state, topo, profile, accelerator)
-    box = Box("debian13")
+    box = box_for(topo.box_spec)
     local_boot = topo.box == "debian13"
     nets = topo.network_names()
     hosts = []
@@ -74,7 +74,7 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
     data = {
         "topology": topo.name,
         "accel": accelerator,
-        "box": {"kind": topo.box, "name": packages.vagrant_box(topo.box, box.name),
+        "box": {"kind": topo.box, "spec": str(topo.box_spec), "name": packages.vagrant_box(topo.box, box.name),
                 "built": box.built if local_boot else True, "direct_kernel_boot": local_boot,
                 "kernel": str(box.kernel), "initrd": str(box.initrd), "cmdline": KERNEL_CMDLINE,
                 "install": packages.install_commands(topo.box)},

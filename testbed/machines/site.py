@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import (accel, disks, domains, existing, fabric, hypervisors, plan,
+from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hypervisors, plan,
                               provision as provisioning)
-from testbed.machines.box import Box
+from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.state import TestbedState, state_root
 from testbed.model import hypervisors as hypervisor_model, topology
 from testbed.model.errors import TestbedError
@@ -179,20 +179,24 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print):
+def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None):
     """Bring the site up and wait until it is healthy. `health`: the site's health checks
     (testbed.services.health; passed in, as `machines` sits below `services`). Existing
     hosts are checked first, before anything is changed; `dry_run` stops there and prints
-    every change `up` would make (VMs to create, each existing host's changes)."""
+    every change `up` would make (VMs to create, each existing host's changes). `box`: a
+    box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`."""
     other = active_topology()
     if other and other != topo.name and not dry_run:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
+    if box and not dry_run:
+        box_choice.choose(topo, box)
+        echo(f"box of {topo.name}: {topo.box_spec} (until `testbed -t {topo.name} down`)")
     topology.check_fits(topo)
     started = time.monotonic()
     state = TestbedState(topo.name)
     checked, hv_checked, accelerator = {}, {}, None
     # the box the guests boot directly: a hypervisor on another machine gets its kernel and initrd
-    box = Box(topo.box) if topo.remote_vm_hosts and topo.box == "debian13" else None
+    box = box_for(topo.box_spec) if topo.remote_vm_hosts and topo.box == "debian13" else None
     if topo.remote_vm_hosts:
         accelerator = accel.detect()
         echo(f"checking hypervisors {', '.join(hv.name for hv in hypervisor_model.involved(topo))}")
@@ -216,9 +220,11 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if topo.vm_hosts:
         domains.claim_domains(topo)
         if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
-            box = Box(topo.box)
-            if not box.built or not box.registered():
-                box.build()
+            booted = box_for(topo.box_spec)
+            if isinstance(booted, PatchedBox) and not booted.base.built:
+                booted.base.build()
+            if not booted.built or not booted.registered():
+                booted.build()
     record["phases"]["box"] = round(time.monotonic() - started, 1)
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
@@ -348,6 +354,7 @@ def down(topo, echo=print):
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()
+    box_choice.forget(topo)
     return _down_result(topo, left, started)
 
 

@@ -230,3 +230,21 @@ UNDERLAY_MTU = 1500             # the hypervisors' own network; the site network
 MAX_JOINED_HYPERVISORS = 9      # site bridges .1 (this machine) to .9; hosts start at .10
 HYPERVISOR_BOOT_DIR = "/var/lib/libvirt/boot"
 LIBVIRT_TB_CACHE_MIN = (8, 0)   # libvirt that writes <tcg><tb-cache> (plan.TCG_TB_CACHE_MB)
+
+# `testbed box build --patch` (testbed/machines/daemon_build.py): HTCondor's source as Debian's
+# archive serves it (the upstream tarball repacked without non-free files; Debian's packaging
+# tarball is not served), the daemons a patch may change, and the packaged libraries of the
+# box's condor they link against (the chroot installs the same condor as the box).
+HTCONDOR_SOURCE = "pool/main/c/condor/condor_23.9.6+dfsg.orig.tar.xz"   # under the Debian mirror
+HTCONDOR_SOURCE_SHA256 = "f515dcf37a8bfed0ecb6f344b606ab09eb3d74e779ba08e9bfdc7dfd31273190"
+HTCONDOR_SOURCE_TOP = "htcondor-23.9.6"        # the tarball's top directory
+REBUILDABLE_DAEMONS = {                        # source directory: (cmake target, installed as)
+    "src/condor_shadow.V6.1/": ("condor_shadow", "/usr/sbin/condor_shadow"),
+}
+CONDOR_PACKAGED_LIBS = {                       # an in-tree static library: the packaged shared one
+    "libcondor_utils": "/usr/lib/libcondor_utils_23_9_6.so",
+    "libcondor_version_obj": "/usr/lib/libcondor_utils_23_9_6.so",   # CondorVersion() is in it
+    "libclassad": "/usr/lib/libclassad.so.23.9.6",
+}
+PACKAGED_SUFFIX = ".debian"                    # the box keeps the packaged daemon beside the rebuilt one
+BOX_PATCHES_FILE = "/usr/share/grid-testbed/condor-patches"  # in a patched box: NAME:SHA256 a line

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S, MAX_STARTDS_PER_WORKER
-from testbed.model import hypervisors as hypervisor_model, tables
+from testbed.model import boxspec, hypervisors as hypervisor_model, tables
 from testbed.model.errors import ConfigError
 from testbed.model.links import parse_links
 from testbed.model.schema import INTERFACE, Reader, load_yaml
 from testbed.model.startd_memory import StartdMemory
 
 ROLES = ("submit", "cm", "ccb", "worker", "dtn", "origin")
-BOXES = ("debian13", "el9")
+BOXES = boxspec.BOXES
 TOPOLOGY_DIR = PROJECT_ROOT / "topologies"
 HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 GUEST_OVERHEAD_MB = 64  # qemu's own memory beyond the guest's RAM, per VM
@@ -102,6 +102,13 @@ class Topology:
     quiet: dict = field(default_factory=dict)
     # `hypervisors:` {name: Hypervisor} (model/hypervisors.py); {}: every VM on this machine
     hypervisors: dict = field(default_factory=dict)
+    # `box: debian13+patch:NAME`: the patch files whose daemons the box carries rebuilt
+    # (testbed/model/boxspec.py); `box` itself stays the kind (debian13, el9)
+    box_patches: tuple = ()
+
+    @property
+    def box_spec(self):
+        return boxspec.BoxSpec(self.box, tuple(self.box_patches))
 
     def with_role(self, role):
         return [h for h in self.hosts.values() if h.has(role)]
@@ -343,8 +350,9 @@ def parse(data, source="<topology>"):
         host = _host(str(name_), spec, index, defaults, source)
         hosts[host.name] = host
     _assign_addresses(hosts, site, source, r)
+    spec = boxspec.parse(r.str("box", "debian13"), source)
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
-                    box=r.str("box", "debian13", BOXES), management_net=mgmt, site_net=site,
+                    box=spec.kind, box_patches=spec.patches, management_net=mgmt, site_net=site,
                     hosts=hosts, hypervisors=hypervisor_model.parse(r.sub("hypervisors"), source))
     _check_roles(topo, source)
     hypervisor_model.check(topo, source)

@@ -250,10 +250,14 @@ def wait_healthy(topo, ssh, timeout=900, interval=10, started=None, echo=print, 
 
 VERSIONS_SCRIPT = ("echo condor=$(condor_version | head -1 | awk '{print $2}'); "
                    "echo xrootd=$(xrootd -v 2>&1 | head -1); echo kernel=$(uname -r); "
-                   "echo os=$(. /etc/os-release; echo $PRETTY_NAME)")
+                   "echo os=$(. /etc/os-release; echo $PRETTY_NAME); "
+                   # a box built with `box build --patch`: its patches, NAME:SHA256 (the version
+                   # string is the package's: the rebuilt daemon links the packaged library)
+                   f"[ -r {c.BOX_PATCHES_FILE} ] && echo condor_patches=$(paste -sd' ' {c.BOX_PATCHES_FILE}); true")
 
 
 def guest_versions(ssh, host):
-    """{condor, xrootd, kernel, os} of one guest, as its own tools report them."""
+    """{condor, xrootd, kernel, os} of one guest, as its own tools report them, and
+    condor_patches on a patched box."""
     out = ssh.run(host, VERSIONS_SCRIPT).stdout
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)

@@ -1,0 +1,56 @@
+"""Which box a site boots: its topology's `box:`, or the one `testbed up --box SPEC` chose.
+
+`up --box` records its choice in the site's state folder (`box-in-force`), so that every
+later verb on that site (the plan the Vagrantfile reads, `provision`, `run`) sees the same
+box, until `down` forgets it. A site whose VMs exist keeps the box they were made from:
+choosing another one then is an error naming `down`."""
+import json
+
+from testbed.machines import domains, plan
+from testbed.machines.patched_box import box_for
+from testbed.model import boxspec
+from testbed.model.errors import TestbedError
+from testbed.model.state import TestbedState
+
+RECORD = "box-in-force"
+
+
+def _record(topo, root=None):
+    return TestbedState(topo.name, root).dir / RECORD
+
+
+def apply_recorded(topo, root=None):
+    """The topology with the box `up --box` recorded for its site, if any."""
+    path = _record(topo, root)
+    if path.exists():
+        spec = boxspec.parse(path.read_text().strip(), path)
+        topo.box, topo.box_patches = spec.kind, spec.patches
+    return topo
+
+
+def booted_box(topo, root=None):
+    """The box name in the plan the site's VMs were made from (None: no plan)."""
+    try:
+        return json.loads(plan.plan_path(TestbedState(topo.name, root)).read_text())["box"]["name"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def choose(topo, text, root=None, exists=None):
+    """`up --box TEXT`: check it, refuse it if the site's VMs exist from another box, record
+    it for the site and apply it to `topo`."""
+    spec = boxspec.parse(text, "--box")
+    wanted = box_for(spec).name
+    exists = exists or (lambda: any(domains.state(topo, h.name) for h in topo.vm_hosts))
+    made = booted_box(topo, root)
+    if made and made != wanted and exists():
+        raise TestbedError(f"--box {text}: the VMs of {topo.name} were made from box {made}; "
+                           f"`testbed -t {topo.name} down` first")
+    state = TestbedState(topo.name, root).ensure_dirs()
+    (state.dir / RECORD).write_text(str(spec) + "\n")
+    topo.box, topo.box_patches = spec.kind, spec.patches
+    return spec
+
+
+def forget(topo, root=None):
+    _record(topo, root).unlink(missing_ok=True)
