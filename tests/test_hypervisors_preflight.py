@@ -155,7 +155,7 @@ def test_the_dry_run_lists_each_hypervisors_changes_and_makes_none(tmp_path, mon
     monkeypatch.setattr(site, "active_topology", lambda: None)
     monkeypatch.setattr(site.topology, "check_fits", lambda topo: 0)
     monkeypatch.setattr(site.accel, "detect", lambda: "tcg")
-    monkeypatch.setattr(site, "Box", lambda kind: fake_box)
+    monkeypatch.setattr(site, "box_for", lambda spec: fake_box)
     for name in ("claim_domains",):
         monkeypatch.setattr(site.domains, name, lambda *a, **k: pytest.fail("libvirt domains touched"))
     monkeypatch.setattr(site.plan, "write", lambda *a, **k: pytest.fail("plan written"))

@@ -307,7 +307,7 @@ def test_the_vagrantfile_connects_each_vm_to_its_hypervisor(state):
     topo = topology.load(path)
     machines = vagrant_machines(state, topo)
     assert set(machines) == set(topo.hosts)
-    box = plan.Box("debian13").name
+    box = plan.box_for(topo.box_spec).name
     assert machines["worker2"]["uri"] == LAB2 and machines["dtn"]["storage_pool_name"] == "default"
     assert machines["dtn"]["kernel"] == f"{c.HYPERVISOR_BOOT_DIR}/{box}-vmlinuz"
     assert machines["cm1"]["uri"] == "qemu:///system" and "kernel" not in machines["cm1"]
