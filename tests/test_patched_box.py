@@ -370,3 +370,19 @@ def test_the_guests_report_the_patches_of_their_box(tmp_path, monkeypatch):
     listing.unlink()
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
     assert out.returncode == 0 and "condor_patches" not in out.stdout and "os=" in out.stdout
+
+
+def test_the_patched_box_copies_the_kernel_without_libvirts_labels(tmp_path):
+    import os
+    from testbed.machines.patched_box import copy_plain
+    kernel = tmp_path / "vmlinuz"
+    kernel.write_bytes(b"kernel")
+    kernel.chmod(0o640)
+    try:
+        os.setxattr(kernel, "user.libvirt.security.ref_dac", b"9")
+    except OSError:
+        pytest.skip("this file system keeps no extended attributes")
+    copy_plain(kernel, tmp_path / "copy")
+    assert (tmp_path / "copy").read_bytes() == b"kernel"
+    assert (tmp_path / "copy").stat().st_mode & 0o777 == 0o640
+    assert os.listxattr(tmp_path / "copy") == []

@@ -25,6 +25,15 @@ BOX_FILES = ("vmlinuz", "initrd.img", "metadata.json", "Vagrantfile")   # as the
 PATCHED = re.compile(r"^(?P<base>grid-testbed-[a-z0-9]+-[0-9a-f]{12})-patched-(?P<hash>[0-9a-f]{12})$")
 
 
+def copy_plain(source, target):
+    """Bytes and mode only: no extended attributes. libvirt's DAC driver keeps the owner it
+    will restore and a use count in `trusted.libvirt.security.*` on a kernel that running
+    guests boot (the stock box's, while a site is up); copied along, they make libvirt refuse
+    to start a guest from the copy ("Setting different DAC user or group ... already in use")."""
+    shutil.copyfile(source, target)
+    shutil.copymode(source, target)
+
+
 class PatchedBox(Box):
     def __init__(self, patch_files, base=None, mirror=None, daemons=None):
         self.base = base or Box("debian13")
@@ -91,7 +100,7 @@ class PatchedBox(Box):
         image.to_qcow2(partial / "box.img")
         (partial / "root.raw").unlink()
         for name in BOX_FILES:
-            shutil.copy2(self.base.dir / name, partial / name)
+            copy_plain(self.base.dir / name, partial / name)
         versions = (self.base.dir / "versions.txt").read_text()
         patches = ",".join(f"{p['name']}:{p['sha256'][:12]}" for p in made["patches"])
         (partial / "versions.txt").write_text(versions.rstrip("\n") + f"\ncondor-patches {patches}\n")
