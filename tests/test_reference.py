@@ -207,3 +207,15 @@ def test_references_are_committed_and_run_folders_are_not():
     assert ignored("results/20250101T000000Z-e1-default/manifest.json")
     assert ignored("results/reference/e1/.quick-default.tmp1234/manifest.json")
     assert not ignored("results/paper/e1.yaml")
+
+
+def test_a_run_on_a_patched_box_has_a_reference_of_its_own():
+    stock = {"suite": "faults", "scale": "quick", "topology": {"name": "small"},
+             "versions": {"condor": "23.9.6"}}
+    patched = dict(stock, versions={"condor": "23.9.6",
+                                    "condor_patches": "htcondor-reconnect-transkey:f448,other-fix:0a1b"})
+    assert reference.key_of(stock) == ("faults", "quick-small")
+    assert reference.key_of(patched) == ("faults", "quick-small+patched-htcondor-reconnect-transkey-other-fix")
+    bad = dict(stock, versions={"condor_patches": "../x:1"})
+    with pytest.raises(ConfigError, match="versions.condor_patches"):
+        reference.key_of(bad)

@@ -66,7 +66,21 @@ def key_of(manifest, source="manifest.json"):
     for field, value in parts.items():
         if not isinstance(value, str) or not SAFE_NAME.match(value):
             raise ConfigError(source, field, f"{value!r} cannot name a reference folder")
-    return parts["suite"], f"{parts['scale']}-{topo_name}"
+    return parts["suite"], f"{parts['scale']}-{topo_name}{patched_suffix(manifest, source)}"
+
+
+def patched_suffix(manifest, source="manifest.json"):
+    """`+patched-NAME[-NAME]` for a run on a box with rebuilt HTCondor daemons (the manifest's
+    versions.condor_patches, `NAME:SHA256,...`), so that a patched run is kept and compared
+    beside the stock one, never in its place; "" for the stock box."""
+    listed = str((manifest.get("versions") or {}).get("condor_patches") or "").strip()
+    if not listed:
+        return ""
+    names = [item.split(":", 1)[0].strip() for item in listed.split(",") if item.strip()]
+    suffix = "+patched-" + "-".join(names)
+    if not all(SAFE_NAME.match(n) for n in names):
+        raise ConfigError(source, "versions.condor_patches", f"{listed!r} cannot name a reference folder")
+    return suffix
 
 
 def robot_rows(folder):
