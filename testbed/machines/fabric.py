@@ -14,12 +14,12 @@ image, into the pool) and the folder of the guests' consoles. Every step is idem
 runs through the injectable runner of machines/hypervisors.py, and has a read-only form
 for `up --dry-run`. `remove` undoes the VXLAN ports and the networks of the other machines.
 """
-import hashlib
 import shlex
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.machines import render
+from testbed.machines.box_image import sha256
 from testbed.machines import hypervisors as checks
 from testbed.model import constants as c, hypervisors as model
 from testbed.model.errors import TestbedError
@@ -92,18 +92,10 @@ def boot_paths(box_name):
             "initrd": f"{c.HYPERVISOR_BOOT_DIR}/{box_name}-initrd.img"}
 
 
-def _digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def boot_files_missing(hv, box, run):
     """The box files (kernel, initrd) the hypervisor lacks or has in another version."""
     paths, local = boot_paths(box.name), {"kernel": box.kernel, "initrd": box.initrd}
-    check = "; ".join(f"echo {shlex.quote(f'{_digest(local[k])}  {paths[k]}')} | sha256sum -c --status "
+    check = "; ".join(f"echo {shlex.quote(f'{sha256(local[k])}  {paths[k]}')} | sha256sum -c --status "
                       f"2>/dev/null && echo have={k}" for k in BOOT_FILES if Path(local[k]).exists())
     have = run(checks.shell(hv, check or "true"), timeout=120).stdout
     return [k for k in BOOT_FILES if f"have={k}" not in have]
