@@ -28,7 +28,7 @@ def cmd_run(args):
     return rc
 
 
-def _sized_for_site(suite, scale, topo, state, sets):
+def _sized_for_site(suite, scale, topo, state, sets, label=None):
     """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
     saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
     set is kept as given."""
@@ -41,8 +41,12 @@ def _sized_for_site(suite, scale, topo, state, sets):
         if name in {key.lower() for key in sets}:
             continue
         sets = {**sets, name: value}
-        print(f"{scale} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+        _scale_line(label or scale, accelerator, line)
     return sets
+
+
+def _scale_line(label, accelerator, line):
+    print(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
 
 
 def _print_comparison(runs, against_paper=False, html=None):
@@ -289,15 +293,14 @@ def cmd_demo(args):
         site.up(topo, _profile("default"), health)
         from testbed.machines import plan
         from testbed.model.state import TestbedState
-        accelerator = plan.recorded_accel(TestbedState(topo.name))
-        sets, why = head.sized_for("quick", accelerator, topo)
+        state = TestbedState(topo.name)
+        sets = _sized_for_site(head.name, "quick", topo, state, {}, label="demo")
         for name, value in head.demo_sets.items():
             if name not in sets:
                 sets[name] = value
-                why.append(f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
-                           f"the paper reads, so the demo stays within half an hour")
-        for line in why:
-            print(f"demo scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+                _scale_line("demo", plan.recorded_accel(state),
+                            f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
+                            f"the paper reads, so the demo stays within half an hour")
         print(f"demo: one trial of {head.name} at quick scale, to stay within half an hour on a fresh "
               f"machine; its claims' verdicts need repeated trials: `./tb run {head.name}` (3 trials)", flush=True)
         profiles = list(head.demo_profiles or head.profiles)
