@@ -142,7 +142,7 @@ def cmd_test(args):
     """Unit tests and the documentation build, then end to end on the small site: bring it up, run the smoke suite
     and every experiment of the registry at ci scale with its default profiles, compare
     two runs, tear down."""
-    from testbed.results import compare
+    from testbed.results import compare, robot_output
     from testbed.machines import site
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
@@ -161,7 +161,7 @@ def cmd_test(args):
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
                            f"(the end-to-end tests bring up {topo.name} and tear it down)")
     site.claim_domains(topo)  # before anything that `down` would undo
-    failures, runs, interrupted = [], [], False
+    failures, runs, failed_runs, interrupted = [], [], [], False
     try:
         site.up(topo, _profile("default"), health)
         phases.done(f"bring-up of {topo.name}")
@@ -174,6 +174,7 @@ def cmd_test(args):
             runs.append(run)
             if rc_suite != 0:
                 failures.append(suite)
+                failed_runs.append((suite, run))
         experiments = [r for r in runs if r.manifest().get("suite") != "smoke"]
         if len(experiments) >= 2:
             report = experiments[-1].path / "compare-ci.html"
@@ -206,6 +207,9 @@ def cmd_test(args):
             report_vms_left(topo)
         phases.done("tear-down")
     print(phases.table())
+    for suite, run in failed_runs:  # the tail of a CI log says why, not only which
+        for line in robot_output.failure_lines(run.path):
+            print(f"  {suite}: FAIL {line}")
     print(f"end to end: {'PASS' if not failures else 'FAIL: ' + ', '.join(failures)}; "
           f"results in {', '.join(str(r.path) for r in runs)}")
     return 0 if not failures else 1

@@ -13,7 +13,7 @@ from pathlib import Path
 from testbed import PROJECT_ROOT
 from testbed.experiments import runner
 from testbed.remote.poll import wait_for
-from testbed.results import runs as results
+from testbed.results import robot_output, runs as results
 
 
 def run_argv(topo_name, suite="smoke", scale="ci"):
@@ -35,14 +35,8 @@ ROBOT_STOP_MESSAGES = ("Test execution stopped due to a fatal error", "Execution
 def robot_rows(folder):
     """[(row, status, message)] of a run folder's output.xml ([] when robot wrote none, or
     one it cannot read: a robot killed mid-write)."""
-    path = Path(folder) / "output.xml"
-    if not path.exists():
-        return []
-    from robot.api import ExecutionResult  # the fault suite runs inside robot
-    try:
-        return [(t.name, t.status, t.message) for t in ExecutionResult(str(path)).suite.all_tests]
-    except Exception:  # noqa: BLE001 - robot's DataError: judged as no readable output
-        return []
+    rows, _unreadable = robot_output.read_rows(folder)
+    return [(r.name, r.status, r.message) for r in rows if r.file == "output.xml"]
 
 
 def judge_interrupted(manifest, metrics, rc, rows=None):

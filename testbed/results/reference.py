@@ -28,7 +28,7 @@ from pathlib import Path
 
 from testbed.model import tables
 from testbed.model.errors import ConfigError
-from testbed.results import compare, verdict
+from testbed.results import compare, robot_output, verdict
 from testbed.results.runs import RESULTS_ROOT, Run, utc, write_json_atomic
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
@@ -83,26 +83,11 @@ def patched_suffix(manifest, source="manifest.json"):
     return suffix
 
 
-def robot_rows(folder):
-    """([(file, row, status, tags)], [unreadable file]) from every output*.xml of a run
-    folder (output.xml, or output-trialN.xml of a repeated run)."""
-    from robot.api import ExecutionResult  # robot is the suites' runner: only needed here
-    rows, unreadable = [], []
-    for path in sorted(Path(folder).glob("output*.xml")):
-        try:
-            tests = list(ExecutionResult(str(path)).suite.all_tests)
-        except Exception:  # noqa: BLE001 - robot's DataError: a file robot was killed writing
-            unreadable.append(path.name)
-            continue
-        rows += [(path.name, t.name, t.status, tuple(str(tag) for tag in t.tags)) for t in tests]
-    return rows, unreadable
-
-
 def problems(run):
     """Why `run` should not become a reference ([] when it may): its status, failed
     measurement rows, robot outputs that cannot be read."""
     status = run.manifest().get("status")
-    rows, unreadable = robot_rows(run.path)
+    rows, unreadable = robot_output.read_rows(run.path)
     found = []
     if status == "failed" and not rows:
         found.append("status failed, with no robot output to tell a contradicted claim from a failed row")
@@ -112,8 +97,8 @@ def problems(run):
         found.append(f"robot output unreadable: {', '.join(unreadable)}")
     if status == "interrupted" and not rows and not unreadable:
         found.append("interrupted, with no robot output to tell which rows passed")
-    failed = [f"{name} ({file})" if len({r[0] for r in rows}) > 1 else name
-              for file, name, st, tags in rows if st == "FAIL" and CLAIM_TAG not in tags]
+    failed = [f"{r.name} ({r.file})" if len({x.file for x in rows}) > 1 else r.name
+              for r in rows if r.status == "FAIL" and CLAIM_TAG not in r.tags]
     if failed:
         found.append(f"{len(failed)} failed row{'s' * (len(failed) != 1)}: {', '.join(failed[:4])}"
                      + (", ..." if len(failed) > 4 else ""))
