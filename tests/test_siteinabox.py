@@ -111,3 +111,51 @@ def test_disk_model_summary_shows_the_competition():
              "params": {"phase": "with_reads", "stripe_cache_size": 256}}]
     text = siteinabox.disk_model_summary(recs)
     assert "reads, stripe cache 256" in text and "0.25x" in text and "0.75x" in text
+
+
+def test_round_trips_per_mb_are_the_extra_seconds_over_the_rtt_and_the_mb():
+    # 8 MB: 3.5 s at 0 ms, 13.5 s at 20 ms -> 10 s / 0.02 s = 500 round trips / 8 MB
+    assert siteinabox.round_trips_per_mb(3.5, 13.5, 20, 8e6) == pytest.approx(62.5)
+    assert siteinabox.round_trips_per_mb(1.0, 1.0, 20, 8e6) == 0
+    with pytest.raises(ValueError, match="RTT and a size above 0"):
+        siteinabox.round_trips_per_mb(1.0, 2.0, 0, 8e6)
+
+
+class _Result:
+    def __init__(self, stdout):
+        self.stdout, self.ok = stdout, True
+
+
+class _SSH:
+    """The origin's listing, then one client's read line: what timed_read asks for."""
+    def __init__(self, read_line):
+        self.read_line, self.commands = read_line, []
+
+    def run(self, host, command, **_kw):
+        self.commands.append((host, command))
+        if command.startswith("cd /srv/origin/data"):
+            return _Result("file-001 8000000\nfile-002 8000000\n")
+        return _Result(self.read_line)
+
+
+def _box(ssh):
+    from types import SimpleNamespace
+    box = siteinabox.SiteInABox.__new__(siteinabox.SiteInABox)
+    box.ssh, box.dtn = ssh, SimpleNamespace(name="dtn")
+    box.origin, box.workers = SimpleNamespace(name="submit"), [SimpleNamespace(name="worker1")]
+    return box
+
+
+def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_and_bytes():
+    ssh = _SSH("read c1 file-002 0 100.0 113.5 0\n")
+    assert _box(ssh).timed_read(1097, "file-002") == (pytest.approx(13.5), 8000000)
+    host, command = ssh.commands[-1]
+    assert host == "worker1" and "root://dtn:1097//data/file-002 /dev/null" in command
+
+
+def test_timed_read_fails_with_one_line_on_a_failed_read_or_an_unknown_file():
+    from testbed.model.errors import RemoteError
+    with pytest.raises(RemoteError, match="xrdcp of file-001 through dtn:1096 failed"):
+        _box(_SSH("read c1 file-001 0 100.0 101.0 54\n")).timed_read(1096, "file-001")
+    with pytest.raises(RemoteError, match="origin has no file file-009"):
+        _box(_SSH("")).timed_read(1096, "file-009")

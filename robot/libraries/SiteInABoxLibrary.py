@@ -3,7 +3,7 @@ RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; they
 return what they measure and the suite records it into the run opened by
 TestbedLibrary."""
 
-from robot.api import logger
+from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
 from testbed.experiments import e2_site as siteinabox
@@ -77,7 +77,6 @@ class SiteInABoxLibrary(ExperimentLibrary):
     def write_to_raid6_with_the_limits_lifted(self):
         """The same writers with every member's limits lifted (the host's disk as it is),
         then the run's limits back. Skips when the run's members are unlimited already."""
-        from robot.api import SkipExecution
         limits = self._limits()
         if limits.off:
             raise SkipExecution("the run's RAID members have no limits: the rows above are the unlimited ones")
@@ -121,6 +120,31 @@ class SiteInABoxLibrary(ExperimentLibrary):
         return dict(s, reads=len(reads), port=port, names=names, net_series=net_series, md_series=md_series,
                     phase=f"{label}-{clients}", clients=clients, profile=self.tb.profile_name,
                     stripe_cache_size=self._stripe(), spindles=self._limits().label)
+
+    @keyword
+    def time_one_read_each_way(self, rtt_ms):
+        """With the origin `rtt_ms` behind the WAN: one client reads the first origin file
+        through the pass-through proxy, then (the cache emptied) through the caching proxy, a
+        miss that fills it. Returns {rtt_ms, direct_s, miss_s, bytes}."""
+        if not int(self.params()["latency_rows"]):
+            raise SkipExecution("latency_rows is 0 in this run")
+        box = self.box
+        self.tb.set_wan_latency(box.dtn.name, box.origin.name, float(rtt_ms))
+        name = sorted(box.origin_files())[0]
+        direct_s, size = box.timed_read(siteinabox.read_port(False), name)
+        box.clear_cache()
+        miss_s, _size = box.timed_read(siteinabox.read_port(True), name)
+        logger.console(f"  origin at {float(rtt_ms):g} ms: {name} ({size / 1e6:.1f} MB) direct {direct_s:.2f} s, "
+                       f"cache miss {miss_s:.2f} s")
+        return {"rtt_ms": float(rtt_ms), "direct_s": direct_s, "miss_s": miss_s, "bytes": size}
+
+    @keyword
+    def round_trips_per_mb(self, near, far):
+        """{direct, cache-miss}: the round trips per MB each path waited for, from two
+        `Time One Read Each Way` results (0 ms and the suite's RTT)."""
+        rtt = far["rtt_ms"] - near["rtt_ms"]
+        return {path: siteinabox.round_trips_per_mb(near[key], far[key], rtt, far["bytes"])
+                for path, key in (("direct", "direct_s"), ("cache-miss", "miss_s"))}
 
     @keyword
     def set_origin_behind_the_wan(self, rtt_ms):

@@ -115,6 +115,28 @@ raid-write-raid-stripe-32768-unlimited
     raid-stripe-32768
 # END GENERATED ROWS reads-and-writes
 
+direct-read-round-trips
+    [Documentation]    What a read through each path waits for on the WAN: one client reads one
+    ...    origin file through the pass-through proxy and, with the cache emptied, through the
+    ...    caching proxy (a miss that fills it), with the origin at 0 ms and at the suite's RTT
+    ...    (then back at it). The extra seconds at the RTT over the RTT and the MB read are the
+    ...    round trips per MB: the pass-through forwards the client's reads as they come, the
+    ...    cache fetches blocks ahead (`pfc.prefetch`). Both reads at both RTTs must succeed.
+    [Tags]    uncached    mechanism
+    ${near}=    Time One Read Each Way    0
+    ${far}=    Time One Read Each Way    ${PARAMS}[origin_rtt_ms]
+    FOR    ${r}    IN    ${near}    ${far}
+        Record Metric    e2.single_read_seconds    ${r}[direct_s]    s    path=direct    origin_rtt_ms=${r}[rtt_ms]
+        Record Metric    e2.single_read_seconds    ${r}[miss_s]    s    path=cache-miss    origin_rtt_ms=${r}[rtt_ms]
+    END
+    ${trips}=    Round Trips Per MB    ${near}    ${far}
+    FOR    ${path}    IN    direct    cache-miss
+        Record Metric    e2.round_trips_per_mb    ${trips}[${path}]    round trips/MB    path=${path}
+        ...    origin_rtt_ms=${far}[rtt_ms]
+    END
+    Log    round trips per MB at ${far}[rtt_ms] ms: direct ${trips}[direct], cache miss ${trips}[cache-miss]    console=True
+    [Teardown]    Set Origin Behind The WAN    ${PARAMS}[origin_rtt_ms]
+
 raid-write-speedup
     [Documentation]    The RAID write rate at stripe cache 32768 over 256 with the run's member
     ...    limits (emulated spindles), from this run's points; beside the paper's 11.7x.

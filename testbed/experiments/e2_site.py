@@ -47,6 +47,9 @@ EXPERIMENT = Experiment(
         "rw_readers": Param("int", "readers of the RAID read/write competition (direct 1 MiB reads)"),
         "rw_seconds": Param("int", "seconds of each phase of the read/write competition (reads alone, "
                                    "writes alone, both at once)"),
+        "latency_rows": Param("int", "1: also time one read each way (pass-through, cache miss) with the "
+                                     "origin at 0 ms and at origin_rtt_ms: the round trips per MB each path "
+                                     "waits for; 0: not"),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,
@@ -54,20 +57,21 @@ EXPERIMENT = Experiment(
         # the member limits are the topology's unless --set; fio runs a few seconds per check
         "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 32, "origin_rtt_ms": 20,
                "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3,
-               "rw_readers": 4, "rw_seconds": 8},
+               "rw_readers": 4, "rw_seconds": 8, "latency_rows": 0},
         "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 64,
                   "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                  "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15},
+                  "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15, "latency_rows": 1},
         "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
                  "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                 "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30},
+                 "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30, "latency_rows": 1},
     },
     profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
     metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
              "e2.first_read_per_client_rate", "e2.repeat_read_rate", "e2.repeat_read_per_client_rate",
              "e2.raid_read_rate_during", "e2.raid_write_rate_during", "e2.raid_write_rate",
              "e2.raid_write_rate_over_time", "e2.dtn_local_read_rate", "e2.hit_over_local_read",
-             "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.submit_to_start",
+             "e2.cached_over_uncached", "e2.raid_write_speedup", "e2.single_read_seconds",
+             "e2.round_trips_per_mb", "e2.submit_to_start",
              "e2.member_seq_mb_per_s", "e2.member_rand_iops", "e2.member_seq_over_limit",
              "e2.member_iops_over_limit", "e2.raid_rw_read_rate", "e2.raid_rw_write_rate",
              "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
@@ -115,6 +119,14 @@ def parse_client_lines(text, file_bytes):
             client, name, _b, start, end, rc = m.groups()
             reads.append((client, name, file_bytes.get(name, 0), float(start), float(end), int(rc)))
     return reads
+
+
+def round_trips_per_mb(near_s, far_s, rtt_ms, size_bytes):
+    """The round trips a read waited for per MB: its extra seconds at `rtt_ms` over its
+    seconds at 0 ms, divided by the RTT and by the MB read."""
+    if rtt_ms <= 0 or size_bytes <= 0:
+        raise ValueError(f"round trips per MB need an RTT and a size above 0, got {rtt_ms!r} ms, {size_bytes!r} B")
+    return (far_s - near_s) / (rtt_ms / 1000.0) / (size_bytes / 1e6)
 
 
 def summarise_reads(reads):
@@ -365,6 +377,20 @@ class SiteInABox:
         if not reads:
             raise RemoteError(f"no client reads came back from {', '.join(per_host)}")
         return reads, sorted({n for names in plan for n in names})
+
+    def timed_read(self, port, name):
+        """(seconds, bytes) of one xrdcp of origin file `name` through the DTN's `port` by one
+        client on the first worker."""
+        files = self.origin_files()
+        if name not in files:
+            raise RemoteError(f"origin has no file {name} (it has {len(files)} file-* files)")
+        res = self.ssh.run(self.workers[0].name, client_script(f"{self.dtn.name}:{port}", "c1", [name]),
+                           timeout=600)
+        reads = parse_client_lines(res.stdout, files)
+        if not reads or reads[0][5] != 0:
+            raise RemoteError(f"xrdcp of {name} through {self.dtn.name}:{port} failed: {res.stdout.strip()[-200:]}")
+        _c, _n, size, start, end, _rc = reads[0]
+        return end - start, size
 
     def clear_cache(self):
         self.ssh.run(self.dtn.name, f"systemctl stop xrootd@xcache; rm -rf {CACHE_DIR}/data; "
