@@ -93,7 +93,7 @@ def test_an_interrupted_run_says_interrupted_whatever_its_teardown_wrote(tmp_pat
     monkeypatch.setattr(runner, "supervise", robot_ran)
     lines = []
     with pytest.raises(KeyboardInterrupt):
-        runner.run(types.SimpleNamespace(name="small"), "smoke", ["default"], "ci", echo=lines.append)
+        runner.run(types.SimpleNamespace(name="small", wan=[]), "smoke", ["default"], "ci", echo=lines.append)
     assert run_.manifest()["status"] == "interrupted" and run_.manifest()["end"]
     assert "interrupted (SIGINT)" in lines[-1]
 
@@ -333,7 +333,7 @@ def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(t
     from testbed.model.state import TestbedState
     from testbed.network import netem, wan
     from testbed.remote import profile_record
-    topo = types.SimpleNamespace(name="small")
+    topo = types.SimpleNamespace(name="small", wan=[])
     state = TestbedState("small", root=tmp_path)
     assert runner.site_left(topo, state) == []                     # nothing recorded: nothing left
     profile_record.record_profile(state, profiles.load("default"))
@@ -344,3 +344,18 @@ def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(t
     assert runner.site_left(topo, state) == [
         "left: profile wan-tuned in force (undo: ./tb -t small profile apply default)",
         "left: WAN submit<->worker 80 ms (undo: ./tb -t small wan clear)"]
+
+
+def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(tmp_path):
+    """`default` keeps its origin 20 ms behind the DTN: that is its normal state, not
+    something an interrupted suite left; a suite's other RTT on the same pair is."""
+    from testbed.experiments import runner
+    from testbed.model import topology
+    from testbed.model.state import TestbedState
+    from testbed.network import netem, wan
+    topo = topology.load("default")
+    state = TestbedState("default", root=tmp_path)
+    wan.record(state, wan.effective_links(topo, []))
+    assert runner.site_left(topo, state) == []
+    wan.record(state, wan.effective_links(topo, [netem.Link(a="origin", b="dtn", rtt_ms=40)]))
+    assert runner.site_left(topo, state) == ["left: WAN origin<->dtn 40 ms (undo: ./tb -t default wan clear)"]

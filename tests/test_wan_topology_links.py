@@ -43,3 +43,25 @@ def test_the_sustained_rate_is_taken_over_the_output_window_only():
     assert window == [(2.0, 5.0), (3.0, 9.0), (4.0, 9.0)]
     assert sampler.in_window(series, None, 1002.0, 1004.0) == series
     assert sampler.in_window(series, started, 2000.0, 2001.0) == series  # no overlap: all
+
+
+def test_the_lan_rtt_takes_away_what_the_links_in_force_emulate_between_two_hosts(tmp_path, monkeypatch):
+    """`default` puts its origin 20 ms behind the DTN: a suite that measures its base RTT
+    there must not count those 20 ms as the VMs' own latency."""
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    from testbed.model.state import TestbedState
+    topo, state = topology.load("default"), TestbedState("default")
+    assert wan.links_in_force(topo, state) == wan.effective_links(topo, [])   # nothing recorded yet
+    links = wan.links_in_force(topo, state)
+    dtn, origin = topo.role_host("dtn").name, topo.role_host("origin").name
+    assert wan.emulated_rtt(topo, links, dtn, origin) == 20.0
+    assert wan.emulated_rtt(topo, links, origin, dtn) == 20.0
+    assert wan.emulated_rtt(topo, links, "submit", "dtn") == 0.0
+    wan.set_links(topo, RecordingSSH(), state, [netem.Link("dtn", "origin", 40.0)], count=1)
+    assert wan.emulated_rtt(topo, wan.links_in_force(topo, state), dtn, origin) == 40.0
+
+    from testbed.experiments import session
+    s = session.Session.__new__(session.Session)
+    s.topo, s.state = topo, state
+    monkeypatch.setattr(s, "measure_rtt", lambda a, b: 41.25, raising=False)
+    assert s.lan_rtt(dtn, origin) == 1.25

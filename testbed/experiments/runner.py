@@ -201,6 +201,12 @@ def supervise(argv, ack_file, echo=print, popen=None, forward_after=FORWARD_AFTE
     return proc.wait(), [name for name, _at in got] or signals_received(ack_file)
 
 
+def _link_key(link):
+    """A link record as comparable data: its pair (either order) and its impairments."""
+    return (frozenset((link.get("a"), link.get("b"))),) + tuple(
+        float(link.get(k) or 0) for k in ("rtt_ms", "jitter_ms", "loss_pct", "rate_mbit"))
+
+
 def site_left(topo, state=None):
     """After an interruption, what the site's records say is left in force beyond its normal
     state (a profile other than `default`, emulated WAN links), with how to undo each; []
@@ -215,8 +221,9 @@ def site_left(topo, state=None):
         links = wan.in_force(state).get("links") or []
     except (OSError, ValueError):
         links = []
+    own = {_link_key(vars(link)) for link in topo.wan}  # the topology's links: its normal state
     delayed = [f"{link.get('a')}<->{link.get('b')} {link.get('rtt_ms'):g} ms" for link in links
-               if isinstance(link, dict) and float(link.get("rtt_ms") or 0) > 0]
+               if isinstance(link, dict) and float(link.get("rtt_ms") or 0) > 0 and _link_key(link) not in own]
     if delayed:
         lines.append(f"left: WAN {', '.join(delayed)} (undo: ./tb -t {topo.name} wan clear)")
     return lines

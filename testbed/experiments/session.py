@@ -203,6 +203,12 @@ class Session:
     def measure_rtt(self, a, b):
         return wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["measured_ms"]
 
+    def lan_rtt(self, a, b):
+        """The RTT between a and b without emulation: measured, less what the links in force
+        (the topology's own, e.g. `default`'s dtn<->origin) add between them."""
+        added = wan.emulated_rtt(self.topo, wan.links_in_force(self.topo, self.state), a, b)
+        return round(self.measure_rtt(a, b) - added, 3)
+
     def clear_wan(self):
         self.wan_in_force = {}
         wan.clear(self.topo, self.ssh, self.state, skip=self.paused)

@@ -72,6 +72,23 @@ def clear(topo, ssh, state, skip=()):
     return links
 
 
+def links_in_force(topo, state):
+    """The links the site has now: the last recorded, else the topology's own."""
+    recorded = in_force(state)["links"]
+    return [netem.Link(**link) for link in recorded] if recorded else effective_links(topo, [])
+
+
+def emulated_rtt(topo, links, a, b):
+    """The RTT that `links` emulate between host groups (or hosts) a and b, 0 when none
+    joins them: what a ping between them carries beyond the VMs' own latency."""
+    side_a, side_b = ({h.name for h in topo.group(x)} for x in (a, b))
+    for link in links:
+        la, lb = ({h.name for h in topo.group(x)} for x in (link.a, link.b))
+        if (side_a & la and side_b & lb) or (side_a & lb and side_b & la):
+            return float(link.rtt_ms)
+    return 0.0
+
+
 def record(state, links, measured=None):
     state.wan_record.parent.mkdir(parents=True, exist_ok=True)
     state.wan_record.write_text(json.dumps({
