@@ -150,7 +150,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
     def set_origin_behind_the_wan(self, rtt_ms):
         """WAN latency between the DTN and the origin; returns {base, measured} RTT in ms."""
         box = self.box
-        base = self.tb.site.lan_rtt(box.dtn.name, box.origin.name)
+        base = self.tb.measure_rtt(box.dtn.name, box.origin.name)
         return {"base": base, "measured": self.tb.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms)}
 
     @keyword
