@@ -127,15 +127,16 @@ class _Result:
 
 
 class _SSH:
-    """The origin's listing, then one client's read line: what timed_read asks for."""
+    """One client's read line: what timed_read asks for."""
     def __init__(self, read_line):
         self.read_line, self.commands = read_line, []
 
     def run(self, host, command, **_kw):
         self.commands.append((host, command))
-        if command.startswith("cd /srv/origin/data"):
-            return _Result("file-001 8000000\nfile-002 8000000\n")
         return _Result(self.read_line)
+
+
+FILES = {"file-001": 8000000, "file-002": 8000000}   # the origin's listing
 
 
 def _box(ssh):
@@ -148,7 +149,7 @@ def _box(ssh):
 
 def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_and_bytes():
     ssh = _SSH("read c1 file-002 0 100.0 113.5 0\n")
-    assert _box(ssh).timed_read(1097, "file-002") == (pytest.approx(13.5), 8000000)
+    assert _box(ssh).timed_read(1097, "file-002", FILES) == (pytest.approx(13.5), 8000000)
     host, command = ssh.commands[-1]
     assert host == "worker1" and "root://dtn:1097//data/file-002 /dev/null" in command
 
@@ -156,6 +157,6 @@ def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_
 def test_timed_read_fails_with_one_line_on_a_failed_read_or_an_unknown_file():
     from testbed.model.errors import RemoteError
     with pytest.raises(RemoteError, match="xrdcp of file-001 through dtn:1096 failed"):
-        _box(_SSH("read c1 file-001 0 100.0 101.0 54\n")).timed_read(1096, "file-001")
+        _box(_SSH("read c1 file-001 0 100.0 101.0 54\n")).timed_read(1096, "file-001", FILES)
     with pytest.raises(RemoteError, match="origin has no file file-009"):
-        _box(_SSH("")).timed_read(1096, "file-009")
+        _box(_SSH("")).timed_read(1096, "file-009", FILES)

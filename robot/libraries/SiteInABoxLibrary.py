@@ -130,10 +130,11 @@ class SiteInABoxLibrary(ExperimentLibrary):
             raise SkipExecution("latency_rows is 0 in this run")
         box = self.box
         self.tb.set_wan_latency(box.dtn.name, box.origin.name, float(rtt_ms))
-        name = sorted(box.origin_files())[0]
-        direct_s, size = box.timed_read(siteinabox.read_port(False), name)
+        files = box.origin_files()
+        name = sorted(files)[0]
+        direct_s, size = box.timed_read(siteinabox.read_port(False), name, files)
         box.clear_cache()
-        miss_s, _size = box.timed_read(siteinabox.read_port(True), name)
+        miss_s, _size = box.timed_read(siteinabox.read_port(True), name, files)
         logger.console(f"  origin at {float(rtt_ms):g} ms: {name} ({size / 1e6:.1f} MB) direct {direct_s:.2f} s, "
                        f"cache miss {miss_s:.2f} s")
         return {"rtt_ms": float(rtt_ms), "direct_s": direct_s, "miss_s": miss_s, "bytes": size}

@@ -378,10 +378,9 @@ class SiteInABox:
             raise RemoteError(f"no client reads came back from {', '.join(per_host)}")
         return reads, sorted({n for names in plan for n in names})
 
-    def timed_read(self, port, name):
+    def timed_read(self, port, name, files):
         """(seconds, bytes) of one xrdcp of origin file `name` through the DTN's `port` by one
-        client on the first worker."""
-        files = self.origin_files()
+        client on the first worker; `files` is the origin's listing (`origin_files`)."""
         if name not in files:
             raise RemoteError(f"origin has no file {name} (it has {len(files)} file-* files)")
         res = self.ssh.run(self.workers[0].name, client_script(f"{self.dtn.name}:{port}", "c1", [name]),
