@@ -114,7 +114,7 @@ def test_e3_points_record_what_the_redirect_paid(tb, monkeypatch):
 
     class Exp:
         matrix = e3_site.rtt_matrix(sites, [5, 40, 80])
-        p = {"files_per_site": 1, "events": 10, "extra_reader_rows": 1, "readers": ["uproot"]}
+        p = {"files_per_site": 1, "events": 10, "extra_reader_rows": 1, "readers": ["uproot"], "read_every": 1}
 
         def __init__(self):
             self.sites = sites
@@ -147,7 +147,7 @@ class FakeFaxExperiment:
         from testbed.experiments import e3_site
         self.p, self.sites = params, ["a", "b"]
         self.matrix = e3_site.rtt_matrix(self.sites, [20])
-        self.jobs = []
+        self.jobs, self.every = [], []
 
     def redirector_url(self, site, filename):
         return f"root://dtn:1110//e3/{site}/{filename}"
@@ -158,7 +158,8 @@ class FakeFaxExperiment:
 
     def run_jobs(self, compute, urls, cache_mb, label="cell", reader="uproot", every=1, learn_entries=100):
         self.jobs.append((compute, urls, cache_mb, reader, learn_entries))
-        return [{"url": u, "events": self.p["events"], "digest": "d", "events_per_s": 10.0, "cpu_eff": 0.5,
+        self.every.append(every)
+        return [{"url": u, "events": -(-self.p["events"] // every), "digest": "d", "events_per_s": 10.0, "cpu_eff": 0.5,
                  "mb_per_s": 1.0, "startup_s": 30.0, "read_calls": 4 if reader == "root" else None,
                  "cache_fills": 2 if reader == "root" else None, "bytes_read": 2e6 if reader == "root" else None,
                  "uid": 62001, "label": label, "reader": reader} for u in urls]
@@ -185,3 +186,20 @@ def test_fax_library_reads_a_cell_with_either_reader_and_refuses_a_bad_row(tb, m
     lib.skip_unless_the_reader_reads_this_row("root", "a")
     with pytest.raises(SkipExecution, match="root reads the rows of compute sites a only at this scale"):
         lib.skip_unless_the_reader_reads_this_row("root", "b")
+
+
+def test_fax_cells_read_every_nth_event_at_quick_and_check_that_many(tb, monkeypatch):
+    """quick's cells read every 10th event (read_every): the job is asked for it, and the
+    check expects a tenth of the events; a job that read every event is refused."""
+    from testbed.experiments import registry
+    lib_class = load("FaxLibrary")
+    params = registry.get("e3").parameters("quick")
+    assert params["read_every"] == 10 and registry.get("e3").parameters("ci")["read_every"] == 1
+    fake = FakeFaxExperiment(params)
+    monkeypatch.setattr(lib_class, "exp", property(lambda self: fake))
+    lib = lib_class()
+    assert lib.read_cell("a", "b", 30, "root", 100)["reader"] == "root"
+    assert fake.every == [10]
+    monkeypatch.setattr(fake, "run_jobs", lambda *a, **k: FakeFaxExperiment.run_jobs(fake, *a, **{**k, "every": 1}))
+    with pytest.raises(AssertionError, match="20000"):
+        lib.read_cell("a", "b", 30, "root", 100)

@@ -93,8 +93,10 @@ class FaxLibrary(ExperimentLibrary):
         cache = fax.cache_mb_of(cache_mb, where)
         reader = fax.reader_of(reader, where)
         url = exp.redirector_url(storage, self._files()[0])
-        reports = exp.run_jobs(compute, [url], cache, label="cell", reader=reader, learn_entries=int(learn_entries))
-        self._check(reports, fax.expected_events(exp.p))
+        every = int(exp.p["read_every"])
+        reports = exp.run_jobs(compute, [url], cache, label="cell", reader=reader, every=every,
+                               learn_entries=int(learn_entries))
+        self._check(reports, fax.expected_events(exp.p, every=every))
         r = reports[0]
         logger.console(f"  {compute}<-{storage} {reader} {cache:g} MB learn {learn_entries}: "
                        f"{r['events_per_s']:.0f} ev/s, start-up {r['startup_s']:.1f} s, "
@@ -136,8 +138,9 @@ class FaxLibrary(ExperimentLibrary):
         x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
-        reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}", reader=reader)
-        self._check(reports, fax.expected_events(exp.p))
+        every = int(exp.p["read_every"])
+        reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}", reader=reader, every=every)
+        self._check(reports, fax.expected_events(exp.p, every=every))
         return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "reader": reader,
                 "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
                 "mb_per_s": [r["mb_per_s"] for r in reports]}
@@ -167,10 +170,10 @@ class FaxLibrary(ExperimentLibrary):
         reader = fax.main_reader(exp.p)
         site = exp.sites[0]
         disk, shm = exp.stage_local(site, self._files()[0])
-        out = {}
+        out, every = {}, int(exp.p["read_every"])
         for kind, path in (("disk", disk), ("memory", shm)):
-            r = exp.run_jobs(site, [path], 10, label=kind, reader=reader)
-            self._check(r, fax.expected_events(exp.p))
+            r = exp.run_jobs(site, [path], 10, label=kind, reader=reader, every=every)
+            self._check(r, fax.expected_events(exp.p, every=every))
             out[kind] = r[0]
         return out
 
