@@ -203,3 +203,36 @@ def test_fax_cells_read_every_nth_event_at_quick_and_check_that_many(tb, monkeyp
     monkeypatch.setattr(fake, "run_jobs", lambda *a, **k: FakeFaxExperiment.run_jobs(fake, *a, **{**k, "every": 1}))
     with pytest.raises(AssertionError, match="20000"):
         lib.read_cell("a", "b", 30, "root", 100)
+
+
+def test_e2_times_the_pass_through_with_both_request_kinds_and_the_cache_miss(tb, monkeypatch):
+    """direct-read-round-trips: the pass-through read with the run's request kind and with
+    the other one, then a cache miss; each path's round trips per MB from 0 ms and the RTT."""
+    lib_class = load("SiteInABoxLibrary")
+    reads = []
+
+    class Box:
+        dtn, origin, pgread = type("H", (), {"name": "dtn"}), type("H", (), {"name": "origin"}), False
+
+        def origin_files(self):
+            return {"file-000": 8_000_000}
+
+        def timed_read(self, port, name, files, pgread=None):
+            kind = self.pgread if pgread is None else pgread
+            reads.append((port, kind))
+            rtt = tb.rtt
+            return {(1097, False): 3.0 + 0.001 * rtt, (1097, True): 3.0 + 0.05 * rtt}.get((port, kind), 1.0), 8_000_000
+
+        def clear_cache(self):
+            reads.append("clear")
+
+    tb.set_wan_latency = lambda a, b, rtt: setattr(tb, "rtt", rtt)
+    lib = lib_class("quick")
+    monkeypatch.setattr(lib_class, "box", property(lambda self: Box()))
+    monkeypatch.setattr(lib_class, "params", lambda self: {"latency_rows": 1, "client_pgread": 0})
+    near, far = lib.time_one_read_each_way(0), lib.time_one_read_each_way(20)
+    assert reads[:4] == [(1097, False), (1097, True), "clear", (1096, False)]
+    assert far["direct_s"] == pytest.approx(3.02) and far["direct_other_s"] == pytest.approx(4.0)
+    trips = lib.round_trips_per_mb(near, far)
+    assert set(trips) == {"direct", "direct-pgread", "cache-miss"}
+    assert trips["direct-pgread"] == pytest.approx(1.0 / 0.02 / 8) and trips["cache-miss"] == 0

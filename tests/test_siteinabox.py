@@ -1,34 +1,39 @@
 import pytest
 
+from testbed.experiments import e2_reads
 from testbed.experiments import e2_site as siteinabox
 
 
 def test_reads_are_assigned_reproducibly():
     files = [f"file-{i:03d}" for i in range(1, 21)]
-    a = siteinabox.assign_reads(files, 4, 2, seed=1)
-    assert a == siteinabox.assign_reads(files, 4, 2, seed=1)
+    a = e2_reads.assign_reads(files, 4, 2, seed=1)
+    assert a == e2_reads.assign_reads(files, 4, 2, seed=1)
     assert len(a) == 4 and all(len(x) == 2 and set(x) <= set(files) for x in a)
-    assert a != siteinabox.assign_reads(files, 4, 2, seed=2)
+    assert a != e2_reads.assign_reads(files, 4, 2, seed=2)
 
 
 def test_client_script_reads_to_dev_null_and_reports_each_read():
-    script = siteinabox.parallel_clients_script("dtn:1097", [("c1", ["file-001"]), ("c2", ["file-002", "file-003"])])
+    script = e2_reads.parallel_clients_script("dtn:1097", [("c1", ["file-001"]), ("c2", ["file-002", "file-003"])])
     assert script.count("xrdcp -f -s root://dtn:1097//data/") == 3
     assert script.count(") &") == 2 and script.endswith("wait")
     assert "/dev/null" in script and "echo read c2 file-003" in script
+    # kXR_read unless asked for XRootD 5's pgread
+    assert script.count("XRD_CPUSEPGWRTRD=0 xrdcp") == 3
+    pg = e2_reads.parallel_clients_script("dtn:1097", [("c1", ["file-001"])], pgread=True)
+    assert "XRD_CPUSEPGWRTRD" not in pg and "xrdcp -f -s root://dtn:1097//data/file-001" in pg
 
 
 def test_parse_and_summarise_reads():
     text = ("read c1 file-001 0 100.0 102.0 0\nread c2 file-002 0 100.0 104.0 0\n"
             "read c2 file-003 0 104.0 106.0 0\nnoise\nread c1 file-004 0 102.0 103.0 1\n")
     sizes = {"file-001": 8e6, "file-002": 8e6, "file-003": 8e6, "file-004": 8e6}
-    reads = siteinabox.parse_client_lines(text, sizes)
+    reads = e2_reads.parse_client_lines(text, sizes)
     assert len(reads) == 4
-    s = siteinabox.summarise_reads(reads)
+    s = e2_reads.summarise_reads(reads)
     assert s["failed"] == 1 and s["bytes"] == 24e6
     assert s["aggregate"] == pytest.approx(24 / 6)  # 24 MB over 100..106 s
     assert s["per_client"] == pytest.approx((8 / 2 + 16 / 6) / 2)
-    assert siteinabox.summarise_reads([])["aggregate"] == 0
+    assert e2_reads.summarise_reads([])["aggregate"] == 0
 
 
 def test_parse_dd_summary_lines():
@@ -115,10 +120,10 @@ def test_disk_model_summary_shows_the_competition():
 
 def test_round_trips_per_mb_are_the_extra_seconds_over_the_rtt_and_the_mb():
     # 8 MB: 3.5 s at 0 ms, 13.5 s at 20 ms -> 10 s / 0.02 s = 500 round trips / 8 MB
-    assert siteinabox.round_trips_per_mb(3.5, 13.5, 20, 8e6) == pytest.approx(62.5)
-    assert siteinabox.round_trips_per_mb(1.0, 1.0, 20, 8e6) == 0
+    assert e2_reads.round_trips_per_mb(3.5, 13.5, 20, 8e6) == pytest.approx(62.5)
+    assert e2_reads.round_trips_per_mb(1.0, 1.0, 20, 8e6) == 0
     with pytest.raises(ValueError, match="RTT and a size above 0"):
-        siteinabox.round_trips_per_mb(1.0, 2.0, 0, 8e6)
+        e2_reads.round_trips_per_mb(1.0, 2.0, 0, 8e6)
 
 
 class _Result:
@@ -144,6 +149,7 @@ def _box(ssh):
     box = siteinabox.SiteInABox.__new__(siteinabox.SiteInABox)
     box.ssh, box.dtn = ssh, SimpleNamespace(name="dtn")
     box.origin, box.workers = SimpleNamespace(name="submit"), [SimpleNamespace(name="worker1")]
+    box.pgread = False
     return box
 
 
@@ -152,6 +158,9 @@ def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_
     assert _box(ssh).timed_read(1097, "file-002", FILES) == (pytest.approx(13.5), 8000000)
     host, command = ssh.commands[-1]
     assert host == "worker1" and "root://dtn:1097//data/file-002 /dev/null" in command
+    assert "XRD_CPUSEPGWRTRD=0" in command
+    _box(ssh).timed_read(1097, "file-002", FILES, pgread=True)
+    assert "XRD_CPUSEPGWRTRD" not in ssh.commands[-1][1]
 
 
 def test_timed_read_fails_with_one_line_on_a_failed_read_or_an_unknown_file():

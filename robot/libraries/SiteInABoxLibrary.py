@@ -6,6 +6,7 @@ TestbedLibrary."""
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
+from testbed.experiments import e2_reads
 from testbed.experiments import e2_site as siteinabox
 from _experiment_library import ExperimentLibrary
 
@@ -23,7 +24,8 @@ class SiteInABoxLibrary(ExperimentLibrary):
 
     @property
     def box(self):
-        return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool)
+        return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool,
+                                     pgread=int(self.params().get("client_pgread", 0)))
 
     def _stripe(self):
         prof = self.tb.profile_in_force
@@ -114,7 +116,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         label = label or ("cached" if cached else "uncached")
         reads, names, net_series, md_series = self.box.sampled_read_round(port, clients, p["reads_per_client"],
                                                                           seed=self.seed)
-        s = siteinabox.summarise_reads(reads)
+        s = e2_reads.summarise_reads(reads)
         logger.console(f"  {label:>11} {clients:2d} clients via :{port}: {s['aggregate']:.1f} MB/s aggregate, "
                        f"{s['per_client']:.1f} MB/s per client ({s['bytes'] / 1e6:.0f} MB, {s['failed']} failed)")
         return dict(s, reads=len(reads), port=port, names=names, net_series=net_series, md_series=md_series,
@@ -124,8 +126,9 @@ class SiteInABoxLibrary(ExperimentLibrary):
     @keyword
     def time_one_read_each_way(self, rtt_ms):
         """With the origin `rtt_ms` behind the WAN: one client reads the first origin file
-        through the pass-through proxy, then (the cache emptied) through the caching proxy, a
-        miss that fills it. Returns {rtt_ms, direct_s, miss_s, bytes}."""
+        through the pass-through proxy with the run's read requests (`client_pgread`), again
+        with the other kind, then (the cache emptied) through the caching proxy, a miss that
+        fills it. Returns {rtt_ms, direct_s, direct_other_s, miss_s, bytes, pgread}."""
         if not int(self.params()["latency_rows"]):
             raise SkipExecution("latency_rows is 0 in this run")
         box = self.box
@@ -133,19 +136,24 @@ class SiteInABoxLibrary(ExperimentLibrary):
         files = box.origin_files()
         name = sorted(files)[0]
         direct_s, size = box.timed_read(siteinabox.read_port(False), name, files)
+        other_s, _size = box.timed_read(siteinabox.read_port(False), name, files, pgread=not box.pgread)
         box.clear_cache()
         miss_s, _size = box.timed_read(siteinabox.read_port(True), name, files)
-        logger.console(f"  origin at {float(rtt_ms):g} ms: {name} ({size / 1e6:.1f} MB) direct {direct_s:.2f} s, "
-                       f"cache miss {miss_s:.2f} s")
-        return {"rtt_ms": float(rtt_ms), "direct_s": direct_s, "miss_s": miss_s, "bytes": size}
+        kinds = ("pgread", "read") if box.pgread else ("read", "pgread")
+        logger.console(f"  origin at {float(rtt_ms):g} ms: {name} ({size / 1e6:.1f} MB) direct {direct_s:.2f} s "
+                       f"({kinds[0]}; {other_s:.2f} s with {kinds[1]}), cache miss {miss_s:.2f} s")
+        return {"rtt_ms": float(rtt_ms), "direct_s": direct_s, "direct_other_s": other_s, "miss_s": miss_s,
+                "bytes": size, "pgread": box.pgread}
 
     @keyword
     def round_trips_per_mb(self, near, far):
-        """{direct, cache-miss}: the round trips per MB each path waited for, from two
-        `Time One Read Each Way` results (0 ms and the suite's RTT)."""
+        """{direct, direct-pgread or direct-read (the other request kind), cache-miss}: the
+        round trips per MB each path waited for, from two `Time One Read Each Way` results
+        (0 ms and the suite's RTT)."""
         rtt = far["rtt_ms"] - near["rtt_ms"]
-        return {path: siteinabox.round_trips_per_mb(near[key], far[key], rtt, far["bytes"])
-                for path, key in (("direct", "direct_s"), ("cache-miss", "miss_s"))}
+        other = "direct-read" if far.get("pgread") else "direct-pgread"
+        return {path: e2_reads.round_trips_per_mb(near[key], far[key], rtt, far["bytes"])
+                for path, key in (("direct", "direct_s"), (other, "direct_other_s"), ("cache-miss", "miss_s"))}
 
     @keyword
     def set_origin_behind_the_wan(self, rtt_ms):

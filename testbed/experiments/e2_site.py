@@ -12,12 +12,12 @@ the topology's MB/s and IOPS limits (or the run's `--set member_mb_per_s=... mem
 those limits and, in the same run, with the limits lifted, so the stripe cache's speed-up
 is measured with and without emulated spindles.
 """
-import random
-import re
 import json
+import re
 import shlex
 
 from testbed.experiments import e2_rows
+from testbed.experiments.e2_reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines import disks
 from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
@@ -50,6 +50,9 @@ EXPERIMENT = Experiment(
         "latency_rows": Param("int", "1: also time one read each way (pass-through, cache miss) with the "
                                      "origin at 0 ms and at origin_rtt_ms: the round trips per MB each path "
                                      "waits for; 0: not"),
+        "client_pgread": Param("int", "0: the clients read with kXR_read, as the paper's XRootD 4 did; "
+                                      "1: with kXR_pgread, XRootD 5's default (through the pass-through "
+                                      "proxy an XrdCl before 5.9.2 re-reads pages, one origin round trip each)"),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,
@@ -57,13 +60,15 @@ EXPERIMENT = Experiment(
         # the member limits are the topology's unless --set; fio runs a few seconds per check
         "ci": {"clients": [1, 2], "reads_per_client": 1, "writers": 10, "write_mb": 32, "origin_rtt_ms": 20,
                "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3,
-               "rw_readers": 4, "rw_seconds": 8, "latency_rows": 0},
+               "rw_readers": 4, "rw_seconds": 8, "latency_rows": 0, "client_pgread": 0},
         "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 64,
                   "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                  "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15, "latency_rows": 1},
+                  "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15, "latency_rows": 1,
+                  "client_pgread": 0},
         "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
                  "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
-                 "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30, "latency_rows": 1},
+                 "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30, "latency_rows": 1,
+                 "client_pgread": 0},
     },
     profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
     metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
@@ -83,67 +88,8 @@ EXPERIMENT = Experiment(
     uses=("submit", "cm", "ccb", "worker", "dtn", "origin"),
     measured=("dtn", "worker"),      # --pin: the RAID and caching proxy apart from the readers
 )
-CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
 # fio's two checks of one member: sequential 1 MiB reads (MB/s) and random 4 KiB reads (IOPS)
 FIO_CHECKS = {"seq": ("read", "1M", 4), "rand": ("randread", "4k", 16)}
-
-
-def assign_reads(files, clients, reads_per_client, seed):
-    """Each client reads `reads_per_client` files picked at random (reproducible per seed)."""
-    rng = random.Random(seed)
-    return [[rng.choice(files) for _ in range(reads_per_client)] for _ in range(clients)]
-
-
-def client_script(endpoint, client_id, files):
-    """One client: read its files one after another to /dev/null; print one line per read:
-    `read CLIENT FILE BYTES START END RC`."""
-    lines = []
-    for name in files:
-        lines.append(f"s=$(date +%s.%N); xrdcp -f -s root://{endpoint}//data/{name} /dev/null; rc=$?; "
-                     f"e=$(date +%s.%N); echo read {client_id} {name} 0 $s $e $rc")
-    return "; ".join(lines)
-
-
-def parallel_clients_script(endpoint, assignments):
-    """All clients of one host at once: background each, wait for all."""
-    parts = [f"( {client_script(endpoint, cid, files)} ) &" for cid, files in assignments]
-    return " ".join(parts) + " wait"
-
-
-def parse_client_lines(text, file_bytes):
-    """[(client, file, bytes, start, end, rc)] with sizes from the origin's listing."""
-    reads = []
-    for line in text.splitlines():
-        m = CLIENT_LINE.match(line.strip())
-        if m:
-            client, name, _b, start, end, rc = m.groups()
-            reads.append((client, name, file_bytes.get(name, 0), float(start), float(end), int(rc)))
-    return reads
-
-
-def round_trips_per_mb(near_s, far_s, rtt_ms, size_bytes):
-    """The round trips a read waited for per MB: its extra seconds at `rtt_ms` over its
-    seconds at 0 ms, divided by the RTT and by the MB read."""
-    if rtt_ms <= 0 or size_bytes <= 0:
-        raise ValueError(f"round trips per MB need an RTT and a size above 0, got {rtt_ms!r} ms, {size_bytes!r} B")
-    return (far_s - near_s) / (rtt_ms / 1000.0) / (size_bytes / 1e6)
-
-
-def summarise_reads(reads):
-    """Aggregate rate over the wall time of all reads, and the mean per-client rate, MB/s."""
-    ok = [r for r in reads if r[5] == 0]
-    if not ok:
-        return {"aggregate": 0.0, "per_client": 0.0, "bytes": 0, "failed": len(reads)}
-    wall = max(r[4] for r in ok) - min(r[3] for r in ok)
-    per_client = {}
-    for client, _n, size, start, end, _rc in ok:
-        b, t = per_client.get(client, (0, 0.0))
-        per_client[client] = (b + size, t + (end - start))
-    total = sum(r[2] for r in ok)
-    rates = [b / t / 1e6 for b, t in per_client.values() if t > 0]
-    return {"aggregate": total / wall / 1e6 if wall > 0 else 0.0,
-            "per_client": sum(rates) / len(rates) if rates else 0.0,
-            "bytes": total, "failed": len(reads) - len(ok)}
 
 
 def parse_dd(text):
@@ -322,8 +268,9 @@ def cache_verdict(record):
 
 
 class SiteInABox:
-    def __init__(self, topo, ssh, storage, pool):
+    def __init__(self, topo, ssh, storage, pool, pgread=False):
         self.topo, self.ssh, self.storage, self.pool = topo, ssh, storage, pool
+        self.pgread = bool(pgread)   # the clients' read requests: kXR_pgread (True) or kXR_read
         self.dtn = topo.role_host("dtn")
         self.origin = topo.role_host("origin")
         self.workers = topo.with_role("worker")
@@ -361,7 +308,8 @@ class SiteInABox:
         return {name: int(size) for name, size in (line.split() for line in out.splitlines() if line.strip())}
 
     def read_round(self, port, clients, reads_per_client, seed):
-        """`clients` parallel xrdcp clients spread over the workers, through the DTN."""
+        """`clients` parallel xrdcp clients spread over the workers, through the DTN (their
+        read requests as `self.pgread` says)."""
         files = self.origin_files()
         plan = assign_reads(sorted(files), clients, reads_per_client, seed)
         per_host = {}
@@ -369,7 +317,8 @@ class SiteInABox:
             host = self.workers[i % len(self.workers)].name
             per_host.setdefault(host, []).append((f"c{i + 1}", names))
         endpoint = f"{self.dtn.name}:{port}"
-        results = self.ssh.run_many({h: parallel_clients_script(endpoint, a) for h, a in per_host.items()},
+        results = self.ssh.run_many({h: parallel_clients_script(endpoint, a, self.pgread)
+                                     for h, a in per_host.items()},
                                     timeout=3600)
         reads = []
         for host, res in results.items():
@@ -378,12 +327,14 @@ class SiteInABox:
             raise RemoteError(f"no client reads came back from {', '.join(per_host)}")
         return reads, sorted({n for names in plan for n in names})
 
-    def timed_read(self, port, name, files):
+    def timed_read(self, port, name, files, pgread=None):
         """(seconds, bytes) of one xrdcp of origin file `name` through the DTN's `port` by one
-        client on the first worker; `files` is the origin's listing (`origin_files`)."""
+        client on the first worker; `files` is the origin's listing (`origin_files`);
+        `pgread` None: as `self.pgread` says."""
         if name not in files:
             raise RemoteError(f"origin has no file {name} (it has {len(files)} file-* files)")
-        res = self.ssh.run(self.workers[0].name, client_script(f"{self.dtn.name}:{port}", "c1", [name]),
+        pgread = self.pgread if pgread is None else pgread
+        res = self.ssh.run(self.workers[0].name, client_script(f"{self.dtn.name}:{port}", "c1", [name], pgread),
                            timeout=600)
         reads = parse_client_lines(res.stdout, files)
         if not reads or reads[0][5] != 0:
