@@ -189,6 +189,9 @@ def test_sigterm_in_the_run_raises_like_ctrl_c_and_its_handler_is_put_back(site)
 def test_a_ctrl_c_while_resuming_is_held_until_every_guest_is_back(site):
     topo, virsh, ssh, state = site
     sent = []
+    # a terminal's Python starts with this handler; a pytest started in the background by a
+    # shell without job control inherits SIGINT ignored, so set it here and put it back after
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def ctrl_c_once(args):
         if not sent:
@@ -203,7 +206,10 @@ def test_a_ctrl_c_while_resuming_is_held_until_every_guest_is_back(site):
     assert any("resuming the paused guests first" in line for line in lines)
     assert hook == [] and any("health is not checked" in line for line in lines)   # asked to stop
     assert [h for h, cmd in ssh.ran if "date -u -s" in cmd]                          # clocks set all the same
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    try:
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # quiet put it back
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_the_third_signal_abandons_the_resume_and_the_next_run_finishes_it(site):
