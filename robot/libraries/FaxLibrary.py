@@ -93,10 +93,7 @@ class FaxLibrary(ExperimentLibrary):
         cache = fax.cache_mb_of(cache_mb, where)
         reader = fax.reader_of(reader, where)
         url = exp.redirector_url(storage, self._files()[0])
-        every = int(exp.p["read_every"])
-        reports = exp.run_jobs(compute, [url], cache, label="cell", reader=reader, every=every,
-                               learn_entries=int(learn_entries))
-        self._check(reports, fax.expected_events(exp.p, every=every))
+        reports = self._read(compute, [url], cache, "cell", reader, learn_entries=int(learn_entries))
         r = reports[0]
         logger.console(f"  {compute}<-{storage} {reader} {cache:g} MB learn {learn_entries}: "
                        f"{r['events_per_s']:.0f} ev/s, start-up {r['startup_s']:.1f} s, "
@@ -138,9 +135,7 @@ class FaxLibrary(ExperimentLibrary):
         x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
-        every = int(exp.p["read_every"])
-        reports = exp.run_jobs(x, urls, 10, label=f"conc{jobs}", reader=reader, every=every)
-        self._check(reports, fax.expected_events(exp.p, every=every))
+        reports = self._read(x, urls, 10, f"conc{jobs}", reader)
         return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "reader": reader,
                 "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
                 "mb_per_s": [r["mb_per_s"] for r in reports]}
@@ -170,12 +165,19 @@ class FaxLibrary(ExperimentLibrary):
         reader = fax.main_reader(exp.p)
         site = exp.sites[0]
         disk, shm = exp.stage_local(site, self._files()[0])
-        out, every = {}, int(exp.p["read_every"])
+        out = {}
         for kind, path in (("disk", disk), ("memory", shm)):
-            r = exp.run_jobs(site, [path], 10, label=kind, reader=reader, every=every)
-            self._check(r, fax.expected_events(exp.p, every=every))
+            r = self._read(site, [path], 10, kind, reader)
             out[kind] = r[0]
         return out
+
+    def _read(self, compute, urls, cache_mb, label, reader, **kw):
+        """The matrix, learning, concurrency and baseline jobs: every `read_every`-th event
+        of each file, each job checked for that many events."""
+        every = int(self.exp.p["read_every"])
+        reports = self.exp.run_jobs(compute, urls, cache_mb, label=label, reader=reader, every=every, **kw)
+        self._check(reports, fax.expected_events(self.exp.p, every=every))
+        return reports
 
     def _check(self, reports, events):
         problems = fax.check_reports({i: r for i, r in enumerate(reports)}, events)
