@@ -1,4 +1,5 @@
 """poll_until, and the waits built on it, on a fake clock."""
+import sys
 import time
 import types
 
@@ -161,3 +162,32 @@ def test_repeat_for_calls_the_action_for_the_time_given(clock):
     seen = []
     assert poll.repeat_for(10, seen.append, 2) == 5 and seen == [0, 2, 4, 6, 8]
     assert poll.repeat_for(10, lambda t: t < 4, 2) == 3  # stopped by the action at t=4
+
+
+def test_the_scale_library_waits_for_its_startds_without_the_paused_guests(monkeypatch):
+    """A run pauses the guests it does not use (origin under E5): waiting for the run's startds
+    must not wait for them too, or the suite's set-up times out on a guest it paused itself."""
+    from tests.test_experiment_libraries import load
+    lib = load("ScaleLibrary")
+    module = sys.modules[lib.__module__]
+    asked = {}
+
+    def wait_healthy(topo, ssh, timeout, echo=None, skip=()):
+        asked["skip"] = tuple(skip)
+        return True, "healthy"
+    monkeypatch.setattr(module.scale, "wait_healthy", wait_healthy)
+    monkeypatch.setattr(module.e5_uber, "measured_startd_memory", lambda exclude=None: None)
+    monkeypatch.setattr(module.e5_uber, "startds_refused", lambda params, topo, memory: None)
+    monkeypatch.setattr(module.e5_config, "use_startds", lambda ssh, workers, count, slots: None)
+    monkeypatch.setattr(module.e5_uber, "StartdSampler",
+                        lambda ssh, workers: types.SimpleNamespace(memory=lambda: {}))
+    worker = types.SimpleNamespace(total_slots=4)
+    topo = types.SimpleNamespace(with_role=lambda role: [worker], planned_startds=2)
+    site = types.SimpleNamespace(paused=("origin",))
+    monkeypatch.setattr(lib, "tb", property(lambda self: types.SimpleNamespace(
+        ssh="ssh", topo=topo, run=None, site=site)))
+    monkeypatch.setattr(lib, "exp", property(lambda self: types.SimpleNamespace(workers=["worker1"])))
+    monkeypatch.setattr(lib, "params", lambda self: {"min_free_mb": 64})
+    monkeypatch.setattr(lib, "topology_with", lambda self, count, slots=0: topo)
+    assert lib().use_startds_per_worker(2, 1) == 4
+    assert asked["skip"] == ("origin",)

@@ -64,7 +64,8 @@ class ScaleLibrary(ExperimentLibrary):
         e5_config.use_startds(self.tb.ssh, self.exp.workers, count, slots)
         topo = self.topology_with(count, slots)
         t0 = time.monotonic()
-        healthy, text = scale.wait_healthy(topo, self.tb.ssh, float(timeout), echo=logger.console)
+        healthy, text = scale.wait_healthy(topo, self.tb.ssh, float(timeout), echo=logger.console,
+                                           skip=self.tb.site.paused)
         logger.info(text)
         want = sum(h.total_slots for h in topo.with_role("worker"))
         sizes = e5_uber.StartdSampler(self.tb.ssh, self.exp.workers).memory()
