@@ -254,6 +254,19 @@ def test_names_parameters_are_words_and_rows_compare_as_text():
     assert not registry.same_value("root", "uproot") and not registry.same_value("10", "1e1x")
 
 
+def test_a_parameter_outside_its_bounds_is_refused_with_them():
+    assert registry.get("e3").parameters("quick", {"read_every": "5"})["read_every"] == 5
+    with pytest.raises(ConfigError, match="read_every must be at least 1, not 0$"):
+        registry.get("e3").parameters("quick", {"read_every": "0"})
+    with pytest.raises(ConfigError, match="client_pgread must be from 0 to 1, not 2$"):
+        registry.get("e2").parameters("quick", {"client_pgread": "2"})
+    counts = registry.Param("ints", minimum=1)
+    assert counts.parse("k", "1,2") == [1, 2] and not counts.check([0, 2])
+    with pytest.raises(ConfigError, match="k must be at least 1, not -3$"):
+        counts.parse("k", "2,-3")
+    assert registry.Param("float", maximum=0.5).check(0.5) and not registry.Param("float", maximum=0.5).check(0.6)
+
+
 def test_the_box_recipe_carries_root_and_what_its_interpreter_needs():
     from testbed.machines import box
     recipe = box.RECIPE_DIR

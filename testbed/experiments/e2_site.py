@@ -49,10 +49,11 @@ EXPERIMENT = Experiment(
                                    "writes alone, both at once)"),
         "latency_rows": Param("int", "1: also time one read each way (pass-through, cache miss) with the "
                                      "origin at 0 ms and at origin_rtt_ms: the round trips per MB each path "
-                                     "waits for; 0: not"),
+                                     "waits for; 0: not", minimum=0, maximum=1),
         "client_pgread": Param("int", "0: the clients read with kXR_read, as the paper's XRootD 4 did; "
                                       "1: with kXR_pgread, XRootD 5's default (through the pass-through "
-                                      "proxy an XrdCl before 5.9.2 re-reads pages, one origin round trip each)"),
+                                      "proxy an XrdCl before 5.9.2 re-reads pages, one origin round trip each)",
+                               minimum=0, maximum=1),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG: two client counts, one read each,

@@ -61,7 +61,7 @@ EXPERIMENT = Experiment(
         "cluster_events": Param("int", "events per cluster of the files (0: one cluster)"),
         "connectivity_every": Param("int", "the connectivity test reads every n-th event (10: the slides' 10%)"),
         "read_every": Param("int", "the matrix, learning, concurrency and baseline jobs read every n-th event "
-                                   "(1: all; the baskets, bytes and round trips stay those of every event)"),
+                                   "(1: all; the baskets, bytes and round trips stay those of every event)", minimum=1),
         "job_timeout_s": Param("int", "seconds a cell's jobs may take"),
     },
     scales={

@@ -62,13 +62,28 @@ class Param:
     help: str = ""
     rows: bool = False
     optional: bool = False   # a scale may leave it None: "not set, the site's own" (e.g. the topology's)
+    minimum: float | None = None   # the smallest value (of each value, for a list) the suite can use
+    maximum: float | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"Param kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
 
     def parse(self, key, value):
-        """A typed value from `--set` text (or a value that already has a type); ConfigError if wrong."""
+        """A typed value from `--set` text (or a value that already has a type), within its
+        bounds; ConfigError if wrong."""
+        out = self._typed(key, value)
+        for v in out if isinstance(out, list) else [out]:
+            if isinstance(v, str):
+                break
+            if self.minimum is not None and v < self.minimum or self.maximum is not None and v > self.maximum:
+                bounds = (f"from {self.minimum:g} to {self.maximum:g}" if self.minimum is not None
+                          and self.maximum is not None else f"at least {self.minimum:g}"
+                          if self.minimum is not None else f"at most {self.maximum:g}")
+                raise ConfigError("--set", f"{key}={value}", f"{key} must be {bounds}, not {v:g}")
+        return out
+
+    def _typed(self, key, value):
         bad = ConfigError("--set", f"{key}={value}", f"{key} must be {KINDS[self.kind]}")
         if self.kind == "names":
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
