@@ -84,8 +84,8 @@ class FakeHypervisors:
         self.calls.append((where, what, list(argv), data))
         if (where, what) in self.answers:
             return self.answers[(where, what)]
-        if what == "version":
-            return Ran(0, VERSION, "")
+        if what == "version":   # as virsh prints it: the daemon's version only with --daemon
+            return Ran(0, VERSION if "--daemon" in argv else VERSION.replace("Running against daemon: 9.0.0\n", ""), "")
         if what == "capabilities":
             return Ran(0, capabilities(self.uuids.get(where, f"uuid-{where}")), "")
         if what == "nodememstats":

@@ -174,6 +174,20 @@ def role_scripts(host, files, sysctls):
         (host.fake / unit).write_text("condor.service\n")
 
 
+def test_the_plan_command_reads_its_changes_from_a_pipe_as_ssh_gives_them(tmp_path, bundle):
+    """`up --dry-run` sends the changes on stdin over SSH, a pipe: prepare.sh reads the list
+    more than once, so the command must keep a copy (with /dev/stdin it printed nothing)."""
+    changes, _marker, _files, _sysctls = bundle
+    host = Host(tmp_path)
+    before = host.snapshot()
+    res = subprocess.run(["bash", "-c", ledger.plan_command()], input=Path(changes).read_bytes(),
+                         env=host.env, capture_output=True)
+    assert res.returncode == 0, res.stderr
+    assert host.snapshot() == before
+    lines = ledger.describe_plan(res.stdout.decode())
+    assert "create /etc/testbed/host.env" in lines and "enable and start condor.service" in lines, lines
+
+
 def test_a_plan_lists_the_changes_and_changes_nothing(tmp_path, bundle):
     changes, _marker, _files, sysctls = bundle
     host = Host(tmp_path)

@@ -42,7 +42,7 @@ def test_an_unreachable_hypervisor_is_one_line_and_asked_nothing_more():
     fake = FakeHypervisors({(LAB2, "version"): Ran(1, "", "error: failed to connect to the hypervisor\nerror: Cannot "
                                                            "recv data: ssh: connect to host 192.0.2.2 port 22: No route to host")})
     text = refusal(fake)
-    assert text == (f"hypervisor lab2 ({LAB2}): unreachable: virsh -c {LAB2} version: error: Cannot recv data: ssh: "
+    assert text == (f"hypervisor lab2 ({LAB2}): unreachable: virsh -c {LAB2} version --daemon: error: Cannot recv data: ssh: "
                     "connect to host 192.0.2.2 port 22: No route to host (nothing was changed)")
     assert [c[1] for c in fake.calls if c[0] in (LAB2, "192.0.2.2")] == ["version"]
 

@@ -74,7 +74,7 @@ def shell(hv, command):
 
 # --- what virsh prints ------------------------------------------------------------------
 def parse_version(text):
-    """`virsh version` -> {'daemon': '9.0.0', 'hypervisor': 'QEMU 7.2.0'} (what it printed)."""
+    """`virsh version --daemon` -> {'daemon': '9.0.0', 'hypervisor': 'QEMU 7.2.0'} (what it printed)."""
     out = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -160,9 +160,9 @@ def disk_needed_gb(hosts, box_image_bytes):
 def check_libvirt(topo, hv, accelerator, tb_cache, box_image_bytes, run):
     """(facts, refusals) of one libvirt of another URI than this machine's."""
     facts, problems = {}, []
-    res = run(virsh(hv, "version"), timeout=60)
+    res = run(virsh(hv, "version", "--daemon"), timeout=60)   # without --daemon virsh prints the library's only
     if not res.ok:
-        return facts, [f"unreachable: virsh -c {hv.uri} version: {res.last_line()}"]
+        return facts, [f"unreachable: virsh -c {hv.uri} version --daemon: {res.last_line()}"]
     facts.update(parse_version(res.stdout))
     caps = run(virsh(hv, "capabilities"), timeout=60)
     parsed = parse_capabilities(caps.stdout) if caps.ok else None

@@ -87,8 +87,11 @@ def _script(name):
 
 
 def plan_command():
-    """Run prepare.sh in `plan` mode on the changes list given on stdin: reads, never writes."""
-    return f"bash -c {_script('prepare.sh')} prepare plan /dev/stdin"
+    """Run prepare.sh in `plan` mode on the changes list given on stdin: reads, never writes
+    (but a copy of the list in /tmp, removed after: prepare.sh reads it more than once, and
+    stdin over SSH is a pipe that reads once)."""
+    return ("f=$(mktemp /tmp/testbed-plan.XXXXXX) && cat > \"$f\" && "
+            f"bash -c {_script('prepare.sh')} prepare plan \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
 
 
 def provision_command(apply_sh):
