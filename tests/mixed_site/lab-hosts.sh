@@ -22,8 +22,11 @@ SITE_NET=tb-mixed-site
 LABS="lab1 lab2"
 cmd=${1:?create, listing or destroy}; dir=${2:?a folder for the key and the topology}
 
-lab_address() {  # the lab's address on `default`, from libvirt's DHCP leases
-    $VIRSH domifaddr "$1" --source lease 2>/dev/null | awk '/ipv4/ {split($4, a, "/"); print a[1]; exit}'
+lab_address() {  # the lab's address on `default`, from its DHCP lease there (by the first NIC's MAC:
+    # domifaddr fails once `testbed down` has removed the site network of the second)
+    local mac
+    mac=$($VIRSH domiflist "$1" | awk '$3 == "default" {print $5; exit}')
+    $VIRSH net-dhcp-leases default --mac "$mac" | awk '/ipv4/ {split($5, a, "/"); print a[1]; exit}'
 }
 
 ssh_lab() {
