@@ -73,15 +73,17 @@ class Param:
         """A typed value from `--set` text (or a value that already has a type), within its
         bounds; ConfigError if wrong."""
         out = self._typed(key, value)
+        if self.kind == "names":
+            return out
         for v in out if isinstance(out, list) else [out]:
-            if isinstance(v, str):
-                break
             if self.minimum is not None and v < self.minimum or self.maximum is not None and v > self.maximum:
-                bounds = (f"from {self.minimum:g} to {self.maximum:g}" if self.minimum is not None
-                          and self.maximum is not None else f"at least {self.minimum:g}"
-                          if self.minimum is not None else f"at most {self.maximum:g}")
-                raise ConfigError("--set", f"{key}={value}", f"{key} must be {bounds}, not {v:g}")
+                raise ConfigError("--set", f"{key}={value}", f"{key} must be {self._bounds()}, not {v:g}")
         return out
+
+    def _bounds(self):
+        if self.minimum is not None and self.maximum is not None:
+            return f"from {self.minimum:g} to {self.maximum:g}"
+        return f"at least {self.minimum:g}" if self.minimum is not None else f"at most {self.maximum:g}"
 
     def _typed(self, key, value):
         bad = ConfigError("--set", f"{key}={value}", f"{key} must be {KINDS[self.kind]}")

@@ -20,7 +20,13 @@ IMAGES=/var/lib/libvirt/images
 BOX=$(ls -d /var/cache/grid-testbed/boxes/grid-testbed-debian13-* | grep -v patched | head -1)
 SITE_NET=tb-mixed-site
 LABS="lab1 lab2"
-cmd=${1:?create, listing or destroy}; dir=${2:?a folder for the key and the topology}
+COMMANDS="base, create, loop, listing or destroy"
+cmd=${1:?$COMMANDS}; dir=${2:?a folder for the key and the topology}
+
+make_key() {  # the labs' admin key, DIR/id_lab
+    mkdir -p "$dir"
+    [ -f "$dir/id_lab" ] || ssh-keygen -q -t ed25519 -N "" -C lab-admin -f "$dir/id_lab"
+}
 
 lab_address() {  # the lab's address on `default`, from its DHCP lease there (by the first NIC's MAC:
     # domifaddr fails once `testbed down` has removed the site network of the second)
@@ -89,13 +95,11 @@ XML
 
 case $cmd in
 base)
-    mkdir -p "$dir"
-    [ -f "$dir/id_lab" ] || ssh-keygen -q -t ed25519 -N "" -C lab-admin -f "$dir/id_lab"
+    make_key
     make_base
     ;;
 create)
-    mkdir -p "$dir"
-    [ -f "$dir/id_lab" ] || ssh-keygen -q -t ed25519 -N "" -C lab-admin -f "$dir/id_lab"
+    make_key
     $VIRSH net-info default >/dev/null && { $VIRSH net-start default 2>/dev/null || true; }
     if ! $VIRSH net-info $SITE_NET >/dev/null 2>&1; then
         printf '%s\n' "<network><name>$SITE_NET</name><bridge stp='on' delay='0'/>" \
@@ -129,7 +133,7 @@ loop)
         || cat "$dir/id_hv.pub" >> /root/.ssh/authorized_keys
     chmod 600 /root/.ssh/authorized_keys
     ssh-keygen -F localhost >/dev/null 2>&1 || ssh-keyscan -t ed25519 localhost 2>/dev/null >> /root/.ssh/known_hosts
-    virsh -c "qemu+ssh://root@localhost/system?keyfile=$dir/id_hv" version | tail -1
+    virsh -c "qemu+ssh://root@localhost/system?keyfile=$dir/id_hv" version --daemon | grep 'against daemon'
     ;;
 listing)
     name=${3:?a lab name}
@@ -147,5 +151,5 @@ destroy)
     $VIRSH net-undefine $SITE_NET >/dev/null 2>&1 || true
     rm -f $IMAGES/tb-lab-base.raw $IMAGES/tb-lab-vmlinuz $IMAGES/tb-lab-initrd.img
     ;;
-*) echo "lab-hosts.sh: unknown command $cmd (create, listing, destroy)" >&2; exit 2 ;;
+*) echo "lab-hosts.sh: unknown command $cmd ($COMMANDS)" >&2; exit 2 ;;
 esac
