@@ -126,13 +126,15 @@ def test_robot_argv_uses_the_registry_suite(tmp_path):
 
 
 def _sources(exp):
-    """The experiment's suite and the libraries it imports (not TestbedLibrary, shared by all)."""
+    """The experiment's suite, the libraries it imports (not TestbedLibrary, shared by all) and
+    its own modules (testbed/experiments/NAME_*.py: where its points' Measured records are made)."""
     suite = exp.suite_path
     texts = [suite.read_text()]
     for lib in re.findall(r"^Library\s+(\S+\.py)", texts[0], re.MULTILINE):
         path = (suite.parent / lib).resolve()
         if path.name != "TestbedLibrary.py":
             texts.append(path.read_text())
+    texts += [p.read_text() for p in sorted((PROJECT_ROOT / "testbed" / "experiments").glob(f"{exp.name}_*.py"))]
     return "\n".join(texts)
 
 

@@ -1,13 +1,13 @@
 """E4 keywords (seed 003): the shared software area, whole-node slots, one layout's
-production run, the idle tail, the throughput estimator. Thin over
-`testbed.experiments.e4_hpc`; keywords return what they measured and record their
-nested figures (per node, per task) into the run opened by TestbedLibrary."""
+production point (`Measure Point    production`), the throughput estimator. Thin over
+`testbed.experiments.e4_hpc` and `e4_points`."""
 
 from robot.api import logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import e4_hpc as e4
+from testbed.experiments import e4_hpc as e4, e4_points
+from testbed.experiments.points import Measured
 from _experiment_library import ExperimentLibrary
 
 
@@ -43,49 +43,15 @@ class HpcLibrary(ExperimentLibrary):
     def restore_the_worker_slots(self):
         self.exp.restore_slots()
 
-    @keyword
-    def run_production(self, layout, backfill=False, nodes=None):
-        """One layout's jobs to their end; records the paper's table and the tail for it.
-        Returns the layout's figures plus lookups, answered, events, errors, expected tasks."""
-        p, tb = self.params(), self.tb
+    def point_production(self, layout, backfill=False):
+        """`Measure Point    production    layout=...    backfill=...`: one layout's jobs to
+        their end, with or without the event service's back-fill (e4_points.production)."""
+        p = self.params()
         backfill = str(backfill).lower() in ("1", "true", "yes")
-        reports, db = self.exp.run_layout(p, layout, backfill, int(nodes) if nodes else None)
-        f = e4.layout_figures(reports, db)
-        tag = dict(layout=layout, backfill=int(backfill))
-        for part, seconds in f["parts"].items():
-            tb.record_metric("e4.startup_seconds", seconds, "s", part=part, **tag)
-        tb.record_metric("e4.startup_seconds", f["T"], "s", part="total", **tag)
-        tb.record_metric("e4.job_start_efficiency", f["E1"], "fraction", **tag)
-        tb.record_metric("e4.event_efficiency", f["E2"], "fraction", **tag)
-        tb.record_metric("e4.total_efficiency", f["total"], "fraction", **tag)
-        tb.record_metric("e4.nodes_allocated", f["nodes_allocated"], "nodes", **tag)
-        tb.record_metric("e4.nodes_running_tasks", f["nodes_running"], "nodes", **tag)
-        slots, cores = [], []
-        for rep, n in zip(reports, f["nodes"]):
-            tb.record_metric("e4.node_seconds", n["total"], "s", node=rep["node"], **tag)
-            for rank, frac in enumerate(e4.finish_fractions(rep), 1):
-                tb.record_metric("e4.task_finish_fraction", frac, "fraction", rank=rank, node=rep["node"], **tag)
-            slots.append(e4.idle_tail_slots(rep))
-            cores.append(e4.idle_tail_cores(rep, n["available"] / max(1e-9, n["total"] - n["T"])))
-        tb.record_metric("e4.idle_tail_slots", sum(slots) / len(slots) if slots else 0, "fraction", **tag)
-        tb.record_metric("e4.idle_tail_cores", sum(cores) / len(cores) if cores else 0, "fraction", **tag)
-        bf = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "backfill")
-        tb.record_metric("e4.backfill_tasks", bf, "tasks", **tag)
-        if backfill:
-            tb.record_metric("e4.backfill_overrun_seconds", max(e4.backfill_overrun_seconds(r) for r in reports)
-                             if reports else 0.0, "s", **tag)
-        lookups, answered = sum(n["lookups"] for n in f["nodes"]), sum(n["answered"] for n in f["nodes"])
-        tb.record_metric("e4.lookups", lookups, "queries", **tag)
-        tb.record_metric("e4.lookups_answered", answered, "queries", **tag)
-        events = [ev for r in reports for t in r.get("tasks", []) if t["kind"] == "task" for ev in t["event_cpu"]]
-        logger.console(f"  {layout}{' + back-fill' if backfill else ''}: T {f['T']:.0f} s, E1 {f['E1']:.4f}, "
-                       f"E2 {f['E2']:.4f}, total {f['total']:.4f} ({f['nodes_running']}/{f['nodes_allocated']} "
-                       f"nodes), idle tail {' / '.join(f'{x:.3f}' for x in slots)} of the slots (per node), "
-                       f"{bf} back-fill tasks")
-        original = sum(1 for r in reports for t in r.get("tasks", []) if t["kind"] == "task")
-        return dict(f, lookups=lookups, answered=answered, errors=[e for r in reports + db for e in r["errors"]],
-                    reports=len(reports), tasks=original, tasks_expected=len(reports) * p["tasks_per_node"],
-                    event_cpu=events, nodes=len(f["nodes"]))
+        if backfill and not p["backfill_events"]:
+            return Measured.skip(f"backfill_events is 0 at {self.scale} scale")
+        reports, db = self.exp.run_layout(p, layout, backfill, None)
+        return e4_points.production(reports, db, p, layout, backfill)
 
     @keyword
     def calibrate_the_estimator(self):

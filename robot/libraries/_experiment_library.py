@@ -1,15 +1,22 @@
 """The base of the experiment libraries (TransferLibrary, SiteInABoxLibrary, FaxLibrary,
 HpcLibrary, ScaleLibrary, FaultLibrary): the run's scale, the suite's TestbedLibrary
-(`tb`), the experiment's parameters and the experiment object. Not a library itself (its
-name starts with `_` and no suite imports it); the libraries import it from their own
-folder, which Robot puts on sys.path while it imports a library by path."""
+(`tb`), the experiment's parameters and the experiment object, and `Measure Point`, the
+one keyword a suite's generated point rows call. Not a library itself (its name starts
+with `_` and no suite imports it); the libraries import it from their own folder, which
+Robot puts on sys.path while it imports a library by path."""
+from robot.api import SkipExecution, logger
+from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
+
+from testbed.experiments import points, registry
 
 
 class ExperimentLibrary:
     """A subclass sets `experiment` (its registry name, for `params`) and, when its
     experiment object is built from the site's topology, SSH and pool, `experiment_class`
-    (for `exp`); it keeps its own `@library(...)` decorator, so its scope and keywords."""
+    (for `exp`); it keeps its own `@library(...)` decorator, so its scope and keywords. For
+    each point kind its registry entry declares, it has `point_<kind>(**row arguments)`
+    returning a `points.Measured`."""
 
     experiment = None
     experiment_class = None
@@ -27,3 +34,25 @@ class ExperimentLibrary:
 
     def params(self):
         return self.tb.experiment_parameters(self.experiment)
+
+    @keyword("Measure Point")
+    def measure_point(self, kind, **point):
+        """One point of the suite: skipped unless this run has it (the arguments the registry
+        ties to run parameters), measured by `point_<kind>`, every record kept, then every
+        check judged: FAIL naming each failed check."""
+        try:
+            in_run = points.in_run_arguments(registry.get(self.experiment).points, kind, point)
+        except ValueError as e:
+            raise AssertionError(f"{self.experiment}: {e}") from None
+        self.tb.skip_unless_in_this_run(self.params(), **in_run)
+        measured = getattr(self, points.method_name(kind))(**point)
+        if measured.skipped:
+            raise SkipExecution(measured.skipped)
+        for name, value, unit, params in measured.records:
+            self.tb.record_metric(name, value, unit, **params)
+        for line in measured.lines:
+            logger.console(line)
+        failed = measured.verdict()
+        if failed:
+            raise AssertionError(failed)
+        return measured

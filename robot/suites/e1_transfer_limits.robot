@@ -62,14 +62,12 @@ Library           ../libraries/TransferLibrary.py    ${SCALE}
 Suite Setup       Measure The Ceilings
 Suite Teardown    Finish Experiment And Restore The Site
 Test Tags         E1
-Test Template     Latency Point
 
 *** Test Cases ***
 raw-tcp
     [Documentation]    iperf3 between the same VMs that carry the job output: the ceiling
     ...    (measured in the Suite Setup, under the first profile given; a scaled one's base).
     [Tags]    tcp
-    [Template]    NONE
     Should Be True    $TCP['rate'] > 0    raw TCP ${TCP}[sender] -> submit measured ${TCP}[rate] MB/s
 
 saturation
@@ -78,7 +76,6 @@ saturation
     ...    Every job completes and its output arrives whole; the rates are within physical
     ...    bounds (the sustained receive rate, sampled every second, at most 1.1 x raw TCP).
     [Tags]    saturation
-    [Template]    NONE
     Should Be Equal As Integers    ${SATURATION}[completed]    ${SATURATION}[jobs]
     ...    msg=${SATURATION}[completed] of ${SATURATION}[jobs] saturation jobs completed
     Should Be Empty    ${SATURATION}[bad_outputs]
@@ -93,290 +90,359 @@ saturation
 # BEGIN GENERATED ROWS points (testbed suites --write)
 rtt0-W-table4-default
     [Tags]    RTT0    W    profile:table4-default
-    table4-default    0    1
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=0    factor=1
 
 rtt0-2W-table4-default
     [Tags]    RTT0    2W    profile:table4-default
-    table4-default    0    2
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=0    factor=2
 
 rtt10-W-table4-default
     [Tags]    RTT10    W    profile:table4-default
-    table4-default    10    1
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=10    factor=1
 
 rtt10-2W-table4-default
     [Tags]    RTT10    2W    profile:table4-default
-    table4-default    10    2
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=10    factor=2
 
 rtt20-W-table4-default
     [Tags]    RTT20    W    profile:table4-default
-    table4-default    20    1
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=20    factor=1
 
 rtt20-2W-table4-default
     [Tags]    RTT20    2W    profile:table4-default
-    table4-default    20    2
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=20    factor=2
 
 rtt40-W-table4-default
     [Tags]    RTT40    W    profile:table4-default
-    table4-default    40    1
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=40    factor=1
 
 rtt40-2W-table4-default
     [Tags]    RTT40    2W    profile:table4-default
-    table4-default    40    2
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=40    factor=2
 
 rtt80-W-table4-default
     [Tags]    RTT80    W    profile:table4-default
-    table4-default    80    1
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=80    factor=1
 
 rtt80-2W-table4-default
     [Tags]    RTT80    2W    profile:table4-default
-    table4-default    80    2
+    [Template]    Measure Point
+    latency    profile=table4-default    rtt=80    factor=2
 
 rtt0-W-table4-updated
     [Tags]    RTT0    W    profile:table4-updated
-    table4-updated    0    1
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=0    factor=1
 
 rtt0-2W-table4-updated
     [Tags]    RTT0    2W    profile:table4-updated
-    table4-updated    0    2
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=0    factor=2
 
 rtt10-W-table4-updated
     [Tags]    RTT10    W    profile:table4-updated
-    table4-updated    10    1
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=10    factor=1
 
 rtt10-2W-table4-updated
     [Tags]    RTT10    2W    profile:table4-updated
-    table4-updated    10    2
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=10    factor=2
 
 rtt20-W-table4-updated
     [Tags]    RTT20    W    profile:table4-updated
-    table4-updated    20    1
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=20    factor=1
 
 rtt20-2W-table4-updated
     [Tags]    RTT20    2W    profile:table4-updated
-    table4-updated    20    2
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=20    factor=2
 
 rtt40-W-table4-updated
     [Tags]    RTT40    W    profile:table4-updated
-    table4-updated    40    1
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=40    factor=1
 
 rtt40-2W-table4-updated
     [Tags]    RTT40    2W    profile:table4-updated
-    table4-updated    40    2
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=40    factor=2
 
 rtt80-W-table4-updated
     [Tags]    RTT80    W    profile:table4-updated
-    table4-updated    80    1
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=80    factor=1
 
 rtt80-2W-table4-updated
     [Tags]    RTT80    2W    profile:table4-updated
-    table4-updated    80    2
+    [Template]    Measure Point
+    latency    profile=table4-updated    rtt=80    factor=2
 
 rtt0-W-table4-default-scaled
     [Tags]    RTT0    W    profile:table4-default-scaled
-    table4-default-scaled    0    1
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=0    factor=1
 
 rtt0-2W-table4-default-scaled
     [Tags]    RTT0    2W    profile:table4-default-scaled
-    table4-default-scaled    0    2
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=0    factor=2
 
 rtt10-W-table4-default-scaled
     [Tags]    RTT10    W    profile:table4-default-scaled
-    table4-default-scaled    10    1
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=10    factor=1
 
 rtt10-2W-table4-default-scaled
     [Tags]    RTT10    2W    profile:table4-default-scaled
-    table4-default-scaled    10    2
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=10    factor=2
 
 rtt20-W-table4-default-scaled
     [Tags]    RTT20    W    profile:table4-default-scaled
-    table4-default-scaled    20    1
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=20    factor=1
 
 rtt20-2W-table4-default-scaled
     [Tags]    RTT20    2W    profile:table4-default-scaled
-    table4-default-scaled    20    2
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=20    factor=2
 
 rtt40-W-table4-default-scaled
     [Tags]    RTT40    W    profile:table4-default-scaled
-    table4-default-scaled    40    1
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=40    factor=1
 
 rtt40-2W-table4-default-scaled
     [Tags]    RTT40    2W    profile:table4-default-scaled
-    table4-default-scaled    40    2
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=40    factor=2
 
 rtt80-W-table4-default-scaled
     [Tags]    RTT80    W    profile:table4-default-scaled
-    table4-default-scaled    80    1
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=80    factor=1
 
 rtt80-2W-table4-default-scaled
     [Tags]    RTT80    2W    profile:table4-default-scaled
-    table4-default-scaled    80    2
+    [Template]    Measure Point
+    latency    profile=table4-default-scaled    rtt=80    factor=2
 
 rtt0-W-table4-updated-scaled
     [Tags]    RTT0    W    profile:table4-updated-scaled
-    table4-updated-scaled    0    1
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=0    factor=1
 
 rtt0-2W-table4-updated-scaled
     [Tags]    RTT0    2W    profile:table4-updated-scaled
-    table4-updated-scaled    0    2
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=0    factor=2
 
 rtt10-W-table4-updated-scaled
     [Tags]    RTT10    W    profile:table4-updated-scaled
-    table4-updated-scaled    10    1
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=10    factor=1
 
 rtt10-2W-table4-updated-scaled
     [Tags]    RTT10    2W    profile:table4-updated-scaled
-    table4-updated-scaled    10    2
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=10    factor=2
 
 rtt20-W-table4-updated-scaled
     [Tags]    RTT20    W    profile:table4-updated-scaled
-    table4-updated-scaled    20    1
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=20    factor=1
 
 rtt20-2W-table4-updated-scaled
     [Tags]    RTT20    2W    profile:table4-updated-scaled
-    table4-updated-scaled    20    2
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=20    factor=2
 
 rtt40-W-table4-updated-scaled
     [Tags]    RTT40    W    profile:table4-updated-scaled
-    table4-updated-scaled    40    1
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=40    factor=1
 
 rtt40-2W-table4-updated-scaled
     [Tags]    RTT40    2W    profile:table4-updated-scaled
-    table4-updated-scaled    40    2
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=40    factor=2
 
 rtt80-W-table4-updated-scaled
     [Tags]    RTT80    W    profile:table4-updated-scaled
-    table4-updated-scaled    80    1
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=80    factor=1
 
 rtt80-2W-table4-updated-scaled
     [Tags]    RTT80    2W    profile:table4-updated-scaled
-    table4-updated-scaled    80    2
+    [Template]    Measure Point
+    latency    profile=table4-updated-scaled    rtt=80    factor=2
 
 rtt0-W-default
     [Tags]    RTT0    W    profile:default
-    default    0    1
+    [Template]    Measure Point
+    latency    profile=default    rtt=0    factor=1
 
 rtt0-2W-default
     [Tags]    RTT0    2W    profile:default
-    default    0    2
+    [Template]    Measure Point
+    latency    profile=default    rtt=0    factor=2
 
 rtt10-W-default
     [Tags]    RTT10    W    profile:default
-    default    10    1
+    [Template]    Measure Point
+    latency    profile=default    rtt=10    factor=1
 
 rtt10-2W-default
     [Tags]    RTT10    2W    profile:default
-    default    10    2
+    [Template]    Measure Point
+    latency    profile=default    rtt=10    factor=2
 
 rtt20-W-default
     [Tags]    RTT20    W    profile:default
-    default    20    1
+    [Template]    Measure Point
+    latency    profile=default    rtt=20    factor=1
 
 rtt20-2W-default
     [Tags]    RTT20    2W    profile:default
-    default    20    2
+    [Template]    Measure Point
+    latency    profile=default    rtt=20    factor=2
 
 rtt40-W-default
     [Tags]    RTT40    W    profile:default
-    default    40    1
+    [Template]    Measure Point
+    latency    profile=default    rtt=40    factor=1
 
 rtt40-2W-default
     [Tags]    RTT40    2W    profile:default
-    default    40    2
+    [Template]    Measure Point
+    latency    profile=default    rtt=40    factor=2
 
 rtt80-W-default
     [Tags]    RTT80    W    profile:default
-    default    80    1
+    [Template]    Measure Point
+    latency    profile=default    rtt=80    factor=1
 
 rtt80-2W-default
     [Tags]    RTT80    2W    profile:default
-    default    80    2
+    [Template]    Measure Point
+    latency    profile=default    rtt=80    factor=2
 
 rtt0-W-wan-tuned
     [Tags]    RTT0    W    profile:wan-tuned
-    wan-tuned    0    1
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=0    factor=1
 
 rtt0-2W-wan-tuned
     [Tags]    RTT0    2W    profile:wan-tuned
-    wan-tuned    0    2
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=0    factor=2
 
 rtt10-W-wan-tuned
     [Tags]    RTT10    W    profile:wan-tuned
-    wan-tuned    10    1
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=10    factor=1
 
 rtt10-2W-wan-tuned
     [Tags]    RTT10    2W    profile:wan-tuned
-    wan-tuned    10    2
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=10    factor=2
 
 rtt20-W-wan-tuned
     [Tags]    RTT20    W    profile:wan-tuned
-    wan-tuned    20    1
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=20    factor=1
 
 rtt20-2W-wan-tuned
     [Tags]    RTT20    2W    profile:wan-tuned
-    wan-tuned    20    2
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=20    factor=2
 
 rtt40-W-wan-tuned
     [Tags]    RTT40    W    profile:wan-tuned
-    wan-tuned    40    1
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=40    factor=1
 
 rtt40-2W-wan-tuned
     [Tags]    RTT40    2W    profile:wan-tuned
-    wan-tuned    40    2
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=40    factor=2
 
 rtt80-W-wan-tuned
     [Tags]    RTT80    W    profile:wan-tuned
-    wan-tuned    80    1
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=80    factor=1
 
 rtt80-2W-wan-tuned
     [Tags]    RTT80    2W    profile:wan-tuned
-    wan-tuned    80    2
+    [Template]    Measure Point
+    latency    profile=wan-tuned    rtt=80    factor=2
 
 rtt0-W-transfer-plain
     [Tags]    RTT0    W    profile:transfer-plain
-    transfer-plain    0    1
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=0    factor=1
 
 rtt0-2W-transfer-plain
     [Tags]    RTT0    2W    profile:transfer-plain
-    transfer-plain    0    2
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=0    factor=2
 
 rtt10-W-transfer-plain
     [Tags]    RTT10    W    profile:transfer-plain
-    transfer-plain    10    1
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=10    factor=1
 
 rtt10-2W-transfer-plain
     [Tags]    RTT10    2W    profile:transfer-plain
-    transfer-plain    10    2
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=10    factor=2
 
 rtt20-W-transfer-plain
     [Tags]    RTT20    W    profile:transfer-plain
-    transfer-plain    20    1
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=20    factor=1
 
 rtt20-2W-transfer-plain
     [Tags]    RTT20    2W    profile:transfer-plain
-    transfer-plain    20    2
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=20    factor=2
 
 rtt40-W-transfer-plain
     [Tags]    RTT40    W    profile:transfer-plain
-    transfer-plain    40    1
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=40    factor=1
 
 rtt40-2W-transfer-plain
     [Tags]    RTT40    2W    profile:transfer-plain
-    transfer-plain    40    2
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=40    factor=2
 
 rtt80-W-transfer-plain
     [Tags]    RTT80    W    profile:transfer-plain
-    transfer-plain    80    1
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=80    factor=1
 
 rtt80-2W-transfer-plain
     [Tags]    RTT80    2W    profile:transfer-plain
-    transfer-plain    80    2
+    [Template]    Measure Point
+    latency    profile=transfer-plain    rtt=80    factor=2
 # END GENERATED ROWS points
 
 latency-shape
     [Documentation]    The paper's shape as ratios of this run's points: loss at 80 ms over
     ...    loss at 0 ms per profile and rate; default's loss over each other profile's at 80 ms.
     [Tags]    summary
-    [Template]    NONE
     Skip If    0 not in $PARAMS['rtts'] or 80 not in $PARAMS['rtts']
     ...    the ratios need RTT 0 and 80 ms; this run has rtts ${PARAMS}[rtts]
     ${ratios}=    Latency Loss Ratios    0    80
@@ -455,26 +521,3 @@ Measure The Ceilings
     Set Suite Variable    ${SATURATION}    ${s}
     ${k}=    Scale The Paper Profiles To This Site    ${s}
     Record Metric    e1.scale_k    ${k}[k]    ratio    achieved_mb_s=${k}[achieved]    paper_mb_s=${k}[paper]    profile=${p}
-
-Latency Point
-    [Documentation]    One point of Figure 2: sweep_jobs jobs at rate factor x W over an RTT
-    ...    between submit host and workers, under a profile.
-    [Arguments]    ${profile}    ${rtt}    ${factor}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}    rtts=${rtt}    rate_factors=${factor}
-    Apply Profile If Needed    ${profile}
-    ${measured}=    Set WAN Latency If Needed    submit    worker    ${rtt}
-    ${r}=    Run Latency Point    ${rtt}    ${factor}    ${SATURATION}[sustained]    measured_rtt_ms=${measured}
-    Should Be True    $r['efficiency_lost'] is not None and $r['efficiency_lost'] >= 0
-    ...    no transfer times for the batch in XferStatsLog (efficiency lost ${r}[efficiency_lost])
-    Record Metric    e1.efficiency_lost    ${r}[efficiency_lost]    ratio    &{r}[params]
-    Record Metric    e1.job_output_mb    ${r}[size_mb]    MB    &{r}[params]
-    Record Metric    e1.slot_setup_teardown_over_execution    ${r}[slot_setup_teardown_over_execution]    ratio    &{r}[params]
-    Record Metric    e1.sweep_demand    ${r}[demand]    MB/s    &{r}[params]
-    IF    $r['window_over_demand'] is not None
-        Record Metric    e1.window_capacity_over_demand    ${r}[window_over_demand]    ratio    &{r}[params]
-    END
-    IF    $r['job_transfer_rate'] is not None
-        Record Metric    e1.job_transfer_rate    ${r}[job_transfer_rate]    MB/s    &{r}[params]
-    END
-    Should Be Equal As Integers    ${r}[completed]    ${r}[jobs]    msg=${r}[completed] of ${r}[jobs] jobs completed
-    Should Be Empty    ${r}[bad_outputs]    msg=jobs ${r}[bad_outputs] did not return ${r}[size_mb] MB of output

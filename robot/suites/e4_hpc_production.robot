@@ -39,22 +39,22 @@ ${MIN_TAIL}       0.01    # back-fill is checked where the idle tail is at least
 colocated
     [Documentation]    The DB on every node, next to its tasks (the paper's KNL 1-node rows).
     [Tags]    layout:colocated    efficiency
-    [Template]    Production Point
-    colocated    ${FALSE}
+    [Template]    Measure Point
+    production    layout=colocated    backfill=${FALSE}
 
 dedicated
     [Documentation]    One node dedicated to the DB serving the task nodes over the site network
     ...    (the paper's 11 nodes, 1 dedicated). Its nodes allocated exceed the nodes running tasks.
     [Tags]    layout:dedicated    efficiency
-    [Template]    Production Point
-    dedicated    ${FALSE}
+    [Template]    Measure Point
+    production    layout=dedicated    backfill=${FALSE}
 
 colocated-backfill
     [Documentation]    Beyond the paper: the co-located layout with the event service back-filling
     ...    idle task slots in the tail.
     [Tags]    layout:colocated    backfill
-    [Template]    Production Point
-    colocated    ${TRUE}
+    [Template]    Measure Point
+    production    layout=colocated    backfill=${TRUE}
 # END GENERATED ROWS layouts
 
 dedicated-over-colocated
@@ -137,18 +137,3 @@ Restore The Nodes And Finish
     Run Keyword And Ignore Error    Restore The Worker Slots
     Run Keyword And Ignore Error    Unshare The Software Area
     Finish Experiment And Restore The Site
-
-Production Point
-    [Documentation]    One layout's whole-node jobs, with or without the event service's back-fill.
-    [Arguments]    ${layout}    ${backfill}
-    Skip If    $backfill and not $PARAMS['backfill_events']    backfill_events is 0 at ${SCALE} scale
-    ${r}=    Run Production    ${layout}    ${backfill}
-    Should Be Empty    ${r}[errors]    node errors: ${r}[errors]
-    Should Be Equal As Integers    ${r}[reports]    ${PARAMS}[nodes]    msg=reports from ${r}[reports] of ${PARAMS}[nodes] nodes
-    Should Be Equal As Integers    ${r}[tasks]    ${r}[tasks_expected]    msg=only ${r}[tasks] of ${r}[tasks_expected] tasks reported
-    Should Be True    $r['lookups'] > 0    no calibration look-up was made
-    Should Be Equal As Integers    ${r}[answered]    ${r}[lookups]    msg=the DB answered ${r}[answered] of ${r}[lookups] look-ups
-    Should Be True    0 < $r['E1'] <= 1 and 0 < $r['E2'] <= 1    E1 ${r}[E1], E2 ${r}[E2] outside (0, 1]
-    IF    '${layout}' == 'dedicated'
-        Should Be True    $r['nodes_allocated'] > $r['nodes_running']    the DB node was not counted as allocated
-    END

@@ -96,7 +96,7 @@ EXPERIMENT = Experiment(
     paper="results/paper/e4.yaml",
     figures=e4_figures.figures,
     fits=nodes_missing,            # whole nodes: one per worker startd
-    rows=e4_rows.ROWS,
+    rows=e4_rows.ROWS, points={"production": {"layout": None, "backfill": None}},
     # Whole-node jobs on the workers (matched by the CMs, reached through CCB) read the
     # software area the submit host exports over NFS; the dedicated-DB layout serves the
     # calibration DB from the DTN. The origin takes no part: it may be paused.

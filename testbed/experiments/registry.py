@@ -9,7 +9,7 @@ measures (what `testbed run` may pause and pin: testbed/experiments/quiet.py),
 optionally its own figures and text tables beyond the line plots (E3's heatmaps, E4's
 idle tail), and the test cases generated in its suite (`rows`: the point rows' axes,
 names, tags and template arguments; rows.py renders them, with one row per claim of its
-paper file). Nothing else lists suites: `experiments()` imports every module here that
+paper file) and the kinds of point those rows measure (`points`). Nothing else lists suites: `experiments()` imports every module here that
 defines EXPERIMENT.
 """
 import importlib
@@ -165,6 +165,10 @@ class Experiment:
     # The roles whose guests the suite times, in order: `--pin` gives each role's guests host
     # CPUs of their own (the first role the first CPUs); () pins nothing.
     measured: tuple = ()
+    # The kinds of point its generated rows measure with `Measure Point` (points.py), each
+    # {row argument: the run parameter its value must be among ('profile': the profiles
+    # compared), or None}; its library has point_<kind> for each.
+    points: dict = field(default_factory=dict)
 
     def sized_for(self, scale, accelerator, topo):
         """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""

@@ -27,6 +27,7 @@ test) names the suite, the block and the first row that differs.
 import re
 from dataclasses import dataclass, field
 
+from testbed.experiments.points import POINT_TEMPLATE
 from testbed.model.errors import ConfigError
 
 CLAIMS = "claims"
@@ -139,6 +140,25 @@ def check_declaration(exp):
                                      f"is not a parameter declared with rows=True")
                 if axis.profiles and not exp.row_profiles:
                     raise ValueError(f"{exp.name}: rows {block.name!r} axis {axis.name!r}: no row_profiles")
+            for case in rows.cases:
+                if case.template == POINT_TEMPLATE:
+                    _check_point_case(exp, block, case)
+    for kind, args in exp.points.items():
+        for arg, param in args.items():
+            if param and param != "profile" and param not in exp.params:
+                raise ValueError(f"{exp.name}: point {kind!r} argument {arg!r}: {param!r} is not a parameter")
+
+
+def _check_point_case(exp, block, case):
+    """ValueError unless a `Measure Point` case names a declared kind and exactly its arguments."""
+    where = f"{exp.name}: rows {block.name!r} case {case.name!r}"
+    if not case.args or case.args[0] not in exp.points:
+        raise ValueError(f"{where}: {POINT_TEMPLATE} needs a declared point kind first "
+                         f"(declared: {', '.join(exp.points) or 'none'})")
+    named = [a.split("=", 1)[0] for a in case.args[1:]]
+    if any("=" not in a for a in case.args[1:]) or sorted(named) != sorted(exp.points[case.args[0]]):
+        raise ValueError(f"{where}: {POINT_TEMPLATE} {case.args[0]} takes "
+                         f"{', '.join(f'{a}=' for a in exp.points[case.args[0]])}, not {', '.join(case.args[1:])}")
 
 
 def fill(pattern, fields, where):

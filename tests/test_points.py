@@ -1,0 +1,176 @@
+"""`Measure Point`, the one keyword every generated point row calls: the Measured a point
+returns (points.py), the registry's declaration of point kinds and the rows that use them,
+the base library's keep-then-judge, and the points of E1 and E4 built from fake figures."""
+import pytest
+from robot.api import SkipExecution
+
+from testbed.experiments import e1_transfer, e4_points, points, registry
+from testbed.experiments.points import POINT_TEMPLATE, Measured
+from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
+from tests.test_e4_hpc import report, task
+from tests.test_experiment_libraries import FakeTestbed, base, load
+
+SCALES = {s: {"n": [1, 2]} for s in ("ci", "quick", "full")}
+
+
+def test_measured_keeps_records_and_series_and_names_every_failed_check():
+    m = Measured().record("x.a", 1.5, "s", n=1).record_series("x.s", "MB/s", [(0.04, 3.0, 9.0), (1.0, 4.0, 8.0)], 2)
+    assert m.records == [("x.a", 1.5, "s", {"n": 1}), ("x.s", 9.0, "MB/s", {"t": 0.0}),
+                         ("x.s", 8.0, "MB/s", {"t": 1.0})]
+    assert m.verdict() is None
+    m.check(True, "fine").check(False, "first wrong")
+    assert m.verdict() == "first wrong"
+    m.check(0, "second wrong")
+    assert m.failures == ["first wrong", "second wrong"]
+    assert m.verdict() == "2 checks failed: first wrong; second wrong"
+    assert Measured.skip("not here").skipped == "not here" and not Measured().skipped
+
+
+def test_in_run_arguments_map_the_row_to_the_run_parameters():
+    declared = {"latency": {"profile": "profile", "rtt": "rtts", "label": None}}
+    assert points.in_run_arguments(declared, "latency", {"profile": "p", "rtt": "80", "label": "x"}) == \
+        {"profile": "p", "rtts": "80"}
+    with pytest.raises(ValueError, match="no point kind 'other' \\(declared: latency\\)"):
+        points.in_run_arguments(declared, "other", {})
+    with pytest.raises(ValueError, match="not extra; missing label, rtt"):
+        points.in_run_arguments(declared, "latency", {"profile": "p", "extra": 1})
+    assert points.method_name("ramp-step") == "point_ramp_step"
+
+
+def _exp(points_declared, *cases):
+    return Experiment(name="x", title="t", seed=None, suite="robot/suites/x.robot", uses=("worker",),
+                      params={"n": Param("ints", rows=True)}, scales=SCALES, points=points_declared,
+                      rows=(Block("b", Rows(*cases, axes=(Axis("n", param="n"),))),))
+
+
+def test_the_registry_rejects_a_point_row_it_does_not_declare():
+    ok = _exp({"one": {"n": "n"}}, Case("n{n}", POINT_TEMPLATE, args=("one", "n={n}")))
+    assert "Measure Point\n    one    n=2" in ok.generated_rows()["b"]
+    with pytest.raises(ValueError, match="needs a declared point kind first \\(declared: one\\)"):
+        _exp({"one": {"n": "n"}}, Case("n{n}", POINT_TEMPLATE, args=("two", "n={n}")))
+    with pytest.raises(ValueError, match="one takes n=, not m={n}"):
+        _exp({"one": {"n": "n"}}, Case("n{n}", POINT_TEMPLATE, args=("one", "m={n}")))
+    with pytest.raises(ValueError, match="one takes n=, not {n}"):
+        _exp({"one": {"n": "n"}}, Case("n{n}", POINT_TEMPLATE, args=("one", "{n}")))
+    with pytest.raises(ValueError, match="argument 'n': 'nn' is not a parameter"):
+        _exp({"one": {"n": "nn"}}, Case("n{n}", POINT_TEMPLATE, args=("one", "n={n}")))
+
+
+def _point_rows(exp):
+    return [c.args for b in exp.rows for r in b.rows for c in r.cases if c.template == POINT_TEMPLATE]
+
+
+LIBRARY = {"e1": "TransferLibrary", "e2": "SiteInABoxLibrary", "e3": "FaxLibrary", "e4": "HpcLibrary",
+           "e5": "ScaleLibrary"}
+
+
+@pytest.mark.parametrize("name", sorted(e for e in registry.experiments() if registry.get(e).points))
+def test_every_declared_kind_has_rows_and_a_library_method(name):
+    exp = registry.get(name)
+    used = {args[0] for args in _point_rows(exp)}
+    assert used == set(exp.points), f"{name}: kinds declared {sorted(exp.points)}, used by rows {sorted(used)}"
+    lib = load(LIBRARY[name])
+    for kind in exp.points:
+        assert callable(getattr(lib, points.method_name(kind), None)), f"{LIBRARY[name]} lacks point_{kind}"
+    templates = {line.split("[Template]")[1].strip() for name, text in exp.generated_rows().items()
+                 if name != CLAIMS for line in text.splitlines() if "[Template]" in line}
+    assert templates == {POINT_TEMPLATE}, f"{name}: generated point rows call {sorted(templates)}"
+
+
+class PointTestbed(FakeTestbed):
+    def __init__(self):
+        super().__init__()
+        self.recorded, self.skips = [], []
+
+    def skip_unless_in_this_run(self, params, **point):
+        self.skips.append(point)
+        if point.get("rtts") == "999":
+            raise SkipExecution("rtts 999 is not a point of this run")
+
+    def record_metric(self, name, value, unit="", **params):
+        self.recorded.append((name, value, params))
+
+
+@pytest.fixture
+def ptb(monkeypatch):
+    fake = PointTestbed()
+
+    class FakeBuiltIn:
+        def get_library_instance(self, name):
+            return fake
+    monkeypatch.setattr(base(), "BuiltIn", FakeBuiltIn)
+    return fake
+
+
+def _library(result):
+    class Lib(base().ExperimentLibrary):
+        experiment = "e1"
+        calls = []
+
+        def point_latency(self, **point):
+            self.calls.append(point)
+            return result
+    return Lib("ci")
+
+
+def test_measure_point_keeps_every_record_before_it_judges(ptb):
+    m = Measured().record("e1.efficiency_lost", 0.5, "ratio", rtt_ms=80.0).check(False, "3 of 4 jobs completed")
+    lib = _library(m)
+    with pytest.raises(AssertionError, match="^3 of 4 jobs completed$"):
+        lib.measure_point("latency", profile="default", rtt="80", factor="2")
+    assert ptb.skips == [{"profile": "default", "rtts": "80", "rate_factors": "2"}]
+    assert lib.calls == [{"profile": "default", "rtt": "80", "factor": "2"}]
+    assert ptb.recorded == [("e1.efficiency_lost", 0.5, {"rtt_ms": 80.0})]
+
+
+def test_measure_point_skips_before_it_measures_and_names_a_wrong_row(ptb):
+    lib = _library(Measured())
+    with pytest.raises(SkipExecution):
+        lib.measure_point("latency", profile="default", rtt="999", factor="2")
+    assert lib.calls == []
+    with pytest.raises(AssertionError, match="e1: no point kind 'ramp'"):
+        lib.measure_point("ramp", n="1")
+    with pytest.raises(AssertionError, match="e1: point 'latency' takes .*missing factor"):
+        lib.measure_point("latency", profile="default", rtt="0")
+    with pytest.raises(SkipExecution, match="nothing here"):
+        _library(Measured.skip("nothing here")).measure_point("latency", profile="p", rtt="0", factor="1")
+    assert ptb.recorded == []
+    assert _library(Measured().record("e1.a", 1)).measure_point("latency", profile="p", rtt="0", factor="1")
+
+
+def _latency(**over):
+    r = {"jobs": 4, "completed": 4, "bad_outputs": [], "size_mb": 2, "efficiency_lost": 0.4,
+         "slot_setup_teardown_over_execution": 1.2, "job_transfer_rate": None, "demand": 3.0,
+         "window_over_demand": None, "params": {"rtt_ms": 80.0, "rate": "2W", "profile": "default"}}
+    r.update(over)
+    return e1_transfer.latency_measured(r)
+
+
+def test_e1_latency_point_records_what_it_measured_and_checks_the_batch():
+    m = _latency()
+    assert [r[0] for r in m.records] == ["e1.efficiency_lost", "e1.job_output_mb",
+                                         "e1.slot_setup_teardown_over_execution", "e1.sweep_demand"]
+    assert all(r[3] == {"rtt_ms": 80.0, "rate": "2W", "profile": "default"} for r in m.records)
+    assert m.verdict() is None
+    bad = _latency(efficiency_lost=None, completed=3, bad_outputs=[2], window_over_demand=1.5, job_transfer_rate=2.0)
+    assert "e1.efficiency_lost" not in [r[0] for r in bad.records]
+    assert {"e1.window_capacity_over_demand", "e1.job_transfer_rate"} <= {r[0] for r in bad.records}
+    assert bad.failures == ["no transfer times for the batch in XferStatsLog (efficiency lost None)",
+                            "3 of 4 jobs completed", "jobs [2] did not return 2 MB of output"]
+
+
+def test_e4_production_point_records_the_table_and_checks_the_nodes():
+    nodes = [report([task(0, 10, 60, 50), task(1, 10, 110, 100)], host=f"w{i}", n=i, cpus=2) for i in range(2)]
+    p = {"nodes": 2, "tasks_per_node": 2}
+    m = e4_points.production(nodes, [], p, "colocated", False)
+    names = {r[0] for r in m.records}
+    assert {"e4.total_efficiency", "e4.job_start_efficiency", "e4.idle_tail_slots", "e4.lookups"} <= names
+    assert "e4.backfill_overrun_seconds" not in names
+    assert all(r[3]["layout"] == "colocated" and r[3]["backfill"] == 0 for r in m.records)
+    assert m.verdict() is None, m.failures
+    ded = e4_points.production(nodes, [{"errors": ["db down"]}], dict(p, nodes=3), "dedicated", True)
+    assert "e4.backfill_overrun_seconds" in {r[0] for r in ded.records}
+    assert ded.failures == ["node errors: ['db down']", "reports from 2 of 3 nodes"]
+    short = e4_points.production(nodes[:1], [], dict(p, nodes=1, tasks_per_node=3), "colocated", False)
+    assert short.failures == ["only 2 of 3 tasks reported"]
