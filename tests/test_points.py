@@ -4,7 +4,7 @@ the base library's keep-then-judge, and the points of E1 and E4 built from fake 
 import pytest
 from robot.api import SkipExecution
 
-from testbed.experiments import e1_transfer, e4_points, points, registry
+from testbed.experiments import e1_transfer, e2_points, e4_points, points, registry
 from testbed.experiments.points import POINT_TEMPLATE, Measured
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
@@ -174,3 +174,49 @@ def test_e4_production_point_records_the_table_and_checks_the_nodes():
     assert ded.failures == ["node errors: ['db down']", "reports from 2 of 3 nodes"]
     short = e4_points.production(nodes[:1], [], dict(p, nodes=1, tasks_per_node=3), "colocated", False)
     assert short.failures == ["only 2 of 3 tasks reported"]
+
+
+def _round(**over):
+    r = {"clients": 4, "profile": "default", "aggregate": 40.0, "per_client": 10.0, "failed": 0, "reads": 8,
+         "port": 1097, "phase": "uncached-4", "net_series": [(0.0, 1.0, 30.0), (1.0, 1.0, 50.0)],
+         "md_series": [(0.0, 5.0, 7.0)], "stripe_cache_size": 256, "spindles": "emulated", "names": ["f1"]}
+    r.update(over)
+    return r
+
+
+def test_e2_uncached_point_records_the_round_and_its_series():
+    m = e2_points.uncached(_round())
+    assert [(r[0], r[1]) for r in m.records] == [("e2.uncached_rate", 40.0), ("e2.uncached_per_client_rate", 10.0),
+                                                 ("e2.dtn_tx_rate", 30.0), ("e2.dtn_tx_rate", 50.0)]
+    assert m.verdict() is None
+    assert e2_points.uncached(_round(failed=2, aggregate=0.0)).failures == \
+        ["2 of 8 reads through port 1097 failed", "aggregate 0.0 MB/s"]
+
+
+def test_e2_raid_points_record_rates_and_check_every_side_moved():
+    w = {"rate": 0.0, "writers": 10, "series": [(0.0, 1.0, 20.0)], "stripe_cache_size": 32768,
+         "profile": "raid-stripe-32768", "spindles": "off", "member_mb_per_s": 0, "member_iops": 0}
+    m = e2_points.raid_write(w)
+    assert m.records[0][3]["stripe_cache_size"] == 32768 and m.records[1] == \
+        ("e2.raid_write_rate_over_time", 20.0, "MB/s", {"t": 0.0, "stripe_cache_size": 32768,
+                                                         "profile": "raid-stripe-32768", "spindles": "off"})
+    assert m.failures == ["RAID write rate 0.0 MB/s"]
+    c = {"read_alone": 50.0, "read_both": 20.0, "write_alone": 30.0, "write_both": 0.0, "read_ratio": 0.4,
+         "write_ratio": None, "errors": 1, "readers": 4, "writers": 10, "profile": "default",
+         "stripe_cache_size": 256, "spindles": "emulated"}
+    rw = e2_points.read_write(c)
+    assert [r[0] for r in rw.records].count("e2.raid_read_under_writes") == 1
+    assert "e2.raid_write_under_reads" not in [r[0] for r in rw.records]
+    assert rw.failures == ["fio reported 1 I/O errors on the array", "write_both: no bytes moved (0.0 MB/s)"]
+
+
+def test_e2_cached_point_keeps_both_rounds_and_reports_what_the_cache_said():
+    first, repeat = _round(aggregate=20.0, phase="first_read-4"), _round(aggregate=80.0, phase="repeat_read-4")
+    m = e2_points.cached(first, repeat, None, None, 40.0, 100.0)
+    got = {r[0]: r[1] for r in m.records}
+    assert got["e2.cached_over_uncached"] == 0.5 and got["e2.hit_over_local_read"] == 0.8
+    assert got["e2.first_read_rate"] == 20.0 and got["e2.repeat_read_rate"] == 80.0
+    assert m.verdict() is None
+    bad = e2_points.cached(first, repeat, None, "repeated reads of f1 still fetched from the origin", None, 100.0)
+    assert "e2.cached_over_uncached" not in {r[0] for r in bad.records}
+    assert bad.failures == ["repeated reads of f1 still fetched from the origin"]

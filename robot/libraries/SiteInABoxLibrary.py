@@ -1,12 +1,14 @@
 """E2 keywords (seed 001): reads through the DTN with and without the cache,
-RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; they
-return what they measure and the suite records it into the run opened by
-TestbedLibrary."""
+RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; the points
+(`Measure Point    uncached|raid-write|raid-write-unlimited|read-write|cached`) are
+recorded and judged by e2_points, the other keywords return what they measure and the
+suite records it into the run opened by TestbedLibrary."""
 
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e2_reads
+from testbed.experiments import e2_points, e2_reads
+from testbed.experiments.points import Measured
 from testbed.experiments import e2_site as siteinabox
 from _experiment_library import ExperimentLibrary
 
@@ -75,20 +77,53 @@ class SiteInABoxLibrary(ExperimentLibrary):
                     seq_within=siteinabox.within_limit(got["seq_mb_per_s"], limits.mb_per_s),
                     iops_within=siteinabox.within_limit(got["rand_iops"], limits.iops))
 
-    @keyword
-    def write_to_raid6_with_the_limits_lifted(self):
+    # --- the points (`Measure Point    KIND    ...`, e2_points) ------------------------
+    def point_uncached(self, n):
+        """n clients through the pass-through proxy, under `default`."""
+        self.tb.apply_profile_if_needed("default")
+        return e2_points.uncached(self.read_origin_files_through_the_dtn(n, cached=False))
+
+    def point_raid_write(self, profile):
+        """The paper's parallel writers on the RAID6 under `profile` (its stripe cache)."""
+        self.tb.apply_profile_if_needed(profile)
+        return e2_points.raid_write(self.write_to_raid6_in_parallel())
+
+    def point_raid_write_unlimited(self, profile):
         """The same writers with every member's limits lifted (the host's disk as it is),
-        then the run's limits back. Skips when the run's members are unlimited already."""
+        then the run's limits back. Skipped when the run's members are unlimited already."""
         limits = self._limits()
         if limits.off:
-            raise SkipExecution("the run's RAID members have no limits: the rows above are the unlimited ones")
+            return Measured.skip("the run's RAID members have no limits: the rows above are the unlimited ones")
         if not int(self.params()["unlimited_rows"]):
-            raise SkipExecution("unlimited_rows is 0 in this run")
+            return Measured.skip("unlimited_rows is 0 in this run")
+        self.tb.apply_profile_if_needed(profile)
         self.box.apply_member_limits(siteinabox.UNLIMITED, echo=logger.console)
         try:
-            return self.write_to_raid6_in_parallel(limits=siteinabox.UNLIMITED)
+            return e2_points.raid_write(self.write_to_raid6_in_parallel(limits=siteinabox.UNLIMITED))
         finally:
             self.box.apply_member_limits(limits, echo=logger.console)
+
+    def point_read_write(self, profile):
+        """Readers and writers competing on the array under `profile`."""
+        self.tb.apply_profile_if_needed(profile)
+        return e2_points.read_write(self.read_and_write_raid6_at_once())
+
+    def point_cached(self, profile):
+        """The largest client count through the caching proxy under `profile`: the cache
+        emptied, first reads (misses), repeated reads (hits), both judged from the cache's
+        own records; then the DTN reading the cached files from its own RAID."""
+        self.tb.apply_profile_if_needed(profile)
+        n = self.params()["clients"][-1]
+        self.box.clear_cache()
+        first = self.read_origin_files_through_the_dtn(n, cached=True, label="first_read")
+        first_problem = self.cache_problem(first["names"], "misses")
+        repeat = self.read_origin_files_through_the_dtn(n, cached=True, label="repeat_read")
+        repeat_problem = self.cache_problem(repeat["names"], "hits")
+        uncached = self.tb.recorded_values("e2.uncached_rate", clients=n)
+        local = self.box.local_read_rate(repeat["names"])
+        logger.console(f"  DTN local read of the cached files: {local:.1f} MB/s")
+        return e2_points.cached(first, repeat, first_problem, repeat_problem, uncached[-1] if uncached else None,
+                                local)
 
     @keyword
     def stripe_cache_speedup(self, spindles):
@@ -103,7 +138,6 @@ class SiteInABoxLibrary(ExperimentLibrary):
                            f"= {ratio:.2f}x (paper: {fig['value'] if fig else '?'}x)")
         return ratio
 
-    @keyword
     def read_origin_files_through_the_dtn(self, clients, cached=False, label=None):
         """`clients` parallel xrdcp clients on the workers, each reading random origin files
         through the DTN: the pass-through proxy (no cache) or the caching proxy. Returns
@@ -162,7 +196,6 @@ class SiteInABoxLibrary(ExperimentLibrary):
         base = self.tb.measure_rtt(box.dtn.name, box.origin.name)
         return {"base": base, "measured": self.tb.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms)}
 
-    @keyword
     def write_to_raid6_in_parallel(self, limits=None):
         """The paper's 10 parallel dd writers (conv=fdatasync) on the RAID6, with the md
         stripe cache of the profile in force; RAID write rate sampled every second.
@@ -178,7 +211,6 @@ class SiteInABoxLibrary(ExperimentLibrary):
                 "series": series, "stripe_cache_size": stripe, "profile": self.tb.profile_name,
                 **self._disk_params(limits)}
 
-    @keyword
     def read_and_write_raid6_at_once(self):
         """The read/write competition on the array: direct readers alone, the paper's writers
         alone, then both at once, each phase as long (fio on md0's filesystem). Returns the
@@ -200,20 +232,15 @@ class SiteInABoxLibrary(ExperimentLibrary):
         return dict(c, readers=p["rw_readers"], writers=p["writers"], seconds=p["rw_seconds"],
                     profile=self.tb.profile_name, stripe_cache_size=stripe, **self._disk_params(limits))
 
-    @keyword
-    def clear_the_cache(self):
-        self.box.clear_cache()
-
-    @keyword
-    def cache_should_report(self, names, expect):
-        """Judge hits and misses from the proxy's own .cinfo records (xrdpfc_print -j).
-        misses: the cache was empty before, and every file read is now complete in it
-        (fetched from the origin and written to RAID6). hits: every file's latest access
-        took all its bytes from the cache (B_miss = 0)."""
+    def cache_problem(self, names, expect):
+        """None when the proxy's own .cinfo records (xrdpfc_print -j) show what `expect` says,
+        else what is wrong. misses: every file read is now complete in the cache (fetched from
+        the origin and written to RAID6). hits: every file's latest access took all its bytes
+        from the cache (B_miss = 0)."""
         records = self.box.cache_records(names)
         missing = sorted(set(names) - set(records))
         if missing:
-            raise AssertionError(f"the caching proxy has no .cinfo record of {', '.join(missing)}")
+            return f"the caching proxy has no .cinfo record of {', '.join(missing)}"
         verdicts = {n: siteinabox.cache_verdict(r) for n, r in records.items()}
         hit = sum(siteinabox.cache_bytes(r)[0] for r in records.values())
         miss = sum(siteinabox.cache_bytes(r)[1] for r in records.values())
@@ -222,22 +249,9 @@ class SiteInABoxLibrary(ExperimentLibrary):
                        f" {hit / 1e6:.0f} MB hit, {miss / 1e6:.0f} MB missed in all accesses")
         if expect == "misses":
             bad = [n for n, v in verdicts.items() if not v["complete"]]
-            if bad:
-                raise AssertionError(f"after the first reads {', '.join(bad)} are not complete in the cache")
-        elif expect == "hits":
-            bad = [n for n, v in verdicts.items() if not v["pure_hit"]]
-            if bad:
-                raise AssertionError(f"repeated reads of {', '.join(bad)} still fetched from the origin")
-        else:
-            raise AssertionError(f"expect must be misses or hits, not {expect!r}")
-        return verdicts
-
-    @keyword
-    def dtn_local_read_rate(self, names):
-        """The DTN reading the given cached files from its own RAID (page cache dropped), MB/s."""
-        local = self.box.local_read_rate(names)
-        logger.console(f"  DTN local read of the cached files: {local:.1f} MB/s")
-        return local
+            return f"after the first reads {', '.join(bad)} are not complete in the cache" if bad else None
+        bad = [n for n, v in verdicts.items() if not v["pure_hit"]]
+        return f"repeated reads of {', '.join(bad)} still fetched from the origin" if bad else None
 
     @keyword
     def route_a_job(self, dtn_can_run=True):

@@ -71,48 +71,48 @@ uncached-1-clients
     [Documentation]    n clients each xrdcp random files of the origin through the DTN's
     ...    pass-through proxy to /dev/null; aggregate and per-client throughput.
     [Tags]    uncached    clients:1
-    [Template]    Uncached Read Point
-    1
+    [Template]    Measure Point
+    uncached    n=1
 
 uncached-2-clients
     [Tags]    uncached    clients:2
-    [Template]    Uncached Read Point
-    2
+    [Template]    Measure Point
+    uncached    n=2
 
 uncached-4-clients
     [Tags]    uncached    clients:4
-    [Template]    Uncached Read Point
-    4
+    [Template]    Measure Point
+    uncached    n=4
 
 uncached-10-clients
     [Tags]    uncached    clients:10
-    [Template]    Uncached Read Point
-    10
+    [Template]    Measure Point
+    uncached    n=10
 
 raid-write-default
     [Documentation]    10 parallel dd writers with conv=fdatasync on the RAID6 under a profile
     ...    (stripe_cache_size 256).
     [Tags]    raid    profile:default
-    [Template]    RAID Write Point
-    default
+    [Template]    Measure Point
+    raid-write    profile=default
 
 raid-write-default-unlimited
     [Documentation]    The same writers at stripe_cache_size 256 with every member's limits
     ...    lifted (the host's disk as it is), then the run's limits back.
     [Tags]    raid    profile:default    unlimited
-    [Template]    RAID Write Point Without Spindles
-    default
+    [Template]    Measure Point
+    raid-write-unlimited    profile=default
 
 raid-write-raid-stripe-32768
     [Documentation]    The same writers with stripe_cache_size 32768.
     [Tags]    raid    profile:raid-stripe-32768
-    [Template]    RAID Write Point
-    raid-stripe-32768
+    [Template]    Measure Point
+    raid-write    profile=raid-stripe-32768
 
 raid-write-raid-stripe-32768-unlimited
     [Tags]    raid    profile:raid-stripe-32768    unlimited
-    [Template]    RAID Write Point Without Spindles
-    raid-stripe-32768
+    [Template]    Measure Point
+    raid-write-unlimited    profile=raid-stripe-32768
 # END GENERATED ROWS reads-and-writes
 
 direct-read-round-trips
@@ -160,29 +160,29 @@ cached-reads-default
     ...    misses that write the cache on RAID6, repeated reads are hits; judged from the
     ...    cache's own records. Stripe cache 256.
     [Tags]    cached    profile:default
-    [Template]    Cached Read Point
-    default
+    [Template]    Measure Point
+    cached    profile=default
 
 raid-read-write-default
     [Documentation]    Reads and writes compete on RAID6: direct readers alone, the writers
     ...    alone, then both at once for as long (fio on the array's filesystem); the rate of
     ...    each side together over alone. Stripe cache 256.
     [Tags]    raid    competition    profile:default
-    [Template]    RAID Read Write Point
-    default
+    [Template]    Measure Point
+    read-write    profile=default
 
 cached-reads-raid-stripe-32768
     [Documentation]    The same with stripe cache 32768.
     [Tags]    cached    profile:raid-stripe-32768
-    [Template]    Cached Read Point
-    raid-stripe-32768
+    [Template]    Measure Point
+    cached    profile=raid-stripe-32768
 
 raid-read-write-raid-stripe-32768
     [Documentation]    The same at stripe cache 32768, the paper's setting when its cached
     ...    reads stopped at ~700 MB/s while the cache was being written.
     [Tags]    raid    competition    profile:raid-stripe-32768
-    [Template]    RAID Read Write Point
-    raid-stripe-32768
+    [Template]    Measure Point
+    read-write    profile=raid-stripe-32768
 # END GENERATED ROWS cache-and-competition
 
 route-to-dtn
@@ -241,41 +241,6 @@ Finish E2 And Restore The Site
     Run Keyword And Ignore Error    Restore The Topology Disk Limits
     Finish Experiment And Restore The Site
 
-Uncached Read Point
-    [Documentation]    n clients through the pass-through proxy, under `default`.
-    [Arguments]    ${n}
-    Skip Unless In This Run    ${PARAMS}    clients=${n}
-    Apply Profile If Needed    default
-    ${r}=    Read Origin Files Through The DTN    ${n}    cached=False
-    Should Be Equal As Integers    ${r}[failed]    0    msg=${r}[failed] of ${r}[reads] reads through port ${r}[port] failed
-    Record Metric    e2.uncached_rate    ${r}[aggregate]    MB/s    clients=${r}[clients]    profile=${r}[profile]
-    Record Metric    e2.uncached_per_client_rate    ${r}[per_client]    MB/s    clients=${r}[clients]    profile=${r}[profile]
-    Record Metric Series    e2.dtn_tx_rate    MB/s    ${r}[net_series]    column=2    phase=${r}[phase]    profile=${r}[profile]
-    Should Be True    $r['aggregate'] > 0    aggregate ${r}[aggregate] MB/s
-
-RAID Write Point
-    [Arguments]    ${profile}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Apply Profile If Needed    ${profile}
-    ${w}=    Write To RAID6 In Parallel
-    Record RAID Write    ${w}
-
-RAID Write Point Without Spindles
-    [Arguments]    ${profile}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Apply Profile If Needed    ${profile}
-    ${w}=    Write To RAID6 With The Limits Lifted
-    Record RAID Write    ${w}
-
-Record RAID Write
-    [Arguments]    ${w}
-    Record Metric    e2.raid_write_rate    ${w}[rate]    MB/s
-    ...    stripe_cache_size=${w}[stripe_cache_size]    writers=${w}[writers]    profile=${w}[profile]
-    ...    spindles=${w}[spindles]    member_mb_per_s=${w}[member_mb_per_s]    member_iops=${w}[member_iops]
-    Record Metric Series    e2.raid_write_rate_over_time    MB/s    ${w}[series]    column=2
-    ...    stripe_cache_size=${w}[stripe_cache_size]    profile=${w}[profile]    spindles=${w}[spindles]
-    Should Be True    $w['rate'] > 0    RAID write rate ${w}[rate] MB/s
-
 RAID Write Speedup
     [Arguments]    ${spindles}
     ${speedup}=    Stripe Cache Speedup    ${spindles}
@@ -284,55 +249,3 @@ RAID Write Speedup
     ...    member_mb_per_s=${DISKS}[member_mb_per_s]    member_iops=${DISKS}[member_iops]
     Should Be True    $speedup > 0    speedup ${speedup}
 
-Record Cached Round
-    [Documentation]    One round through the caching proxy into the run's metrics.
-    [Arguments]    ${r}    ${rate_metric}    ${per_client_metric}
-    Record Metric    ${rate_metric}    ${r}[aggregate]    MB/s
-    ...    clients=${r}[clients]    profile=${r}[profile]    stripe_cache_size=${r}[stripe_cache_size]    spindles=${r}[spindles]
-    Record Metric    ${per_client_metric}    ${r}[per_client]    MB/s
-    ...    clients=${r}[clients]    profile=${r}[profile]    stripe_cache_size=${r}[stripe_cache_size]    spindles=${r}[spindles]
-    Record Metric Series    e2.dtn_tx_rate    MB/s    ${r}[net_series]    column=2    phase=${r}[phase]    profile=${r}[profile]
-    Record Metric Series    e2.raid_read_rate_during    MB/s    ${r}[md_series]    column=1    phase=${r}[phase]    profile=${r}[profile]
-    Record Metric Series    e2.raid_write_rate_during    MB/s    ${r}[md_series]    column=2    phase=${r}[phase]    profile=${r}[profile]
-
-RAID Read Write Point
-    [Arguments]    ${profile}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Apply Profile If Needed    ${profile}
-    ${c}=    Read And Write RAID6 At Once
-    Should Be Equal As Integers    ${c}[errors]    0    msg=fio reported ${c}[errors] I/O errors on the array
-    FOR    ${side}    IN    read_alone    write_alone    read_both    write_both
-        Should Be True    $c['${side}'] > 0    ${side}: no bytes moved (${c}[${side}] MB/s)
-    END
-    ${where}=    Create Dictionary    readers=${c}[readers]    writers=${c}[writers]    profile=${c}[profile]
-    ...    stripe_cache_size=${c}[stripe_cache_size]    spindles=${c}[spindles]
-    Record Metric    e2.raid_rw_read_rate    ${c}[read_alone]    MB/s    phase=alone    &{where}
-    Record Metric    e2.raid_rw_read_rate    ${c}[read_both]    MB/s    phase=with_writes    &{where}
-    Record Metric    e2.raid_rw_write_rate    ${c}[write_alone]    MB/s    phase=alone    &{where}
-    Record Metric    e2.raid_rw_write_rate    ${c}[write_both]    MB/s    phase=with_reads    &{where}
-    Record Metric    e2.raid_read_under_writes    ${c}[read_ratio]    ratio    &{where}
-    Record Metric    e2.raid_write_under_reads    ${c}[write_ratio]    ratio    &{where}
-
-Cached Read Point
-    [Arguments]    ${profile}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Apply Profile If Needed    ${profile}
-    ${n}=    Set Variable    ${PARAMS}[clients][-1]
-    Clear The Cache
-    ${first}=    Read Origin Files Through The DTN    ${n}    cached=True    label=first_read
-    Should Be Equal As Integers    ${first}[failed]    0    msg=${first}[failed] of ${first}[reads] first reads failed
-    Record Cached Round    ${first}    e2.first_read_rate    e2.first_read_per_client_rate
-    Cache Should Report    ${first}[names]    misses
-    ${repeat}=    Read Origin Files Through The DTN    ${n}    cached=True    label=repeat_read
-    Should Be Equal As Integers    ${repeat}[failed]    0    msg=${repeat}[failed] of ${repeat}[reads] repeated reads failed
-    Record Cached Round    ${repeat}    e2.repeat_read_rate    e2.repeat_read_per_client_rate
-    Cache Should Report    ${repeat}[names]    hits
-    ${uncached}=    Recorded Values    e2.uncached_rate    clients=${n}
-    IF    $uncached and $uncached[-1]
-        Record Metric    e2.cached_over_uncached    ${{ $first['aggregate'] / $uncached[-1] }}    ratio
-        ...    clients=${n}    stripe_cache_size=${first}[stripe_cache_size]    profile=${first}[profile]    spindles=${first}[spindles]
-    END
-    ${local}=    DTN Local Read Rate    ${repeat}[names]
-    Record Metric    e2.dtn_local_read_rate    ${local}    MB/s    stripe_cache_size=${repeat}[stripe_cache_size]    profile=${repeat}[profile]    spindles=${repeat}[spindles]
-    Record Metric    e2.hit_over_local_read    ${{ $repeat['aggregate'] / $local }}    ratio
-    ...    stripe_cache_size=${repeat}[stripe_cache_size]    profile=${repeat}[profile]    spindles=${repeat}[spindles]

@@ -83,7 +83,7 @@ EXPERIMENT = Experiment(
              "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
-    rows=e2_rows.ROWS,
+    rows=e2_rows.ROWS, points=e2_rows.POINTS,
     # Every role: clients on the workers read the origin's files through the DTN; jobs go from
     # the submit host to the DTN's schedd (HTCondor-C) and flock on to the CMs' pool via CCB.
     uses=("submit", "cm", "ccb", "worker", "dtn", "origin"),
