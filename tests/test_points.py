@@ -4,7 +4,7 @@ the base library's keep-then-judge, and the points of E1 and E4 built from fake 
 import pytest
 from robot.api import SkipExecution
 
-from testbed.experiments import e1_transfer, e2_points, e4_points, points, registry
+from testbed.experiments import e1_transfer, e2_points, e3_points, e4_points, points, registry
 from testbed.experiments.points import POINT_TEMPLATE, Measured
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
@@ -220,3 +220,26 @@ def test_e2_cached_point_keeps_both_rounds_and_reports_what_the_cache_said():
     bad = e2_points.cached(first, repeat, None, "repeated reads of f1 still fetched from the origin", None, 100.0)
     assert "e2.cached_over_uncached" not in {r[0] for r in bad.records}
     assert bad.failures == ["repeated reads of f1 still fetched from the origin"]
+
+
+def test_e3_cell_records_every_number_of_the_job_it_has():
+    at = {"compute": "a", "storage": "b", "rtt_ms": 40, "cache_mb": 10.0, "reader": "root", "learn_entries": 100}
+    r = {"at": at, "events_per_s": 50.0, "cpu_eff": 0.5, "mb_per_s": 2.0, "startup_s": 1.0, "read_calls": 12,
+         "cache_fills": None, "bytes_read_mb": 3.0}
+    m = e3_points.cell(r)
+    assert [x[0] for x in m.records] == ["e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.startup_s",
+                                         "e3.read_calls", "e3.bytes_read_mb"]
+    assert all(x[3] == at for x in m.records) and m.verdict() is None
+    assert e3_points.cell(dict(r, events_per_s=0.0)).failures == ["no events read in cell a<-b"]
+    assert (e3_points.site_number("a"), e3_points.site_number("d")) == (1, 4)
+
+
+def test_e3_diagonal_and_concurrency_points():
+    assert e3_points.diagonal({}, 10, "root").skipped == "needs diagonal and off-diagonal root cells at 10 MB in this run"
+    m = e3_points.diagonal({5: 0.9, 80: 1.3}, 10, "root")
+    assert [(x[1], x[3]["rtt_ms"]) for x in m.records] == [(0.9, 5), (1.3, 80)]
+    assert m.failures == ["the 80 ms root cells read 1.3 x the diagonal's events/s: the diagonal is slower beyond noise"]
+    assert e3_points.diagonal({5: 0.9, 80: 0.5}, 10, "root").verdict() is None
+    r = {"per_job": [10.0, 11.0], "rtt_ms": 40, "reader": "uproot", "redirect_rtt_ms": 0}
+    assert len(e3_points.concurrency(r, "2").records) == 2 and e3_points.concurrency(r, "2").verdict() is None
+    assert e3_points.concurrency(r, 4).failures == ["2 of 4 jobs reported"]

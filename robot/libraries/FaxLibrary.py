@@ -1,7 +1,8 @@
 """E3 keywords (seed 002, FAX): federation, data, compute-site routing, matrix cells per
 reader (ROOT with its TTreeCache, uproot), the learning-phase rows, the concurrency scan,
 the connectivity test and the baselines. Thin over `testbed.experiments.e3_fax` and
-`e3_site`; they return what they measure, the suite records it."""
+`e3_site`; the points (`Measure Point    cell|learning|diagonal|concurrency`) are recorded
+and judged by e3_points, the other keywords return what they measure, the suite records it."""
 import statistics
 
 from robot.api import logger
@@ -9,7 +10,8 @@ from robot.api.deco import keyword, library
 from robot.api.exceptions import SkipExecution
 
 from testbed.experiments import e3_fax as fax
-from testbed.experiments import e3_site
+from testbed.experiments import e3_points, e3_site
+from testbed.experiments.points import Measured
 from testbed.model import constants as c
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary
@@ -75,7 +77,29 @@ class FaxLibrary(ExperimentLibrary):
                [{"compute": x, "storage": "redirector", "configured": rtt_label(exp.redirect_rtt(x)),
                  "measured": redirect[x]} for x in exp.sites]
 
-    @keyword
+    # --- the points (`Measure Point    KIND    ...`, e3_points) ------------------------
+    def point_cell(self, compute, storage, cache, reader):
+        """One matrix cell: a job at `compute` reading `storage`'s file with `reader` and a
+        `cache` MB read-ahead cache; skipped beyond the scale's sites or reader rows."""
+        p = self.params()
+        if max(e3_points.site_number(compute), e3_points.site_number(storage)) > p["sites"]:
+            return Measured.skip(f"site beyond the {p['sites']} sites of {self.scale} scale")
+        self.skip_unless_the_reader_reads_this_row(reader, compute)
+        return e3_points.cell(self.read_cell(compute, storage, cache, reader))
+
+    def point_learning(self, learn, where, cache):
+        """ROOT with `learn` entries of learning in the `where` (local|remote) cell."""
+        self.tb.skip_unless_in_this_run(self.params(), readers="root")
+        return e3_points.cell(self.read_learning_point(learn, where, cache))
+
+    def point_diagonal(self, cache, reader):
+        """Off-diagonal over diagonal events/s per RTT from this run's `reader` cells."""
+        return e3_points.diagonal(fax.off_over_diag(self.tb.run.metrics(), cache, reader), cache, reader)
+
+    def point_concurrency(self, jobs):
+        """`jobs` concurrent jobs of the run's first reader in the concurrency cell."""
+        return e3_points.concurrency(self.read_concurrently(jobs), jobs)
+
     def skip_unless_the_reader_reads_this_row(self, reader, compute):
         """Readers after the run's first read only the first `extra_reader_rows` rows."""
         exp = self.exp
@@ -84,7 +108,6 @@ class FaxLibrary(ExperimentLibrary):
                                 f"{', '.join(exp.sites[:int(exp.p['extra_reader_rows'])])} only at this scale "
                                 f"(extra_reader_rows = {exp.p['extra_reader_rows']})")
 
-    @keyword
     def read_cell(self, compute, storage, cache_mb, reader, learn_entries=c.E3_ROOT_LEARN_ENTRIES):
         """One analysis job at `compute` reading a file of `storage` through the redirector
         with `reader`; returns what the suite records for the cell."""
@@ -100,7 +123,6 @@ class FaxLibrary(ExperimentLibrary):
                        f"{r.get('read_calls')} read calls, {r.get('cache_fills')} cache fills")
         return self._row(exp, compute, storage, cache, reader, int(learn_entries), r)
 
-    @keyword
     def read_learning_point(self, learn_entries, where, cache_mb):
         """The learning rows: ROOT with `learn_entries` entries of learning at the cell with
         the largest RTT (`remote`) or at its compute site's own file (`local`)."""
@@ -120,7 +142,6 @@ class FaxLibrary(ExperimentLibrary):
                 "bytes_read_mb": (r["bytes_read"] / 1e6) if r.get("bytes_read") is not None else None,
                 "uid": r["uid"]}
 
-    @keyword
     def read_concurrently(self, jobs):
         """`jobs` concurrent jobs of the run's first reader in the concurrency cell (10 MB
         cache); returns the per-job events/s and the cell. Skipped, saying why, when the
@@ -195,7 +216,6 @@ class FaxLibrary(ExperimentLibrary):
                 self.tb.record_metric("e3.job_private_mb", r["private_mb"], "MB", label=r["label"],
                                       reader=r.get("reader", "uproot"))
 
-    @keyword
     def off_diagonal_over_diagonal(self, cache_mb, reader):
         return fax.off_over_diag(self.tb.run.metrics(), cache_mb, reader)
 

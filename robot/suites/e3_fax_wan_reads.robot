@@ -76,432 +76,432 @@ rtt-per-cell
 # BEGIN GENERATED ROWS points (testbed suites --write)
 cell-a-reads-a-10mb-root
     [Tags]    matrix    compute:a    storage:a    cache:10    reader:root
-    [Template]    Matrix Cell
-    a    a    10    root
+    [Template]    Measure Point
+    cell    compute=a    storage=a    cache=10    reader=root
 
 cell-a-reads-b-10mb-root
     [Tags]    matrix    compute:a    storage:b    cache:10    reader:root
-    [Template]    Matrix Cell
-    a    b    10    root
+    [Template]    Measure Point
+    cell    compute=a    storage=b    cache=10    reader=root
 
 cell-a-reads-c-10mb-root
     [Tags]    matrix    compute:a    storage:c    cache:10    reader:root
-    [Template]    Matrix Cell
-    a    c    10    root
+    [Template]    Measure Point
+    cell    compute=a    storage=c    cache=10    reader=root
 
 cell-a-reads-d-10mb-root
     [Tags]    matrix    compute:a    storage:d    cache:10    reader:root
-    [Template]    Matrix Cell
-    a    d    10    root
+    [Template]    Measure Point
+    cell    compute=a    storage=d    cache=10    reader=root
 
 cell-b-reads-a-10mb-root
     [Tags]    matrix    compute:b    storage:a    cache:10    reader:root
-    [Template]    Matrix Cell
-    b    a    10    root
+    [Template]    Measure Point
+    cell    compute=b    storage=a    cache=10    reader=root
 
 cell-b-reads-b-10mb-root
     [Tags]    matrix    compute:b    storage:b    cache:10    reader:root
-    [Template]    Matrix Cell
-    b    b    10    root
+    [Template]    Measure Point
+    cell    compute=b    storage=b    cache=10    reader=root
 
 cell-b-reads-c-10mb-root
     [Tags]    matrix    compute:b    storage:c    cache:10    reader:root
-    [Template]    Matrix Cell
-    b    c    10    root
+    [Template]    Measure Point
+    cell    compute=b    storage=c    cache=10    reader=root
 
 cell-b-reads-d-10mb-root
     [Tags]    matrix    compute:b    storage:d    cache:10    reader:root
-    [Template]    Matrix Cell
-    b    d    10    root
+    [Template]    Measure Point
+    cell    compute=b    storage=d    cache=10    reader=root
 
 cell-c-reads-a-10mb-root
     [Tags]    matrix    compute:c    storage:a    cache:10    reader:root
-    [Template]    Matrix Cell
-    c    a    10    root
+    [Template]    Measure Point
+    cell    compute=c    storage=a    cache=10    reader=root
 
 cell-c-reads-b-10mb-root
     [Tags]    matrix    compute:c    storage:b    cache:10    reader:root
-    [Template]    Matrix Cell
-    c    b    10    root
+    [Template]    Measure Point
+    cell    compute=c    storage=b    cache=10    reader=root
 
 cell-c-reads-c-10mb-root
     [Tags]    matrix    compute:c    storage:c    cache:10    reader:root
-    [Template]    Matrix Cell
-    c    c    10    root
+    [Template]    Measure Point
+    cell    compute=c    storage=c    cache=10    reader=root
 
 cell-c-reads-d-10mb-root
     [Tags]    matrix    compute:c    storage:d    cache:10    reader:root
-    [Template]    Matrix Cell
-    c    d    10    root
+    [Template]    Measure Point
+    cell    compute=c    storage=d    cache=10    reader=root
 
 cell-d-reads-a-10mb-root
     [Tags]    matrix    compute:d    storage:a    cache:10    reader:root
-    [Template]    Matrix Cell
-    d    a    10    root
+    [Template]    Measure Point
+    cell    compute=d    storage=a    cache=10    reader=root
 
 cell-d-reads-b-10mb-root
     [Tags]    matrix    compute:d    storage:b    cache:10    reader:root
-    [Template]    Matrix Cell
-    d    b    10    root
+    [Template]    Measure Point
+    cell    compute=d    storage=b    cache=10    reader=root
 
 cell-d-reads-c-10mb-root
     [Tags]    matrix    compute:d    storage:c    cache:10    reader:root
-    [Template]    Matrix Cell
-    d    c    10    root
+    [Template]    Measure Point
+    cell    compute=d    storage=c    cache=10    reader=root
 
 cell-d-reads-d-10mb-root
     [Tags]    matrix    compute:d    storage:d    cache:10    reader:root
-    [Template]    Matrix Cell
-    d    d    10    root
+    [Template]    Measure Point
+    cell    compute=d    storage=d    cache=10    reader=root
 
 cell-a-reads-a-30mb-root
     [Tags]    matrix    compute:a    storage:a    cache:30    reader:root
-    [Template]    Matrix Cell
-    a    a    30    root
+    [Template]    Measure Point
+    cell    compute=a    storage=a    cache=30    reader=root
 
 cell-a-reads-b-30mb-root
     [Tags]    matrix    compute:a    storage:b    cache:30    reader:root
-    [Template]    Matrix Cell
-    a    b    30    root
+    [Template]    Measure Point
+    cell    compute=a    storage=b    cache=30    reader=root
 
 cell-a-reads-c-30mb-root
     [Tags]    matrix    compute:a    storage:c    cache:30    reader:root
-    [Template]    Matrix Cell
-    a    c    30    root
+    [Template]    Measure Point
+    cell    compute=a    storage=c    cache=30    reader=root
 
 cell-a-reads-d-30mb-root
     [Tags]    matrix    compute:a    storage:d    cache:30    reader:root
-    [Template]    Matrix Cell
-    a    d    30    root
+    [Template]    Measure Point
+    cell    compute=a    storage=d    cache=30    reader=root
 
 cell-b-reads-a-30mb-root
     [Tags]    matrix    compute:b    storage:a    cache:30    reader:root
-    [Template]    Matrix Cell
-    b    a    30    root
+    [Template]    Measure Point
+    cell    compute=b    storage=a    cache=30    reader=root
 
 cell-b-reads-b-30mb-root
     [Tags]    matrix    compute:b    storage:b    cache:30    reader:root
-    [Template]    Matrix Cell
-    b    b    30    root
+    [Template]    Measure Point
+    cell    compute=b    storage=b    cache=30    reader=root
 
 cell-b-reads-c-30mb-root
     [Tags]    matrix    compute:b    storage:c    cache:30    reader:root
-    [Template]    Matrix Cell
-    b    c    30    root
+    [Template]    Measure Point
+    cell    compute=b    storage=c    cache=30    reader=root
 
 cell-b-reads-d-30mb-root
     [Tags]    matrix    compute:b    storage:d    cache:30    reader:root
-    [Template]    Matrix Cell
-    b    d    30    root
+    [Template]    Measure Point
+    cell    compute=b    storage=d    cache=30    reader=root
 
 cell-c-reads-a-30mb-root
     [Tags]    matrix    compute:c    storage:a    cache:30    reader:root
-    [Template]    Matrix Cell
-    c    a    30    root
+    [Template]    Measure Point
+    cell    compute=c    storage=a    cache=30    reader=root
 
 cell-c-reads-b-30mb-root
     [Tags]    matrix    compute:c    storage:b    cache:30    reader:root
-    [Template]    Matrix Cell
-    c    b    30    root
+    [Template]    Measure Point
+    cell    compute=c    storage=b    cache=30    reader=root
 
 cell-c-reads-c-30mb-root
     [Tags]    matrix    compute:c    storage:c    cache:30    reader:root
-    [Template]    Matrix Cell
-    c    c    30    root
+    [Template]    Measure Point
+    cell    compute=c    storage=c    cache=30    reader=root
 
 cell-c-reads-d-30mb-root
     [Tags]    matrix    compute:c    storage:d    cache:30    reader:root
-    [Template]    Matrix Cell
-    c    d    30    root
+    [Template]    Measure Point
+    cell    compute=c    storage=d    cache=30    reader=root
 
 cell-d-reads-a-30mb-root
     [Tags]    matrix    compute:d    storage:a    cache:30    reader:root
-    [Template]    Matrix Cell
-    d    a    30    root
+    [Template]    Measure Point
+    cell    compute=d    storage=a    cache=30    reader=root
 
 cell-d-reads-b-30mb-root
     [Tags]    matrix    compute:d    storage:b    cache:30    reader:root
-    [Template]    Matrix Cell
-    d    b    30    root
+    [Template]    Measure Point
+    cell    compute=d    storage=b    cache=30    reader=root
 
 cell-d-reads-c-30mb-root
     [Tags]    matrix    compute:d    storage:c    cache:30    reader:root
-    [Template]    Matrix Cell
-    d    c    30    root
+    [Template]    Measure Point
+    cell    compute=d    storage=c    cache=30    reader=root
 
 cell-d-reads-d-30mb-root
     [Tags]    matrix    compute:d    storage:d    cache:30    reader:root
-    [Template]    Matrix Cell
-    d    d    30    root
+    [Template]    Measure Point
+    cell    compute=d    storage=d    cache=30    reader=root
 
 cell-a-reads-a-10mb-uproot
     [Tags]    matrix    compute:a    storage:a    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    a    a    10    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=a    cache=10    reader=uproot
 
 cell-a-reads-b-10mb-uproot
     [Tags]    matrix    compute:a    storage:b    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    a    b    10    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=b    cache=10    reader=uproot
 
 cell-a-reads-c-10mb-uproot
     [Tags]    matrix    compute:a    storage:c    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    a    c    10    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=c    cache=10    reader=uproot
 
 cell-a-reads-d-10mb-uproot
     [Tags]    matrix    compute:a    storage:d    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    a    d    10    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=d    cache=10    reader=uproot
 
 cell-b-reads-a-10mb-uproot
     [Tags]    matrix    compute:b    storage:a    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    b    a    10    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=a    cache=10    reader=uproot
 
 cell-b-reads-b-10mb-uproot
     [Tags]    matrix    compute:b    storage:b    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    b    b    10    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=b    cache=10    reader=uproot
 
 cell-b-reads-c-10mb-uproot
     [Tags]    matrix    compute:b    storage:c    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    b    c    10    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=c    cache=10    reader=uproot
 
 cell-b-reads-d-10mb-uproot
     [Tags]    matrix    compute:b    storage:d    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    b    d    10    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=d    cache=10    reader=uproot
 
 cell-c-reads-a-10mb-uproot
     [Tags]    matrix    compute:c    storage:a    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    c    a    10    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=a    cache=10    reader=uproot
 
 cell-c-reads-b-10mb-uproot
     [Tags]    matrix    compute:c    storage:b    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    c    b    10    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=b    cache=10    reader=uproot
 
 cell-c-reads-c-10mb-uproot
     [Tags]    matrix    compute:c    storage:c    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    c    c    10    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=c    cache=10    reader=uproot
 
 cell-c-reads-d-10mb-uproot
     [Tags]    matrix    compute:c    storage:d    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    c    d    10    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=d    cache=10    reader=uproot
 
 cell-d-reads-a-10mb-uproot
     [Tags]    matrix    compute:d    storage:a    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    d    a    10    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=a    cache=10    reader=uproot
 
 cell-d-reads-b-10mb-uproot
     [Tags]    matrix    compute:d    storage:b    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    d    b    10    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=b    cache=10    reader=uproot
 
 cell-d-reads-c-10mb-uproot
     [Tags]    matrix    compute:d    storage:c    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    d    c    10    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=c    cache=10    reader=uproot
 
 cell-d-reads-d-10mb-uproot
     [Tags]    matrix    compute:d    storage:d    cache:10    reader:uproot
-    [Template]    Matrix Cell
-    d    d    10    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=d    cache=10    reader=uproot
 
 cell-a-reads-a-30mb-uproot
     [Tags]    matrix    compute:a    storage:a    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    a    a    30    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=a    cache=30    reader=uproot
 
 cell-a-reads-b-30mb-uproot
     [Tags]    matrix    compute:a    storage:b    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    a    b    30    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=b    cache=30    reader=uproot
 
 cell-a-reads-c-30mb-uproot
     [Tags]    matrix    compute:a    storage:c    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    a    c    30    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=c    cache=30    reader=uproot
 
 cell-a-reads-d-30mb-uproot
     [Tags]    matrix    compute:a    storage:d    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    a    d    30    uproot
+    [Template]    Measure Point
+    cell    compute=a    storage=d    cache=30    reader=uproot
 
 cell-b-reads-a-30mb-uproot
     [Tags]    matrix    compute:b    storage:a    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    b    a    30    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=a    cache=30    reader=uproot
 
 cell-b-reads-b-30mb-uproot
     [Tags]    matrix    compute:b    storage:b    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    b    b    30    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=b    cache=30    reader=uproot
 
 cell-b-reads-c-30mb-uproot
     [Tags]    matrix    compute:b    storage:c    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    b    c    30    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=c    cache=30    reader=uproot
 
 cell-b-reads-d-30mb-uproot
     [Tags]    matrix    compute:b    storage:d    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    b    d    30    uproot
+    [Template]    Measure Point
+    cell    compute=b    storage=d    cache=30    reader=uproot
 
 cell-c-reads-a-30mb-uproot
     [Tags]    matrix    compute:c    storage:a    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    c    a    30    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=a    cache=30    reader=uproot
 
 cell-c-reads-b-30mb-uproot
     [Tags]    matrix    compute:c    storage:b    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    c    b    30    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=b    cache=30    reader=uproot
 
 cell-c-reads-c-30mb-uproot
     [Tags]    matrix    compute:c    storage:c    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    c    c    30    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=c    cache=30    reader=uproot
 
 cell-c-reads-d-30mb-uproot
     [Tags]    matrix    compute:c    storage:d    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    c    d    30    uproot
+    [Template]    Measure Point
+    cell    compute=c    storage=d    cache=30    reader=uproot
 
 cell-d-reads-a-30mb-uproot
     [Tags]    matrix    compute:d    storage:a    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    d    a    30    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=a    cache=30    reader=uproot
 
 cell-d-reads-b-30mb-uproot
     [Tags]    matrix    compute:d    storage:b    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    d    b    30    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=b    cache=30    reader=uproot
 
 cell-d-reads-c-30mb-uproot
     [Tags]    matrix    compute:d    storage:c    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    d    c    30    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=c    cache=30    reader=uproot
 
 cell-d-reads-d-30mb-uproot
     [Tags]    matrix    compute:d    storage:d    cache:30    reader:uproot
-    [Template]    Matrix Cell
-    d    d    30    uproot
+    [Template]    Measure Point
+    cell    compute=d    storage=d    cache=30    reader=uproot
 
 diagonal-vs-rtt-10mb-root
     [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's root cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
     [Tags]    matrix    summary    cache:10    reader:root
-    [Template]    Diagonal Versus RTT
-    10    root
+    [Template]    Measure Point
+    diagonal    cache=10    reader=root
 
 diagonal-vs-rtt-30mb-root
     [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's root cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
     [Tags]    matrix    summary    cache:30    reader:root
-    [Template]    Diagonal Versus RTT
-    30    root
+    [Template]    Measure Point
+    diagonal    cache=30    reader=root
 
 diagonal-vs-rtt-10mb-uproot
     [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's uproot cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
     [Tags]    matrix    summary    cache:10    reader:uproot
-    [Template]    Diagonal Versus RTT
-    10    uproot
+    [Template]    Measure Point
+    diagonal    cache=10    reader=uproot
 
 diagonal-vs-rtt-30mb-uproot
     [Documentation]    Off-diagonal over diagonal events/s per RTT from this run's uproot cells; the
     ...    diagonal may not be slower than the farthest cell beyond 25% (TCG noise).
     [Tags]    matrix    summary    cache:30    reader:uproot
-    [Template]    Diagonal Versus RTT
-    30    uproot
+    [Template]    Measure Point
+    diagonal    cache=30    reader=uproot
 
 learning-short-local-10mb
     [Documentation]    ROOT, 10 MB TTreeCache, learning phase 1 entry; the compute site of
     ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:1    local    cache:10
-    [Template]    Learning Point
-    1    local    10
+    [Template]    Measure Point
+    learning    learn=1    where=local    cache=10
 
 learning-short-remote-10mb
     [Documentation]    ROOT, 10 MB TTreeCache, learning phase 1 entry; the cell with the
     ...    largest RTT. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:1    remote    cache:10
-    [Template]    Learning Point
-    1    remote    10
+    [Template]    Measure Point
+    learning    learn=1    where=remote    cache=10
 
 learning-off-local-10mb
     [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
     ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:0    local    cache:10
-    [Template]    Learning Point
-    0    local    10
+    [Template]    Measure Point
+    learning    learn=0    where=local    cache=10
 
 learning-off-remote-10mb
     [Documentation]    ROOT, 10 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
     ...    largest RTT. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:0    remote    cache:10
-    [Template]    Learning Point
-    0    remote    10
+    [Template]    Measure Point
+    learning    learn=0    where=remote    cache=10
 
 learning-short-local-30mb
     [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the compute site of
     ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:1    local    cache:30
-    [Template]    Learning Point
-    1    local    30
+    [Template]    Measure Point
+    learning    learn=1    where=local    cache=30
 
 learning-short-remote-30mb
     [Documentation]    ROOT, 30 MB TTreeCache, learning phase 1 entry; the cell with the
     ...    largest RTT. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:1    remote    cache:30
-    [Template]    Learning Point
-    1    remote    30
+    [Template]    Measure Point
+    learning    learn=1    where=remote    cache=30
 
 learning-off-local-30mb
     [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the compute site of
     ...    the farthest cell reading its own file. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:0    local    cache:30
-    [Template]    Learning Point
-    0    local    30
+    [Template]    Measure Point
+    learning    learn=0    where=local    cache=30
 
 learning-off-remote-30mb
     [Documentation]    ROOT, 30 MB TTreeCache, learning phase none (the job registers its branches); the cell with the
     ...    largest RTT. Its default-learning twin is the matrix cell.
     [Tags]    learning    learn:0    remote    cache:30
-    [Template]    Learning Point
-    0    remote    30
+    [Template]    Measure Point
+    learning    learn=0    where=remote    cache=30
 
 concurrency-1
     [Tags]    concurrency    jobs:1
-    [Template]    Concurrency Point
-    1
+    [Template]    Measure Point
+    concurrency    jobs=1
 
 concurrency-2
     [Tags]    concurrency    jobs:2
-    [Template]    Concurrency Point
-    2
+    [Template]    Measure Point
+    concurrency    jobs=2
 
 concurrency-4
     [Tags]    concurrency    jobs:4
-    [Template]    Concurrency Point
-    4
+    [Template]    Measure Point
+    concurrency    jobs=4
 
 concurrency-8
     [Tags]    concurrency    jobs:8
-    [Template]    Concurrency Point
-    8
+    [Template]    Measure Point
+    concurrency    jobs=8
 
 concurrency-16
     [Tags]    concurrency    jobs:16
-    [Template]    Concurrency Point
-    16
+    [Template]    Measure Point
+    concurrency    jobs=16
 # END GENERATED ROWS points
 
 concurrency-spread
@@ -597,55 +597,3 @@ Build The Sites
 Remove The Sites And Finish
     Run Keyword And Ignore Error    Remove The Federation And Routing
     Finish Experiment And Restore The Site
-
-Matrix Cell
-    [Arguments]    ${compute}    ${storage}    ${cache}    ${reader}
-    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}    readers=${reader}
-    ${n}=    Evaluate    ord('${compute}') - ord('a') + 1
-    ${m}=    Evaluate    ord('${storage}') - ord('a') + 1
-    Skip If    max(${n}, ${m}) > ${PARAMS}[sites]    site beyond the ${PARAMS}[sites] sites of ${SCALE} scale
-    Skip Unless The Reader Reads This Row    ${reader}    ${compute}
-    ${r}=    Read Cell    ${compute}    ${storage}    ${cache}    ${reader}
-    Record The Cell    ${r}
-    Should Be True    $r['events_per_s'] > 0    no events read in cell ${compute}<-${storage}
-
-Learning Point
-    [Arguments]    ${learn}    ${where}    ${cache}
-    Skip Unless In This Run    ${PARAMS}    learn_entries=${learn}    readers=root    cache_mbs=${cache}
-    ${r}=    Read Learning Point    ${learn}    ${where}    ${cache}
-    Record The Cell    ${r}
-
-Record The Cell
-    [Documentation]    Every number of one job, with its cell, reader, cache size and learning phase.
-    [Arguments]    ${r}
-    ${at}=    Set Variable    ${r}[at]
-    Record Metric    e3.events_per_s    ${r}[events_per_s]    ev/s    &{at}
-    Record Metric    e3.cpu_eff    ${r}[cpu_eff]    ratio    &{at}
-    Record Metric    e3.mb_per_s    ${r}[mb_per_s]    MB/s    &{at}
-    Record Metric    e3.startup_s    ${r}[startup_s]    s    &{at}
-    IF    $r['read_calls'] is not None    Record Metric    e3.read_calls    ${r}[read_calls]    calls    &{at}
-    IF    $r['cache_fills'] is not None    Record Metric    e3.cache_fills    ${r}[cache_fills]    fills    &{at}
-    IF    $r['bytes_read_mb'] is not None    Record Metric    e3.bytes_read_mb    ${r}[bytes_read_mb]    MB    &{at}
-
-Diagonal Versus RTT
-    [Arguments]    ${cache}    ${reader}
-    Skip Unless In This Run    ${PARAMS}    cache_mbs=${cache}    readers=${reader}
-    ${ratios}=    Off Diagonal Over Diagonal    ${cache}    ${reader}
-    Skip If    not $ratios    needs diagonal and off-diagonal ${reader} cells at ${cache} MB in this run
-    FOR    ${rtt}    IN    @{ratios}
-        Record Metric    e3.off_over_diag    ${ratios}[${rtt}]    ratio    rtt_ms=${rtt}    cache_mb=${cache}
-        ...    reader=${reader}
-    END
-    ${far}=    Evaluate    max($ratios)
-    Should Be True    $ratios[$far] <= 1.25
-    ...    the ${far} ms ${reader} cells read ${ratios}[${far}] x the diagonal's events/s: the diagonal is slower beyond noise
-
-Concurrency Point
-    [Arguments]    ${jobs}
-    Skip Unless In This Run    ${PARAMS}    concurrency=${jobs}
-    ${r}=    Read Concurrently    ${jobs}
-    FOR    ${v}    IN    @{r}[per_job]
-        Record Metric    e3.concurrency_events_per_s    ${v}    ev/s    jobs=${jobs}    rtt_ms=${r}[rtt_ms]
-        ...    reader=${r}[reader]    redirect_rtt_ms=${r}[redirect_rtt_ms]
-    END
-    Length Should Be    ${r}[per_job]    ${jobs}

@@ -114,7 +114,7 @@ EXPERIMENT = Experiment(
     # (the remote site of E2) holds none of E3's files: it may be paused.
     uses=("submit", "cm", "ccb", "worker", "dtn"),
     measured=("dtn", "worker"),      # --pin: the federation's servers apart from the readers
-    rows=e3_rows.ROWS,
+    rows=e3_rows.ROWS, points=e3_rows.POINTS,
 )
 
 

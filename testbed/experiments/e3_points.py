@@ -1,0 +1,53 @@
+"""E3's points (seed 002, FAX), measured into the records and checks `Measure Point` keeps
+and judges: one matrix cell or learning row (one analysis job, every number of it with its
+cell, reader, cache size and learning phase), a reader's diagonal versus RTT from this run's
+cells, and the concurrency scan's per-job rates. FaxLibrary's point_* methods act on the
+site; these functions turn what they returned into records and checks."""
+from testbed.experiments.points import Measured
+
+DIAGONAL_NOISE = 1.25   # the farthest cells may read at most this x the diagonal's events/s (TCG noise)
+
+
+def site_number(name):
+    """a -> 1, b -> 2: a site's place among the scale's sites."""
+    return ord(name) - ord("a") + 1
+
+
+def cell(r):
+    """One job of a matrix cell or learning row (FaxLibrary._row's figures)."""
+    m, at = Measured(), r["at"]
+    m.record("e3.events_per_s", r["events_per_s"], "ev/s", **at)
+    m.record("e3.cpu_eff", r["cpu_eff"], "ratio", **at)
+    m.record("e3.mb_per_s", r["mb_per_s"], "MB/s", **at)
+    m.record("e3.startup_s", r["startup_s"], "s", **at)
+    if r["read_calls"] is not None:
+        m.record("e3.read_calls", r["read_calls"], "calls", **at)
+    if r["cache_fills"] is not None:
+        m.record("e3.cache_fills", r["cache_fills"], "fills", **at)
+    if r["bytes_read_mb"] is not None:
+        m.record("e3.bytes_read_mb", r["bytes_read_mb"], "MB", **at)
+    m.check(r["events_per_s"] > 0, f"no events read in cell {at['compute']}<-{at['storage']}")
+    return m
+
+
+def diagonal(ratios, cache, reader):
+    """{rtt: off-diagonal over diagonal events/s} of one reader and cache size."""
+    if not ratios:
+        return Measured.skip(f"needs diagonal and off-diagonal {reader} cells at {cache} MB in this run")
+    m = Measured()
+    for rtt, ratio in ratios.items():
+        m.record("e3.off_over_diag", ratio, "ratio", rtt_ms=rtt, cache_mb=cache, reader=reader)
+    far = max(ratios)
+    m.check(ratios[far] <= DIAGONAL_NOISE, f"the {far} ms {reader} cells read {ratios[far]} x the diagonal's "
+                                           f"events/s: the diagonal is slower beyond noise")
+    return m
+
+
+def concurrency(r, jobs):
+    """`jobs` concurrent jobs in the concurrency cell: one record per job."""
+    m = Measured()
+    for v in r["per_job"]:
+        m.record("e3.concurrency_events_per_s", v, "ev/s", jobs=jobs, rtt_ms=r["rtt_ms"], reader=r["reader"],
+                 redirect_rtt_ms=r["redirect_rtt_ms"])
+    m.check(len(r["per_job"]) == int(jobs), f"{len(r['per_job'])} of {jobs} jobs reported")
+    return m
