@@ -432,7 +432,7 @@ def test_a_row_for_every_ramp_point_ccb_layout_and_matchable_rtt():
         assert f"\nnegotiation-matchable-{rtt}ms\n" in text
     for layout, row in (("on-children", "ccb-on-child-collectors"), ("own-hosts", "ccb-on-own-hosts")):
         for config in ("shared-port", "per-daemon"):
-            assert f"\n{row}-{config}\n" in text and f"    {layout}    {config}\n" in text
+            assert f"\n{row}-{config}\n" in text and f"    ccb    layout={layout}    config={config}\n" in text
     assert "\ne5-wan-collector-limit-below-lan\n" in text
     ci = e5.EXPERIMENT.parameters("ci")
     assert (ci["collector_ramp_rtts"], ci["collector_ramp_tiers"]) == ([0], [1])

@@ -4,7 +4,7 @@ the base library's keep-then-judge, and the points of E1 and E4 built from fake 
 import pytest
 from robot.api import SkipExecution
 
-from testbed.experiments import e1_transfer, e2_points, e3_points, e4_points, points, registry
+from testbed.experiments import e1_transfer, e2_points, e3_points, e4_points, e5_points, points, registry
 from testbed.experiments.points import POINT_TEMPLATE, Measured
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
@@ -61,8 +61,9 @@ def _point_rows(exp):
     return [c.args for b in exp.rows for r in b.rows for c in r.cases if c.template == POINT_TEMPLATE]
 
 
-LIBRARY = {"e1": "TransferLibrary", "e2": "SiteInABoxLibrary", "e3": "FaxLibrary", "e4": "HpcLibrary",
-           "e5": "ScaleLibrary"}
+# the library whose `Measure Point` the suite calls, then its point partners
+LIBRARY = {"e1": ("TransferLibrary",), "e2": ("SiteInABoxLibrary",), "e3": ("FaxLibrary",), "e4": ("HpcLibrary",),
+           "e5": ("ScaleLibrary", "CollectorLibrary")}
 
 
 @pytest.mark.parametrize("name", sorted(e for e in registry.experiments() if registry.get(e).points))
@@ -70,9 +71,12 @@ def test_every_declared_kind_has_rows_and_a_library_method(name):
     exp = registry.get(name)
     used = {args[0] for args in _point_rows(exp)}
     assert used == set(exp.points), f"{name}: kinds declared {sorted(exp.points)}, used by rows {sorted(used)}"
-    lib = load(LIBRARY[name])
+    main, *partners = [load(n) for n in LIBRARY[name]]
+    assert list(main.point_partners) == list(LIBRARY[name][1:])
+    assert all(getattr(p, "measure_point", None) is None for p in partners)   # one `Measure Point` per suite
     for kind in exp.points:
-        assert callable(getattr(lib, points.method_name(kind), None)), f"{LIBRARY[name]} lacks point_{kind}"
+        assert any(callable(getattr(lib, points.method_name(kind), None)) for lib in (main, *partners)), \
+            f"{LIBRARY[name]} lack point_{kind}"
     templates = {line.split("[Template]")[1].strip() for name, text in exp.generated_rows().items()
                  if name != CLAIMS for line in text.splitlines() if "[Template]" in line}
     assert templates == {POINT_TEMPLATE}, f"{name}: generated point rows call {sorted(templates)}"
@@ -243,3 +247,51 @@ def test_e3_diagonal_and_concurrency_points():
     r = {"per_job": [10.0, 11.0], "rtt_ms": 40, "reader": "uproot", "redirect_rtt_ms": 0}
     assert len(e3_points.concurrency(r, "2").records) == 2 and e3_points.concurrency(r, "2").verdict() is None
     assert e3_points.concurrency(r, 4).failures == ["2 of 4 jobs reported"]
+
+
+def test_measure_point_finds_a_kind_in_a_partner_library(monkeypatch):
+    fake, partner = PointTestbed(), type("Partner", (), {})()
+    partner.point_ccb = lambda layout, config: Measured().record("e5.x", 1, layout=layout)
+
+    class FakeBuiltIn:
+        def get_library_instance(self, name):
+            return partner if name == "CollectorLibrary" else fake
+    monkeypatch.setattr(base(), "BuiltIn", FakeBuiltIn)
+
+    class Lib(base().ExperimentLibrary):
+        experiment, point_partners = "e5", ("CollectorLibrary",)
+    Lib("ci").measure_point("ccb", layout="own-hosts", config="per-daemon")
+    assert fake.recorded == [("e5.x", 1, {"layout": "own-hosts"})]
+    with pytest.raises(AssertionError, match="Lib and its partners \\['CollectorLibrary'\\] have no point_ramp"):
+        Lib("ci").measure_point("ramp", profile="default")
+
+
+def test_e5_points_check_what_each_row_must_show():
+    r = {"max_running": 40, "jobs_per_gb": 40.0, "limit": "memory", "reason": "free memory", "profile": "default",
+         "steps": 1, "slots": 50, "targets": [16]}
+    m = e5_points.ramp(r)
+    assert [x[0] for x in m.records] == ["e5.max_running", "e5.jobs_per_gb"]
+    assert m.failures == ["the ramp stopped at its first step (16 jobs): memory - free memory"]
+    assert e5_points.ramp(dict(r, targets=[16, 32], steps=2)).verdict() is None
+    c = {"duration": 1.2, "median": 1.3, "durations": [1.2, 1.4], "prefetch": None, "matches": 2, "considered": 8,
+         "rejections": 8, "requests": 8, "rtt_ms": 100}
+    assert e5_points.negotiation(c).failures == [
+        "the NegotiatorLog shows no fetch of the schedd's request list in [1.2, 1.4]",
+        "2 jobs that no slot can meet were matched"]
+    assert "e5.negotiation_prefetch" in [x[0] for x in e5_points.negotiation(dict(c, prefetch=0.1, matches=0)).records]
+    assert e5_points.matchable(dict(c, matches=0)).failures == \
+        ["no job matched in the cycles [1.2, 1.4] though every free slot meets them"]
+    tree = {"shape": "tree", "profile": "default", "visible": 30.0, "cycle": 2.0, "slots": 16, "window_s": 120,
+            "children_ads": 16, "stats": {"cm1": {"total": 40, "lost": 0, "window": True},
+                                          "ccb1:9620": {"total": 40, "lost": 1}}}
+    t = e5_points.shape(tree, ["cm1", "cm2"])
+    assert ("e5.tree_updates_lost", 1, "updates", {"shape": "tree", "profile": "default", "collector": "ccb1:9620",
+                                                   "window": "ad-life"}) in t.records
+    assert len(t.failures) == 1 and t.failures[0].startswith("tree: no slot update reached the collector on cm2")
+    assert e5_points.shape(dict(tree, shape="flat"), ["cm1"]).failures == ["child collectors hold 16 ads in the flat shape"]
+    held = {"held": 0, "per_worker": 0, "limit": "lost", "reason": "lost updates"}
+    assert e5_points.collector_ramp(held, "100", 1).verdict() is None
+    assert e5_points.collector_ramp(held, "0", 2).failures == ["the first step already failed on the LAN: lost - lost updates"]
+    assert e5_points.ccb({"total": 4, "children": 0, "by_cm": {}}, "on-children").failures == \
+        ["the workers hold no connection to the child collectors: {}"]
+    assert e5_points.ccb({"total": 4, "children": 0, "by_cm": {}}, "own-hosts").verdict() is None

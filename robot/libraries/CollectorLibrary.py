@@ -2,12 +2,15 @@
 worker until a collector loses updates or startds fail to join, on the LAN and behind a
 WAN, with one collector tier and two; and the connections the central managers hold with
 CCB on the child collectors or on hosts of its own. Thin over
-`testbed.experiments.e5_collector`; the keywords record what they measure per step into
-the run opened by TestbedLibrary and return the figures the suite checks."""
+`testbed.experiments.e5_collector`; the points (`Measure Point    collector-ramp|ccb`,
+through ScaleLibrary's keyword) record what they measure per step into the run opened by
+TestbedLibrary and are judged by e5_points."""
 from robot.api import logger
 from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import e5_collector as ramp, e5_config, e5_failover, e5_scale, e5_uber
+from testbed.experiments import e5_collector as ramp, e5_config, e5_failover, e5_points, e5_scale, e5_uber
+from testbed.experiments.points import Measured
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary
 
@@ -21,8 +24,60 @@ class CollectorLibrary(ExperimentLibrary):
     def __init__(self, scale_name="quick"):  # the argument keeps its name
         super().__init__(scale_name)
 
+    # `Measure Point` is ScaleLibrary's in the E5 suite (one keyword of that name per suite);
+    # it finds the collector ramp's and the CCB layouts' points here.
+    measure_point = None
+
+    @property
+    def _scale(self):
+        return BuiltIn().get_library_instance("ScaleLibrary")
+
+    def point_collector_ramp(self, rtt, tiers):
+        """Startds ramped to the collector's limit with the workers `rtt` ms from every central
+        host and `tiers` collector tiers; one tier, no WAN and the run's startds after."""
+        scale = self._scale
+        try:
+            scale.remove_the_suites_jobs("background")
+            scale.remove_the_suites_jobs("negotiation")
+            self.tb.apply_profile_if_needed("default")
+            if float(rtt) > 0:
+                base = self.tb.measure_rtt("worker", "cm")
+                self.tb.measured_rtt_should_match(rtt, self.put_the_workers_behind_a_wan(rtt), base)
+            else:
+                self.put_the_workers_behind_a_wan(0)
+            self.use_collector_tiers(tiers)
+            r = self.ramp_startds_to_the_collector_limit(rtt, tiers)
+        finally:
+            self._restore_after_a_row()
+        return e5_points.collector_ramp(r, rtt, tiers)
+
+    def point_ccb(self, layout, config):
+        """The connections the CMs hold from the workers with CCB `layout` (on-children,
+        own-hosts) and worker `config` (shared-port, per-daemon); as the site has it after."""
+        p = self.params()
+        if not p["ccb_startds"]:
+            return Measured.skip(f"ccb_startds is 0 at {self.scale} scale (--set ccb_startds=8 runs it)")
+        if not self.ccb_hosts_of_their_own():
+            return Measured.skip("the CMs are the CCB servers in this topology: CCB has no hosts of its own to stay on")
+        scale = self._scale
+        try:
+            scale.remove_the_suites_jobs("background")
+            self.tb.apply_profile_if_needed("default")
+            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+            scale.use_startds_per_worker(p["ccb_startds"], p["collector_ramp_slots"])
+            self.use_ccb_layout(layout, config)
+            c = self.count_connections_on_the_central_managers(layout, config)
+        finally:
+            self._restore_after_a_row()
+        return e5_points.ccb(c, layout)
+
+    def _restore_after_a_row(self):
+        """One collector tier, no WAN, shared port on the workers again and the run's startds."""
+        p = self.params()
+        self.leave_the_collectors_as_the_site_has_them()
+        self._scale.use_startds_per_worker(p["startds_per_worker"], p["startd_slots"])
+
     # --- the workers behind a WAN ----------------------------------------------------------
-    @keyword
     def put_the_workers_behind_a_wan(self, rtt_ms):
         """`rtt_ms` between the workers and every central host (CMs, and CCB hosts that are
         not CMs): where their startds, child collectors and CCBs are; the submit host stays
@@ -47,7 +102,6 @@ class CollectorLibrary(ExperimentLibrary):
         return ramp.ramp_plan(p["collector_ramp_start"], p["collector_ramp_max"], self.tb.topo, self._memory(),
                               p["min_free_mb"])
 
-    @keyword
     def use_collector_tiers(self, tiers):
         """1: the startds update the CMs' collectors (the site's own shape); 2: child
         collectors on the CCB hosts (else the CMs) receive them and forward to the CMs."""
@@ -68,7 +122,6 @@ class CollectorLibrary(ExperimentLibrary):
                                                                       "after reconfiguring the CMs", error=AssertionError)
 
     # --- the ramp ---------------------------------------------------------------------------
-    @keyword
     def ramp_startds_to_the_collector_limit(self, rtt_ms, tiers):
         """Startds per worker in doubling steps (collector_ramp_start to collector_ramp_max,
         0: what the workers' memory holds) until a collector loses updates, a startd never
@@ -133,12 +186,10 @@ class CollectorLibrary(ExperimentLibrary):
     def _layouts(self):
         return ramp.CcbLayouts(self.exp, self.params()["ccb_startds"])
 
-    @keyword
     def ccb_hosts_of_their_own(self):
         """The CCB hosts that are not central managers ([] on `small`)."""
         return e5_config.dedicated_ccb_hosts(self.tb.topo)
 
-    @keyword
     def use_ccb_layout(self, layout, config):
         """Child collectors on the CMs, which are (`on-children`) or are not (`own-hosts`) the
         workers' CCB servers, with (`shared-port`) or without (`per-daemon`) shared port on
@@ -148,7 +199,6 @@ class CollectorLibrary(ExperimentLibrary):
         self._wait_single_negotiator(tree)
         return tree.wait_children("tree", 300)
 
-    @keyword
     def count_connections_on_the_central_managers(self, layout, config):
         """Established connections from the workers on every CM, by port, once every startd
         is listed again; records e5.central_connections (port `all`: the total) and returns

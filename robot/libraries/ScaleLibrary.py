@@ -1,15 +1,17 @@
 """E5 keywords (seed 004): the sleeper ramp, TCP streams per execute node,
-negotiation over the WAN, failover with jobs running. Thin over
-`testbed.experiments.e5_scale`; they return what they measure. Keywords whose
-results are nested (per step, daemon, host, collector and ad type) record them
-into the run opened by TestbedLibrary themselves; the suite records the rest."""
+negotiation over the WAN, the collector shapes, failover with jobs running. Thin over
+`testbed.experiments.e5_scale`; the points (`Measure Point    ramp|shape|negotiation|
+matchable`, and CollectorLibrary's) are recorded and judged by e5_points. Results that
+are nested (per step, daemon, host, collector and ad type) are recorded into the run
+opened by TestbedLibrary as they are measured; the suite records the rest."""
 import copy
 import time
 
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e5_config, e5_failover, e5_scale as scale, e5_uber
+from testbed.experiments import e5_config, e5_failover, e5_points, e5_scale as scale, e5_uber
+from testbed.experiments.points import Measured
 from testbed.model import profiles
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary
@@ -21,6 +23,7 @@ class ScaleLibrary(ExperimentLibrary):
     state shared between tests (jobs tagged E5Role), nothing is kept here."""
 
     experiment, experiment_class = "e5", scale.ScaleExperiment
+    point_partners = ("CollectorLibrary",)
 
     def __init__(self, scale_name="quick"):  # the argument keeps its name
         super().__init__(scale_name)
@@ -84,8 +87,74 @@ class ScaleLibrary(ExperimentLibrary):
         """Remove the run's extra startds (the topology's count again)."""
         e5_config.restore_startds(self.tb.ssh, self.exp.workers)
 
+    # --- the points (`Measure Point    KIND    ...`, e5_points; CollectorLibrary has the
+    # collector ramp's and the CCB layouts') -------------------------------------------------
+    def point_ramp(self, profile):
+        """Sleepers ramped to the first limit under `profile`, the schedd on the CMs' LAN;
+        after it, whatever stopped it, the ramp's jobs gone and the pool healthy again."""
+        try:
+            self.remove_the_suites_jobs("background")
+            self.remove_the_suites_jobs("negotiation")
+            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+            self.tb.apply_profile_if_needed(profile)
+            r = self.ramp_sleepers_to_the_first_limit()
+        finally:
+            self.remove_the_suites_jobs("ramp")
+            self.pool_should_be_healthy(600)
+        return e5_points.ramp(r)
+
+    def point_shape(self, shape, profile):
+        """The pool in one collector `shape` (flat, tree) under `profile`; flat again after."""
+        if not self.params()["tree_settle_s"]:
+            return Measured.skip(f"tree_settle_s is 0 at {self.scale} scale (--set tree_settle_s=120 runs it)")
+        try:
+            self.remove_the_suites_jobs("background")
+            self.remove_the_suites_jobs("negotiation")
+            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+            self.tb.apply_profile_if_needed(profile)
+            self.use_collector_shape(shape)
+            r = self.measure_collector_shape(shape)
+        finally:
+            self.remove_jobs_ignoring_errors("tree")
+            self.restore_the_collector_shape()
+        return e5_points.shape(r, [h.name for h in self.tb.topo.with_role("cm")])
+
+    def remove_jobs_ignoring_errors(self, role):
+        """What a point's clean-up removes: a failure is a warning, the clean-up goes on."""
+        try:
+            self.remove_the_suites_jobs(role)
+        except Exception as e:   # noqa: BLE001 - any failure here must not hide the point's own
+            logger.warn(f"removing the {role} jobs failed: {e}")
+
+    def _schedd_behind(self, rtt):
+        """`rtt` ms between the schedd and the CMs, measured against the LAN's own RTT."""
+        if float(rtt) > 0:
+            base = self.tb.measure_rtt("submit", "cm")
+            self.tb.measured_rtt_should_match(rtt, self.tb.set_wan_latency_if_needed("submit", "cm", rtt), base)
+        else:
+            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+
+    def point_negotiation(self, rtt):
+        """The negotiator's cycle with idle requests no slot matches, the schedd `rtt` ms away."""
+        self.remove_the_suites_jobs("background")
+        self._schedd_behind(rtt)
+        return e5_points.negotiation(self.negotiation_cycle_with_idle_requests(rtt))
+
+    def point_matchable(self, rtt):
+        """The cycle with jobs every free slot matches, the schedd `rtt` ms away; the jobs gone after."""
+        if not self.params()["negotiation_matchable"]:
+            return Measured.skip(f"negotiation_matchable is 0 at {self.scale} scale "
+                                 f"(--set negotiation_matchable=8 runs it)")
+        try:
+            self.remove_the_suites_jobs("background")
+            self.remove_the_suites_jobs("negotiation")
+            self._schedd_behind(rtt)
+            c = self.negotiation_cycle_with_matchable_jobs(rtt)
+        finally:
+            self.remove_jobs_ignoring_errors("matchable")
+        return e5_points.matchable(c)
+
     # --- the ramp -------------------------------------------------------------------------
-    @keyword
     def ramp_sleepers_to_the_first_limit(self):
         """Sleep jobs in doubling steps until the first limit; at each step records running
         jobs, startds and slots in the collector, the step's time, the collectors' update
@@ -185,7 +254,6 @@ class ScaleLibrary(ExperimentLibrary):
         return dict(s, model=model, config=label, worker=worker.name, startds=worker.startds)
 
     # --- negotiation over the WAN -----------------------------------------------------------
-    @keyword
     def negotiation_cycle_with_idle_requests(self, rtt_ms, timeout=None):
         """`negotiation_requests` idle jobs that no slot can match, each its own resource
         request (kept between rows: submitted once); `negotiation_cycles` cycles that start
@@ -224,7 +292,6 @@ class ScaleLibrary(ExperimentLibrary):
         return dict(last, duration=fastest, median=median, durations=durations, prefetch=prefetch,
                     prefetches=prefetches, rtt_ms=rtt_label(rtt_ms), requests=n)  # 0, not 0.0: as the paper file
 
-    @keyword
     def negotiation_cycle_with_matchable_jobs(self, rtt_ms):
         """`negotiation_matchable` idle jobs that every free slot matches, each its own
         resource request, submitted `matchable_rounds` times (removed after each round); per
@@ -396,7 +463,6 @@ class ScaleLibrary(ExperimentLibrary):
             self._wait_single_negotiator(timeout)
         return tree.wait_children(shape, 120)
 
-    @keyword
     def measure_collector_shape(self, shape):
         """With the pool in `shape`: seconds until every slot is visible at the top-level
         collector after a restart of the workers' HTCondor; then every slot runs a sleeper
@@ -422,30 +488,6 @@ class ScaleLibrary(ExperimentLibrary):
         return {"shape": shape, "profile": tb.profile_name, "visible": visible, "stats": stats,
                 "cycle": cycle["duration"], "slots": slots, "children_ads": children,
                 "window_s": int(p["tree_settle_s"])}
-
-    @keyword
-    def every_central_manager_should_hear_the_startds(self, r):
-        """Fails when a CM's collector counted no slot update in the shape's window: in the
-        tree each CM hears the startds through a child collector of its own."""
-        tops = [h.name for h in self.tb.topo.with_role("cm")]
-        deaf = e5_config.tops_without_updates(r["stats"], tops)
-        if deaf:
-            raise AssertionError(f"{r['shape']}: no slot update reached the collector on {', '.join(deaf)} "
-                                 f"in {r['window_s']} s (updates: {r['stats']})")
-
-    @keyword
-    def record_collector_shape(self, r):
-        """The shape's figures into the run's metrics."""
-        tb = self.tb
-        tb.record_metric("e5.tree_visible_seconds", r["visible"], "s", shape=r["shape"], profile=r["profile"],
-                         slots=r["slots"])
-        tb.record_metric("e5.tree_negotiation_cycle", r["cycle"], "s", shape=r["shape"], profile=r["profile"])
-        for collector, st in r["stats"].items():
-            # counted over the busy window, or (when the ads changed in it) over the ads' life
-            window = f"{r['window_s']}s" if st.get("window") else "ad-life"
-            labels = dict(shape=r["shape"], profile=r["profile"], collector=collector, window=window)
-            tb.record_metric("e5.tree_updates_total", st["total"], "updates", **labels)
-            tb.record_metric("e5.tree_updates_lost", st["lost"], "updates", **labels)
 
     @keyword
     def restore_the_collector_shape(self):

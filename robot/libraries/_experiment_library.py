@@ -15,11 +15,13 @@ class ExperimentLibrary:
     """A subclass sets `experiment` (its registry name, for `params`) and, when its
     experiment object is built from the site's topology, SSH and pool, `experiment_class`
     (for `exp`); it keeps its own `@library(...)` decorator, so its scope and keywords. For
-    each point kind its registry entry declares, it has `point_<kind>(**row arguments)`
-    returning a `points.Measured`."""
+    each point kind its registry entry declares, it (or one of its `point_partners`, the
+    suite's other libraries) has `point_<kind>(**row arguments)` returning a
+    `points.Measured`."""
 
     experiment = None
     experiment_class = None
+    point_partners = ()   # the suite's other libraries whose point_<kind> this one's keyword calls
 
     def __init__(self, scale="quick"):
         self.scale = scale
@@ -45,7 +47,7 @@ class ExperimentLibrary:
         except ValueError as e:
             raise AssertionError(f"{self.experiment}: {e}") from None
         self.tb.skip_unless_in_this_run(self.params(), **in_run)
-        measured = getattr(self, points.method_name(kind))(**point)
+        measured = self._point_method(kind)(**point)
         if measured.skipped:
             raise SkipExecution(measured.skipped)
         for name, value, unit, params in measured.records:
@@ -56,3 +58,11 @@ class ExperimentLibrary:
         if failed:
             raise AssertionError(failed)
         return measured
+
+    def _point_method(self, kind):
+        """point_<kind> of this library, else of the first partner library that has it."""
+        name = points.method_name(kind)
+        for lib in (self, *(BuiltIn().get_library_instance(p) for p in self.point_partners)):
+            if callable(getattr(lib, name, None)):
+                return getattr(lib, name)
+        raise AssertionError(f"{type(self).__name__} and its partners {list(self.point_partners)} have no {name}")

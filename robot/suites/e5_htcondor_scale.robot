@@ -104,15 +104,15 @@ Test Tags         E5
 ramp-default
     [Documentation]    Sleepers ramped in doubling steps to the first limit under `default`.
     [Tags]    ramp    profile:default
-    [Template]    Ramp Point
-    default
+    [Template]    Measure Point
+    ramp    profile=default
 
 ramp-collector-tuned
     [Documentation]    The same ramp under `collector-tuned` (section 4.1: larger UDP buffers,
     ...    startd updates every 10 minutes).
     [Tags]    ramp    profile:collector-tuned
-    [Template]    Ramp Point
-    collector-tuned
+    [Template]    Measure Point
+    ramp    profile=collector-tuned
 # END GENERATED ROWS ramp
 
 tcp-streams
@@ -142,14 +142,14 @@ negotiation-0ms
     [Documentation]    Idle jobs no slot can match, each its own resource request: the
     ...    negotiator's own cycle duration with the schedd on the CM's LAN.
     [Tags]    negotiation    rtt:0
-    [Template]    Negotiation Point
-    0
+    [Template]    Measure Point
+    negotiation    rtt=0
 
 negotiation-100ms
     [Documentation]    The same with 100 ms RTT between the schedd and the central managers.
     [Tags]    negotiation    rtt:100
-    [Template]    Negotiation Point
-    100
+    [Template]    Measure Point
+    negotiation    rtt=100
 # END GENERATED ROWS negotiation
 
 negotiation-wan-over-lan
@@ -188,95 +188,95 @@ negotiation-matchable-0ms
     [Documentation]    Idle jobs that every free slot matches, each its own resource request:
     ...    the cycle that considered them all, with the schedd on the CMs' LAN.
     [Tags]    negotiation    matchable    rtt:0
-    [Template]    Matchable Negotiation Point
-    0
+    [Template]    Measure Point
+    matchable    rtt=0
 
 negotiation-matchable-100ms
     [Documentation]    The same with 100 ms RTT between the schedd and the central managers.
     [Tags]    negotiation    matchable    rtt:100
-    [Template]    Matchable Negotiation Point
-    100
+    [Template]    Measure Point
+    matchable    rtt=100
 
 collectors-flat-default
     [Documentation]    One collector tier: the startds update the CMs' collectors directly.
     ...    Time until every slot is visible after the workers restart, updates lost per
     ...    collector with every slot busy, the negotiator's cycle.
     [Tags]    collectors    profile:default
-    [Template]    Collector Shape Point
-    flat    default
+    [Template]    Measure Point
+    shape    shape=flat    profile=default
 
 collectors-tree-default
     [Documentation]    Two tiers (section 4.1, GlideinWMS): child collectors receive the startds'
     ...    updates and forward them to the CMs' collectors, each child to one CM; the same
     ...    figures, and every CM must hear the startds.
     [Tags]    collectors    profile:default
-    [Template]    Collector Shape Point
-    tree    default
+    [Template]    Measure Point
+    shape    shape=tree    profile=default
 
 collectors-flat-collector-tuned
     [Tags]    collectors    profile:collector-tuned
-    [Template]    Collector Shape Point
-    flat    collector-tuned
+    [Template]    Measure Point
+    shape    shape=flat    profile=collector-tuned
 
 collectors-tree-collector-tuned
     [Tags]    collectors    profile:collector-tuned
-    [Template]    Collector Shape Point
-    tree    collector-tuned
+    [Template]    Measure Point
+    shape    shape=tree    profile=collector-tuned
 
 collector-ramp-0ms-1tier
     [Documentation]    Startds per worker in doubling steps, every one reporting to the CMs'
     ...    collectors on their LAN, until updates are lost or startds fail to join.
     [Tags]    collector-ramp    rtt:0    tiers:1
-    [Template]    Collector Ramp Point
-    0    1
+    [Template]    Measure Point
+    collector-ramp    rtt=0    tiers=1
 
 collector-ramp-100ms-1tier
     [Documentation]    The same with the workers 100 ms from every central host (paper: 200
     ...    startds per collector over the WAN, 2,000 on the LAN).
     [Tags]    collector-ramp    rtt:100    tiers:1
-    [Template]    Collector Ramp Point
-    100    1
+    [Template]    Measure Point
+    collector-ramp    rtt=100    tiers=1
 
 collector-ramp-0ms-2tiers
     [Documentation]    Two tiers on the LAN: child collectors on the CCB hosts receive the
     ...    startds' updates and forward them to the CMs' collectors.
     [Tags]    collector-ramp    rtt:0    tiers:2
-    [Template]    Collector Ramp Point
-    0    2
+    [Template]    Measure Point
+    collector-ramp    rtt=0    tiers=2
 
 collector-ramp-100ms-2tiers
     [Documentation]    Two tiers with the workers 100 ms away: the children take the WAN's
     ...    round trips, the parents get the updates over the LAN (paper: 1,000 startds per
     ...    child collector after 8.3's fixes).
     [Tags]    collector-ramp    rtt:100    tiers:2
-    [Template]    Collector Ramp Point
-    100    2
+    [Template]    Measure Point
+    collector-ramp    rtt=100    tiers=2
 
 ccb-on-child-collectors-shared-port
     [Documentation]    Child collectors on the CMs that are also the workers' CCB servers
     ...    (GlideinWMS's default); shared port on the workers: connections on the CMs.
     [Tags]    ccb    layout:on-children    config:shared-port
-    [Template]    CCB Layout Point
-    on-children    shared-port
+    [Template]    Measure Point
+    ccb    layout=on-children    config=shared-port
 
 ccb-on-own-hosts-shared-port
     [Documentation]    The same children without CCB, which stays on the CCB hosts.
     [Tags]    ccb    layout:own-hosts    config:shared-port
-    [Template]    CCB Layout Point
-    own-hosts    shared-port
+    [Template]    Measure Point
+    ccb    layout=own-hosts    config=shared-port
 
 ccb-on-child-collectors-per-daemon
     [Documentation]    CCB on the children with the paper's execute nodes: no shared port on
     ...    the workers, every daemon registering with CCB itself.
     [Tags]    ccb    layout:on-children    config:per-daemon
-    [Template]    CCB Layout Point
-    on-children    per-daemon
+    [Template]    Measure Point
+    ccb    layout=on-children    config=per-daemon
 
 ccb-on-own-hosts-per-daemon
     [Documentation]    CCB on its own hosts with the paper's execute nodes.
     [Tags]    ccb    layout:own-hosts    config:per-daemon
-    [Template]    CCB Layout Point
-    own-hosts    per-daemon
+    [Template]    Measure Point
+    ccb    layout=own-hosts    config=per-daemon
 # END GENERATED ROWS matchable-collectors-ccb
 
 ccb-split-connections
@@ -417,154 +417,3 @@ Leave The Pool Healthy
     Restore The Central Managers
     Remove The Suites Jobs    probe
     Pool Should Be Healthy    timeout=600
-
-Ramp Point
-    [Arguments]    ${profile}
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Set Test Variable    ${ROW_RAN}    ${TRUE}
-    Remove The Suites Jobs    background
-    Remove The Suites Jobs    negotiation
-    Set WAN Latency If Needed    submit    cm    0
-    Apply Profile If Needed    ${profile}
-    ${r}=    Ramp Sleepers To The First Limit
-    Record Metric    e5.max_running    ${r}[max_running]    jobs    limit=${r}[limit]    profile=${r}[profile]
-    Record Metric    e5.jobs_per_gb    ${r}[jobs_per_gb]    jobs/GB    profile=${r}[profile]
-    Remove The Suites Jobs    ramp
-    Log    ramp stopped by ${r}[limit]: ${r}[reason]    console=True
-    Should Be True    $r['steps'] > 0    no ramp step was tried (${r}[slots] slots in the collector)
-    Should Be True    $r['max_running'] > 0    no sleeper ever ran: ${r}[limit] - ${r}[reason]
-    Should Be True    $r['limit'] in ('slots', 'ramp_max') or len($r['targets']) > 1
-    ...    the ramp stopped at its first step (${r}[targets][0] jobs): ${r}[limit] - ${r}[reason]
-    [Teardown]    Clean Up After The Ramp Unless Skipped
-
-Clean Up After The Ramp Unless Skipped
-    [Documentation]    The ramp's jobs gone and the site healthy again, whatever limit stopped it.
-    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
-    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
-    IF    $ran
-        Remove The Suites Jobs    ramp
-        Pool Should Be Healthy    timeout=600
-    END
-
-Collector Shape Point
-    [Arguments]    ${shape}    ${profile}
-    Skip If    not ${PARAMS}[tree_settle_s]    tree_settle_s is 0 at ${SCALE} scale (--set tree_settle_s=120 runs it)
-    Skip Unless In This Run    ${PARAMS}    profile=${profile}
-    Set Test Variable    ${ROW_RAN}    ${TRUE}
-    Remove The Suites Jobs    background
-    Remove The Suites Jobs    negotiation
-    Set WAN Latency If Needed    submit    cm    0
-    Apply Profile If Needed    ${profile}
-    Use Collector Shape    ${shape}
-    ${r}=    Measure Collector Shape    ${shape}
-    Record Collector Shape    ${r}
-    IF    '${shape}' == 'tree'
-        Should Be True    $r['children_ads'] > 0    the child collectors hold no slot ads: the tree is not in use
-        Every Central Manager Should Hear The Startds    ${r}
-    ELSE
-        Should Be Equal As Integers    ${r}[children_ads]    0    msg=child collectors hold ads in the flat shape
-    END
-    [Teardown]    Restore The Collector Shape Unless Skipped
-
-Restore The Collector Shape Unless Skipped
-    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
-    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
-    IF    $ran
-        Run Keyword And Ignore Error    Remove The Suites Jobs    tree
-        Restore The Collector Shape
-    END
-
-Negotiation Point
-    [Arguments]    ${rtt}
-    Skip Unless In This Run    ${PARAMS}    negotiation_rtts=${rtt}
-    Remove The Suites Jobs    background
-    IF    ${rtt} > 0
-        ${base}=    Measure RTT    submit    cm
-        ${measured}=    Set WAN Latency If Needed    submit    cm    ${rtt}
-        Measured RTT Should Match    ${rtt}    ${measured}    ${base}
-    ELSE
-        Set WAN Latency If Needed    submit    cm    0
-    END
-    ${c}=    Negotiation Cycle With Idle Requests    ${rtt}
-    Record Metric    e5.negotiation_cycle    ${c}[duration]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    ...    considered=${c}[considered]    rejections=${c}[rejections]
-    Record Metric    e5.negotiation_cycle_median    ${c}[median]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    Should Not Be Equal    ${c}[prefetch]    ${None}    the NegotiatorLog shows no fetch of the schedd's request list in ${c}[durations]
-    Record Metric    e5.negotiation_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    Should Be Equal As Integers    ${c}[matches]    0    msg=jobs that no slot can meet were matched
-
-Collector Ramp Point
-    [Arguments]    ${rtt}    ${tiers}
-    Skip Unless In This Run    ${PARAMS}    collector_ramp_rtts=${rtt}    collector_ramp_tiers=${tiers}
-    Set Test Variable    ${ROW_RAN}    ${TRUE}
-    Remove The Suites Jobs    background
-    Remove The Suites Jobs    negotiation
-    Apply Profile If Needed    default
-    IF    ${rtt} > 0
-        ${base}=    Measure RTT    worker    cm
-        ${measured}=    Put The Workers Behind A WAN    ${rtt}
-        Measured RTT Should Match    ${rtt}    ${measured}    ${base}
-    ELSE
-        Put The Workers Behind A WAN    0
-    END
-    Use Collector Tiers    ${tiers}
-    ${r}=    Ramp Startds To The Collector Limit    ${rtt}    ${tiers}
-    Log    ${rtt} ms, ${tiers} tier(s): ${r}[held] startds per collector (${r}[per_worker] per worker) at the limit, ${r}[limit] - ${r}[reason]    console=True
-    # On the LAN the first step must hold: a ramp that never held a step measured nothing
-    Should Be True    ${rtt} > 0 or $r['held'] > 0    the first step already failed on the LAN: ${r}[limit] - ${r}[reason]
-    [Teardown]    Restore The Pool After A Collector Row Unless Skipped
-
-Restore The Pool After A Collector Row Unless Skipped
-    [Documentation]    One collector tier, no WAN, shared port on the workers again and the
-    ...    run's startds per worker, whatever stopped the row.
-    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
-    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
-    IF    $ran
-        Leave The Collectors As The Site Has Them
-        Use Startds Per Worker    ${PARAMS}[startds_per_worker]    ${PARAMS}[startd_slots]
-    END
-
-CCB Layout Point
-    [Arguments]    ${layout}    ${config}
-    Skip If    not ${PARAMS}[ccb_startds]    ccb_startds is 0 at ${SCALE} scale (--set ccb_startds=8 runs it)
-    ${own}=    CCB Hosts Of Their Own
-    Skip If    not $own    the CMs are the CCB servers in this topology: CCB has no hosts of its own to stay on
-    Set Test Variable    ${ROW_RAN}    ${TRUE}
-    Remove The Suites Jobs    background
-    Pool Under Default On The LAN
-    Use Startds Per Worker    ${PARAMS}[ccb_startds]    ${PARAMS}[collector_ramp_slots]
-    Use CCB Layout    ${layout}    ${config}
-    ${c}=    Count Connections On The Central Managers    ${layout}    ${config}
-    Should Be True    $c['total'] > 0    no connection from the workers on the central managers: ${c}[by_cm]
-    IF    '${layout}' == 'on-children'
-        Should Be True    $c['children'] > 0    the workers hold no connection to the child collectors: ${c}[by_cm]
-    END
-    [Teardown]    Restore The Pool After A Collector Row Unless Skipped
-
-Matchable Negotiation Point
-    [Arguments]    ${rtt}
-    Skip If    not ${PARAMS}[negotiation_matchable]    negotiation_matchable is 0 at ${SCALE} scale (--set negotiation_matchable=8 runs it)
-    Skip Unless In This Run    ${PARAMS}    negotiation_rtts=${rtt}
-    Set Test Variable    ${ROW_RAN}    ${TRUE}
-    Remove The Suites Jobs    background
-    Remove The Suites Jobs    negotiation
-    IF    ${rtt} > 0
-        ${base}=    Measure RTT    submit    cm
-        ${measured}=    Set WAN Latency If Needed    submit    cm    ${rtt}
-        Measured RTT Should Match    ${rtt}    ${measured}    ${base}
-    ELSE
-        Set WAN Latency If Needed    submit    cm    0
-    END
-    ${c}=    Negotiation Cycle With Matchable Jobs    ${rtt}
-    Record Metric    e5.negotiation_match_cycle    ${c}[duration]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    ...    matches=${c}[matches]
-    IF    $c['prefetch'] is not None
-        Record Metric    e5.negotiation_match_prefetch    ${c}[prefetch]    s    rtt_ms=${c}[rtt_ms]    requests=${c}[requests]
-    END
-    Should Be True    $c['matches'] > 0    no job matched in the cycles ${c}[durations] though every free slot meets them
-    [Teardown]    Remove The Matchable Jobs Unless Skipped
-
-Remove The Matchable Jobs Unless Skipped
-    # a keyword teardown (Robot gives it no SKIP status): did the row get past its skips?
-    ${ran}=    Get Variable Value    ${ROW_RAN}    ${FALSE}
-    IF    $ran    Run Keyword And Ignore Error    Remove The Suites Jobs    matchable

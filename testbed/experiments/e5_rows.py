@@ -5,8 +5,10 @@ profile; the collector ramp per tiers and RTT of the full scale; the CCB layouts
 child collectors, on hosts of their own) per worker configuration (shared port, a CCB
 registration per daemon). The streams count, the negotiation summary, the CCB split and
 the failovers stay hand-written in the suite, so the negotiation rows are a block of their
-own, before the summary.
+own, before the summary. Every generated row is one `Measure Point` (ScaleLibrary.point_* and
+CollectorLibrary.point_*, e5_points).
 """
+from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.rows import Axis, Block, Case, Rows
 
 PROFILE = Axis("profile", profiles=True)
@@ -14,22 +16,26 @@ NEGOTIATION_RTT = Axis("rtt", param="negotiation_rtts")
 # CcbLayouts.LAYOUTS and CONFIGS (e5_collector), with the row's word for the layout
 CCB_LAYOUTS = {"on-children": "on-child-collectors", "own-hosts": "on-own-hosts"}
 CCB_CONFIGS = ("shared-port", "per-daemon")
+POINTS = {"ramp": {"profile": "profile"}, "negotiation": {"rtt": "negotiation_rtts"},
+          "matchable": {"rtt": "negotiation_rtts"}, "shape": {"shape": None, "profile": "profile"},
+          "collector-ramp": {"rtt": "collector_ramp_rtts", "tiers": "collector_ramp_tiers"},
+          "ccb": {"layout": None, "config": None}}
 
 ROWS = (
     Block("ramp", Rows(
-        Case("ramp-{profile}", "Ramp Point", args=("{profile}",), tags=("ramp", "profile:{profile}"),
+        Case("ramp-{profile}", POINT_TEMPLATE, args=("ramp", "profile={profile}"), tags=("ramp", "profile:{profile}"),
              doc={"ramp-default": "Sleepers ramped in doubling steps to the first limit under `default`.",
                   "ramp-collector-tuned": "The same ramp under `collector-tuned` (section 4.1: larger UDP "
                                           "buffers,\nstartd updates every 10 minutes)."}),
         axes=(PROFILE,))),
     Block("negotiation", Rows(
-        Case("negotiation-{rtt}ms", "Negotiation Point", args=("{rtt}",), tags=("negotiation", "rtt:{rtt}"),
+        Case("negotiation-{rtt}ms", POINT_TEMPLATE, args=("negotiation", "rtt={rtt}"), tags=("negotiation", "rtt:{rtt}"),
              doc={"negotiation-0ms": "Idle jobs no slot can match, each its own resource request: the\n"
                                      "negotiator's own cycle duration with the schedd on the CM's LAN.",
                   "negotiation-100ms": "The same with 100 ms RTT between the schedd and the central managers."}),
         axes=(NEGOTIATION_RTT,))),
     Block("matchable-collectors-ccb", Rows(
-        Case("negotiation-matchable-{rtt}ms", "Matchable Negotiation Point", args=("{rtt}",),
+        Case("negotiation-matchable-{rtt}ms", POINT_TEMPLATE, args=("matchable", "rtt={rtt}"),
              tags=("negotiation", "matchable", "rtt:{rtt}"),
              doc={"negotiation-matchable-0ms": "Idle jobs that every free slot matches, each its own resource "
                                                "request:\nthe cycle that considered them all, with the schedd on "
@@ -37,7 +43,7 @@ ROWS = (
                   "negotiation-matchable-100ms": "The same with 100 ms RTT between the schedd and the central "
                                                  "managers."}),
         axes=(NEGOTIATION_RTT,)), Rows(
-        Case("collectors-{shape}-{profile}", "Collector Shape Point", args=("{shape}", "{profile}"),
+        Case("collectors-{shape}-{profile}", POINT_TEMPLATE, args=("shape", "shape={shape}", "profile={profile}"),
              tags=("collectors", "profile:{profile}"),
              doc={"collectors-flat-default": "One collector tier: the startds update the CMs' collectors "
                                              "directly.\nTime until every slot is visible after the workers "
@@ -48,7 +54,7 @@ ROWS = (
                                              "each child to one CM; the same\nfigures, and every CM must hear "
                                              "the startds."}),
         axes=(PROFILE, Axis("shape", values=("flat", "tree")))), Rows(
-        Case("collector-ramp-{rtt}ms-{tiers_name}", "Collector Ramp Point", args=("{rtt}", "{tiers}"),
+        Case("collector-ramp-{rtt}ms-{tiers_name}", POINT_TEMPLATE, args=("collector-ramp", "rtt={rtt}", "tiers={tiers}"),
              tags=("collector-ramp", "rtt:{rtt}", "tiers:{tiers}"),
              doc={"collector-ramp-0ms-1tier": "Startds per worker in doubling steps, every one reporting to "
                                               "the CMs'\ncollectors on their LAN, until updates are lost or "
@@ -66,7 +72,7 @@ ROWS = (
         axes=(Axis("tiers", param="collector_ramp_tiers",
                    derived={"tiers_name": lambda n: f"{n}tier" if n == 1 else f"{n}tiers"}),
               Axis("rtt", param="collector_ramp_rtts"))), Rows(
-        Case("ccb-{layout_name}-{config}", "CCB Layout Point", args=("{layout}", "{config}"),
+        Case("ccb-{layout_name}-{config}", POINT_TEMPLATE, args=("ccb", "layout={layout}", "config={config}"),
              tags=("ccb", "layout:{layout}", "config:{config}"),
              doc={"ccb-on-child-collectors-shared-port": "Child collectors on the CMs that are also the "
                                                          "workers' CCB servers\n(GlideinWMS's default); shared "

@@ -137,7 +137,7 @@ EXPERIMENT = Experiment(
     measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
     figures=e5_figures.figures,    # the collector ramps: startds joined and updates lost per step
     fits=e5_uber.fits,             # the startds asked for fit the workers' memory
-    rows=e5_rows.ROWS,
+    rows=e5_rows.ROWS, points=e5_rows.POINTS,
 )
 
 LIMITS = ("slots", "memory", "jobs", "schedd", "collector", "held", "ramp_max")

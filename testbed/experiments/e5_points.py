@@ -1,0 +1,88 @@
+"""E5's points (seed 004), measured into the records and checks `Measure Point` keeps and
+judges: the sleeper ramp, the negotiation cycle with requests no slot matches and with jobs
+that match, the collector shapes (one tier, two), the collector ramp and the CCB layouts.
+ScaleLibrary's and CollectorLibrary's point_* methods act on the pool and restore it (the
+steps' nested figures are recorded as the steps end); these functions turn what the
+actions returned into the point's own records and checks."""
+from testbed.experiments.points import Measured
+from testbed.experiments import e5_config
+
+
+def ramp(r):
+    """Sleepers ramped in doubling steps to the first limit."""
+    m = Measured()
+    m.record("e5.max_running", r["max_running"], "jobs", limit=r["limit"], profile=r["profile"])
+    m.record("e5.jobs_per_gb", r["jobs_per_gb"], "jobs/GB", profile=r["profile"])
+    m.say(f"  ramp stopped by {r['limit']}: {r['reason']}")
+    m.check(r["steps"] > 0, f"no ramp step was tried ({r['slots']} slots in the collector)")
+    m.check(r["max_running"] > 0, f"no sleeper ever ran: {r['limit']} - {r['reason']}")
+    first = r["targets"][0] if r["targets"] else None
+    m.check(r["limit"] in ("slots", "ramp_max") or len(r["targets"]) > 1,
+            f"the ramp stopped at its first step ({first} jobs): {r['limit']} - {r['reason']}")
+    return m
+
+
+def negotiation(c):
+    """The negotiator's cycle with idle requests no slot can match."""
+    m = Measured()
+    at = dict(rtt_ms=c["rtt_ms"], requests=c["requests"])
+    m.record("e5.negotiation_cycle", c["duration"], "s", considered=c["considered"], rejections=c["rejections"], **at)
+    m.record("e5.negotiation_cycle_median", c["median"], "s", **at)
+    if c["prefetch"] is not None:
+        m.record("e5.negotiation_prefetch", c["prefetch"], "s", **at)
+    m.check(c["prefetch"] is not None,
+            f"the NegotiatorLog shows no fetch of the schedd's request list in {c['durations']}")
+    m.check(c["matches"] == 0, f"{c['matches']} jobs that no slot can meet were matched")
+    return m
+
+
+def matchable(c):
+    """The cycle that considered jobs every free slot matches."""
+    m = Measured()
+    at = dict(rtt_ms=c["rtt_ms"], requests=c["requests"])
+    m.record("e5.negotiation_match_cycle", c["duration"], "s", matches=c["matches"], **at)
+    if c["prefetch"] is not None:
+        m.record("e5.negotiation_match_prefetch", c["prefetch"], "s", **at)
+    m.check(c["matches"] > 0, f"no job matched in the cycles {c['durations']} though every free slot meets them")
+    return m
+
+
+def shape(r, tops):
+    """One collector shape's figures (ScaleLibrary.measure_collector_shape) and, in the tree,
+    that every CM (`tops`) heard the startds through a child collector of its own."""
+    m = Measured()
+    m.record("e5.tree_visible_seconds", r["visible"], "s", shape=r["shape"], profile=r["profile"], slots=r["slots"])
+    m.record("e5.tree_negotiation_cycle", r["cycle"], "s", shape=r["shape"], profile=r["profile"])
+    for collector, st in r["stats"].items():
+        # counted over the busy window, or (when the ads changed in it) over the ads' life
+        window = f"{r['window_s']}s" if st.get("window") else "ad-life"
+        labels = dict(shape=r["shape"], profile=r["profile"], collector=collector, window=window)
+        m.record("e5.tree_updates_total", st["total"], "updates", **labels)
+        m.record("e5.tree_updates_lost", st["lost"], "updates", **labels)
+    if r["shape"] == "tree":
+        m.check(r["children_ads"] > 0, "the child collectors hold no slot ads: the tree is not in use")
+        deaf = e5_config.tops_without_updates(r["stats"], tops)
+        m.check(not deaf, f"tree: no slot update reached the collector on {', '.join(deaf)} in {r['window_s']} s "
+                          f"(updates: {r['stats']})")
+    else:
+        m.check(r["children_ads"] == 0, f"child collectors hold {r['children_ads']} ads in the flat shape")
+    return m
+
+
+def collector_ramp(r, rtt, tiers):
+    """Startds per worker ramped to the collector's limit (its steps recorded as they ended)."""
+    m = Measured()
+    m.say(f"  {rtt} ms, {tiers} tier(s): {r['held']} startds per collector ({r['per_worker']} per worker) at the "
+          f"limit, {r['limit']} - {r['reason']}")
+    # on the LAN the first step must hold: a ramp that never held a step measured nothing
+    m.check(float(rtt) > 0 or r["held"] > 0, f"the first step already failed on the LAN: {r['limit']} - {r['reason']}")
+    return m
+
+
+def ccb(c, layout):
+    """The connections from the workers on the CMs under one CCB layout (recorded as counted)."""
+    m = Measured()
+    m.check(c["total"] > 0, f"no connection from the workers on the central managers: {c['by_cm']}")
+    if layout == "on-children":
+        m.check(c["children"] > 0, f"the workers hold no connection to the child collectors: {c['by_cm']}")
+    return m
