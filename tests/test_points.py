@@ -4,7 +4,7 @@ the base library's keep-then-judge, and the points of E1 and E4 built from fake 
 import pytest
 from robot.api import SkipExecution
 
-from testbed.experiments import e1_transfer, e2_points, e3_points, e4_points, e5_points, points, registry
+from testbed.experiments import e1_points, e2_points, e3_points, e4_points, e5_points, points, registry
 from testbed.experiments.points import POINT_TEMPLATE, Measured
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
@@ -148,7 +148,7 @@ def _latency(**over):
          "slot_setup_teardown_over_execution": 1.2, "job_transfer_rate": None, "demand": 3.0,
          "window_over_demand": None, "params": {"rtt_ms": 80.0, "rate": "2W", "profile": "default"}}
     r.update(over)
-    return e1_transfer.latency_measured(r)
+    return e1_points.latency(r)
 
 
 def test_e1_latency_point_records_what_it_measured_and_checks_the_batch():

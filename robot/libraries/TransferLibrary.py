@@ -5,7 +5,7 @@ they measure and the suite records it into the run opened by TestbedLibrary."""
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e1_scale, e1_transfer as transfer
+from testbed.experiments import e1_points, e1_scale, e1_transfer as transfer
 from testbed.experiments.points import Measured
 from testbed.model import scaled_profiles
 from testbed.model.tables import render
@@ -117,7 +117,7 @@ class TransferLibrary(ExperimentLibrary):
     def point_latency(self, profile, rtt, factor):
         """`Measure Point    latency    profile=...    rtt=...    factor=...`: one point of
         Figure 2 under `profile` with `rtt` ms between the submit host and the workers, sized
-        from this run's recorded saturation rate (e1_transfer.latency_measured)."""
+        from this run's recorded saturation rate (e1_points.latency)."""
         tb = self.tb
         tb.apply_profile_if_needed(profile)
         measured_rtt = tb.set_wan_latency_if_needed("submit", "worker", rtt)
@@ -125,7 +125,7 @@ class TransferLibrary(ExperimentLibrary):
         if not rates:
             return Measured().check(False, "no saturation rate recorded in this run (the suite set-up's "
                                            "saturation test did not finish)")
-        return transfer.latency_measured(self.run_latency_point(rtt, factor, rates[-1], measured_rtt_ms=measured_rtt))
+        return e1_points.latency(self.run_latency_point(rtt, factor, rates[-1], measured_rtt_ms=measured_rtt))
 
     def run_latency_point(self, rtt_ms, rate_factor, htcondor_rate, measured_rtt_ms=None):
         """sweep_jobs jobs at rate factor x W over the RTT in force: W = sweep_load x HTCondor's

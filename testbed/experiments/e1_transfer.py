@@ -26,7 +26,7 @@ import re
 import time
 from collections import namedtuple
 
-from testbed.experiments.points import POINT_TEMPLATE, Measured
+from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
 from testbed.network.sampler import Sampler, active_mean, in_window
@@ -361,24 +361,3 @@ class TransferExperiment:
             raise RemoteError("no output-transfer timestamps in the job ads")
         return min(starts), max(ends)
 
-
-def latency_measured(r):
-    """A Measured of one latency point (TransferLibrary.run_latency_point's figures): the
-    efficiency lost and what sized it, then the checks that every job completed and returned
-    its whole output, and that XferStatsLog timed the batch."""
-    m, at = Measured(), r["params"]
-    lost = r["efficiency_lost"]
-    if lost is not None:
-        m.record("e1.efficiency_lost", lost, "ratio", **at)
-    m.record("e1.job_output_mb", r["size_mb"], "MB", **at)
-    if r["slot_setup_teardown_over_execution"] is not None:
-        m.record("e1.slot_setup_teardown_over_execution", r["slot_setup_teardown_over_execution"], "ratio", **at)
-    m.record("e1.sweep_demand", r["demand"], "MB/s", **at)
-    if r["window_over_demand"] is not None:
-        m.record("e1.window_capacity_over_demand", r["window_over_demand"], "ratio", **at)
-    if r["job_transfer_rate"] is not None:
-        m.record("e1.job_transfer_rate", r["job_transfer_rate"], "MB/s", **at)
-    m.check(lost is not None and lost >= 0, f"no transfer times for the batch in XferStatsLog (efficiency lost {lost})")
-    m.check(r["completed"] == r["jobs"], f"{r['completed']} of {r['jobs']} jobs completed")
-    m.check(not r["bad_outputs"], f"jobs {r['bad_outputs']} did not return {r['size_mb']} MB of output")
-    return m
