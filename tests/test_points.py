@@ -140,7 +140,8 @@ def test_measure_point_skips_before_it_measures_and_names_a_wrong_row(ptb):
     with pytest.raises(SkipExecution, match="nothing here"):
         _library(Measured.skip("nothing here")).measure_point("latency", profile="p", rtt="0", factor="1")
     assert ptb.recorded == []
-    assert _library(Measured().record("e1.a", 1)).measure_point("latency", profile="p", rtt="0", factor="1")
+    _library(Measured().record("e1.a", 1).check(True, "-")).measure_point("latency", profile="p", rtt="0", factor="1")
+    assert ptb.recorded == [("e1.a", 1, {})]
 
 
 def _latency(**over):

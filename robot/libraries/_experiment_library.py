@@ -57,7 +57,7 @@ class ExperimentLibrary:
         failed = measured.verdict()
         if failed:
             raise AssertionError(failed)
-        return measured
+        logger.info(f"{kind}: {len(measured.records)} records kept, {len(measured.checks)} checks passed")
 
     def _point_method(self, kind):
         """point_<kind> of this library, else of the first partner library that has it."""
