@@ -296,3 +296,20 @@ def test_e5_points_check_what_each_row_must_show():
     assert e5_points.ccb({"total": 4, "children": 0, "by_cm": {}}, "on-children").failures == \
         ["the workers hold no connection to the child collectors: {}"]
     assert e5_points.ccb({"total": 4, "children": 0, "by_cm": {}}, "own-hosts").verdict() is None
+
+
+def test_record_known_keeps_only_a_figure_the_point_has():
+    m = Measured().record_known("x.a", None, "s").record_known("x.b", 0.0, "s", n=1)
+    assert m.records == [("x.b", 0.0, "s", {"n": 1})]
+
+
+def test_set_checked_rtt_measures_the_lan_before_it_sets_the_wan(ptb):
+    calls = []
+    ptb.measure_rtt = lambda a, b: calls.append(("base", a, b)) or 0.5
+    ptb.measured_rtt_should_match = lambda rtt, measured, base: calls.append(("match", rtt, measured, base))
+    lib = _library(Measured())
+    lib.set_checked_rtt("100", "submit", "cm", lambda ms: calls.append(("set", ms)) or 100.7)
+    assert calls == [("base", "submit", "cm"), ("set", "100"), ("match", "100", 100.7, 0.5)]
+    calls.clear()
+    lib.set_checked_rtt("0", "worker", "cm", lambda ms: calls.append(("set", ms)) or 0.4)
+    assert calls == [("set", 0)]

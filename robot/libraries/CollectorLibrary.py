@@ -40,11 +40,7 @@ class CollectorLibrary(ExperimentLibrary):
             scale.remove_the_suites_jobs("background")
             scale.remove_the_suites_jobs("negotiation")
             self.tb.apply_profile_if_needed("default")
-            if float(rtt) > 0:
-                base = self.tb.measure_rtt("worker", "cm")
-                self.tb.measured_rtt_should_match(rtt, self.put_the_workers_behind_a_wan(rtt), base)
-            else:
-                self.put_the_workers_behind_a_wan(0)
+            self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
             self.use_collector_tiers(tiers)
             r = self.ramp_startds_to_the_collector_limit(rtt, tiers)
         finally:

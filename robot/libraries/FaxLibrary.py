@@ -216,9 +216,6 @@ class FaxLibrary(ExperimentLibrary):
                 self.tb.record_metric("e3.job_private_mb", r["private_mb"], "MB", label=r["label"],
                                       reader=r.get("reader", "uproot"))
 
-    def off_diagonal_over_diagonal(self, cache_mb, reader):
-        return fax.off_over_diag(self.tb.run.metrics(), cache_mb, reader)
-
     @keyword
     def spread_of(self, values):
         return fax.spread([float(v) for v in values])

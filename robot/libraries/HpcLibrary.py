@@ -50,7 +50,7 @@ class HpcLibrary(ExperimentLibrary):
         backfill = str(backfill).lower() in ("1", "true", "yes")
         if backfill and not p["backfill_events"]:
             return Measured.skip(f"backfill_events is 0 at {self.scale} scale")
-        reports, db = self.exp.run_layout(p, layout, backfill, None)
+        reports, db = self.exp.run_layout(p, layout, backfill)
         return e4_points.production(reports, db, p, layout, backfill)
 
     @keyword

@@ -128,11 +128,7 @@ class ScaleLibrary(ExperimentLibrary):
 
     def _schedd_behind(self, rtt):
         """`rtt` ms between the schedd and the CMs, measured against the LAN's own RTT."""
-        if float(rtt) > 0:
-            base = self.tb.measure_rtt("submit", "cm")
-            self.tb.measured_rtt_should_match(rtt, self.tb.set_wan_latency_if_needed("submit", "cm", rtt), base)
-        else:
-            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+        self.set_checked_rtt(rtt, "submit", "cm", lambda ms: self.tb.set_wan_latency_if_needed("submit", "cm", ms))
 
     def point_negotiation(self, rtt):
         """The negotiator's cycle with idle requests no slot matches, the schedd `rtt` ms away."""

@@ -59,6 +59,15 @@ class ExperimentLibrary:
             raise AssertionError(failed)
         logger.info(f"{kind}: {len(measured.records)} records kept, {len(measured.checks)} checks passed")
 
+    def set_checked_rtt(self, rtt, a, b, set_rtt):
+        """`set_rtt(rtt)` (which returns the RTT it measured from a to b); above 0 ms, the
+        measured RTT checked against the LAN's own between a and b, taken before."""
+        if float(rtt) > 0:
+            base = self.tb.measure_rtt(a, b)
+            self.tb.measured_rtt_should_match(rtt, set_rtt(rtt), base)
+        else:
+            set_rtt(0)
+
     def _point_method(self, kind):
         """point_<kind> of this library, else of the first partner library that has it."""
         name = points.method_name(kind)

@@ -9,16 +9,12 @@ def latency(r):
     its whole output, and that XferStatsLog timed the batch."""
     m, at = Measured(), r["params"]
     lost = r["efficiency_lost"]
-    if lost is not None:
-        m.record("e1.efficiency_lost", lost, "ratio", **at)
+    m.record_known("e1.efficiency_lost", lost, "ratio", **at)
     m.record("e1.job_output_mb", r["size_mb"], "MB", **at)
-    if r["slot_setup_teardown_over_execution"] is not None:
-        m.record("e1.slot_setup_teardown_over_execution", r["slot_setup_teardown_over_execution"], "ratio", **at)
+    m.record_known("e1.slot_setup_teardown_over_execution", r["slot_setup_teardown_over_execution"], "ratio", **at)
     m.record("e1.sweep_demand", r["demand"], "MB/s", **at)
-    if r["window_over_demand"] is not None:
-        m.record("e1.window_capacity_over_demand", r["window_over_demand"], "ratio", **at)
-    if r["job_transfer_rate"] is not None:
-        m.record("e1.job_transfer_rate", r["job_transfer_rate"], "MB/s", **at)
+    m.record_known("e1.window_capacity_over_demand", r["window_over_demand"], "ratio", **at)
+    m.record_known("e1.job_transfer_rate", r["job_transfer_rate"], "MB/s", **at)
     m.check(lost is not None and lost >= 0, f"no transfer times for the batch in XferStatsLog (efficiency lost {lost})")
     m.check(r["completed"] == r["jobs"], f"{r['completed']} of {r['jobs']} jobs completed")
     m.check(not r["bad_outputs"], f"jobs {r['bad_outputs']} did not return {r['size_mb']} MB of output")

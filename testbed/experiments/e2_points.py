@@ -38,10 +38,8 @@ def read_write(c):
     m.record("e2.raid_rw_read_rate", c["read_both"], "MB/s", phase="with_writes", **at)
     m.record("e2.raid_rw_write_rate", c["write_alone"], "MB/s", phase="alone", **at)
     m.record("e2.raid_rw_write_rate", c["write_both"], "MB/s", phase="with_reads", **at)
-    if c["read_ratio"] is not None:
-        m.record("e2.raid_read_under_writes", c["read_ratio"], "ratio", **at)
-    if c["write_ratio"] is not None:
-        m.record("e2.raid_write_under_reads", c["write_ratio"], "ratio", **at)
+    m.record_known("e2.raid_read_under_writes", c["read_ratio"], "ratio", **at)
+    m.record_known("e2.raid_write_under_reads", c["write_ratio"], "ratio", **at)
     m.check(c["errors"] == 0, f"fio reported {c['errors']} I/O errors on the array")
     for side in ("read_alone", "write_alone", "read_both", "write_both"):
         m.check(c[side] > 0, f"{side}: no bytes moved ({c[side]} MB/s)")

@@ -20,12 +20,9 @@ def cell(r):
     m.record("e3.cpu_eff", r["cpu_eff"], "ratio", **at)
     m.record("e3.mb_per_s", r["mb_per_s"], "MB/s", **at)
     m.record("e3.startup_s", r["startup_s"], "s", **at)
-    if r["read_calls"] is not None:
-        m.record("e3.read_calls", r["read_calls"], "calls", **at)
-    if r["cache_fills"] is not None:
-        m.record("e3.cache_fills", r["cache_fills"], "fills", **at)
-    if r["bytes_read_mb"] is not None:
-        m.record("e3.bytes_read_mb", r["bytes_read_mb"], "MB", **at)
+    m.record_known("e3.read_calls", r["read_calls"], "calls", **at)
+    m.record_known("e3.cache_fills", r["cache_fills"], "fills", **at)
+    m.record_known("e3.bytes_read_mb", r["bytes_read_mb"], "MB", **at)
     m.check(r["events_per_s"] > 0, f"no events read in cell {at['compute']}<-{at['storage']}")
     return m
 

@@ -28,8 +28,7 @@ def negotiation(c):
     at = dict(rtt_ms=c["rtt_ms"], requests=c["requests"])
     m.record("e5.negotiation_cycle", c["duration"], "s", considered=c["considered"], rejections=c["rejections"], **at)
     m.record("e5.negotiation_cycle_median", c["median"], "s", **at)
-    if c["prefetch"] is not None:
-        m.record("e5.negotiation_prefetch", c["prefetch"], "s", **at)
+    m.record_known("e5.negotiation_prefetch", c["prefetch"], "s", **at)
     m.check(c["prefetch"] is not None,
             f"the NegotiatorLog shows no fetch of the schedd's request list in {c['durations']}")
     m.check(c["matches"] == 0, f"{c['matches']} jobs that no slot can meet were matched")
@@ -41,8 +40,7 @@ def matchable(c):
     m = Measured()
     at = dict(rtt_ms=c["rtt_ms"], requests=c["requests"])
     m.record("e5.negotiation_match_cycle", c["duration"], "s", matches=c["matches"], **at)
-    if c["prefetch"] is not None:
-        m.record("e5.negotiation_match_prefetch", c["prefetch"], "s", **at)
+    m.record_known("e5.negotiation_match_prefetch", c["prefetch"], "s", **at)
     m.check(c["matches"] > 0, f"no job matched in the cycles {c['durations']} though every free slot meets them")
     return m
 

@@ -31,6 +31,10 @@ class Measured:
         self.records.append((name, value, unit, params))
         return self
 
+    def record_known(self, name, value, unit="", **params):
+        """A record of a figure the point may not have (None): kept only when it has one."""
+        return self if value is None else self.record(name, value, unit, **params)
+
     def record_series(self, name, unit, series, column=1, **params):
         """A time series [(t, value, ...)] as one record per sample, with parameter t."""
         for row in series:

@@ -9,8 +9,8 @@ measures (what `testbed run` may pause and pin: testbed/experiments/quiet.py),
 optionally its own figures and text tables beyond the line plots (E3's heatmaps, E4's
 idle tail), and the test cases generated in its suite (`rows`: the point rows' axes,
 names, tags and template arguments; rows.py renders them, with one row per claim of its
-paper file) and the kinds of point those rows measure (`points`). Nothing else lists suites: `experiments()` imports every module here that
-defines EXPERIMENT.
+paper file) and the kinds of point those rows measure (`points`). Nothing else lists
+suites: `experiments()` imports every module here that defines EXPERIMENT.
 """
 import importlib
 import pkgutil
