@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 import time
-from pathlib import Path
 
 from testbed.machines import accel, disks as disk_model, fabric, packages, render
 from testbed.machines.patched_box import box_for
 from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
+from testbed.remote import console
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
 # Under TCG the guests get the CPU features QEMU emulates that OpenSSL's AES-GCM
@@ -116,13 +116,12 @@ def guest_cpu(accelerator):
 
 
 def console_dir():
-    """Outside the checkout (whose state folder is private to root): libvirt's qemu
-    user writes each guest's serial console here."""
-    return Path(os.environ.get("TESTBED_CONSOLE_DIR", "/var/log/grid-testbed/console"))
+    """Where libvirt writes each guest's serial console (remote/console.py)."""
+    return console.console_dir()
 
 
 def console_log(topo, host):
-    return console_dir() / f"tb-{topo.name}-{host}.log"
+    return console.console_log(topo.name, host)
 
 
 def recorded_accel(state):

@@ -18,6 +18,7 @@ from testbed.model.state import TestbedState, state_root
 from testbed.model import hypervisors as hypervisor_model, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
+from testbed.remote import console
 from testbed.remote.profile_record import record_profile
 from testbed.remote.ssh import SSH
 
@@ -131,12 +132,7 @@ class VagrantRun:
 
 
 def _console_tail(topo, host, lines=2):
-    try:
-        text = plan.console_log(topo, host).read_text(errors="replace")
-    except OSError:
-        return ""
-    kept = [l.strip() for l in text.splitlines() if l.strip()]
-    return " | ".join(kept[-lines:])
+    return console.tail(plan.console_log(topo, host), lines)
 
 
 def _up_argv(hosts):

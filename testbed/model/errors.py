@@ -22,3 +22,7 @@ class RemoteError(TestbedError):
     """A command on a testbed VM failed."""
 
     exit_code = 1
+
+
+class GuestDown(RemoteError):
+    """A guest that cannot answer any more: its kernel died (the console says how)."""

@@ -6,8 +6,13 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from testbed.model.errors import RemoteError
+from testbed.model.errors import GuestDown, RemoteError
 from testbed.model.state import TestbedState
+from testbed.remote import console
+
+
+# ssh's own failure (no connection, the connection lost) and this module's time-out
+UNREACHED = (255, 124)
 
 
 @dataclass
@@ -88,11 +93,24 @@ class SSH:
         if host not in self.topo.hosts:
             raise RemoteError(f"{self.topo.source}: hosts: no host {host!r} in topology {self.topo.name}")
         result = self._run(host, command, input_bytes, timeout)
+        if result.rc in UNREACHED:
+            self.check_alive(host)
         if check and not result.ok:
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
             raise RemoteError(f"{host}: `{command[:80]}` failed (rc {result.rc}): "
                               f"{detail[-1] if detail else 'no output'}")
         return result
+
+    def check_alive(self, host):
+        """GuestDown when the guest's console tells that its kernel died since it booted (a
+        VM of this machine; another hypervisor's console is not read here)."""
+        if self.existing(host):
+            return
+        log = console.console_log(self.topo.name, host)
+        died = console.kernel_death(log)
+        if died:
+            raise GuestDown(f"{host}: the guest's kernel died and it no longer answers: {died!r} "
+                            f"(console: {log})")
 
     def run_many(self, commands, check=False, timeout=None):
         """{host: command} in parallel -> {host: Result}."""
