@@ -15,7 +15,11 @@ def rec(name, value, unit="", **params):
 
 RUN = [
     rec("e5.max_running", 382, "jobs", limit="memory", profile="default"),
-    rec("e5.jobs_per_gb", 382.0, "jobs/GB", profile="default"),
+    # the submit guest's MemAvailable at three steps of the ramp: 1.5 MB a running job
+    *[rec("e5.guest_mem_available", free, "MB", host="submit", step=step, profile="default")
+      for step, free in ((16, 800), (32, 776), (64, 728))],
+    *[rec("e5.guest_mem_available", 500, "MB", host="dtn", step=step, profile="default") for step in (16, 32, 64)],
+    *[rec("e5.ramp_running", step, "jobs", step=step, profile="default") for step in (16, 32, 64)],
     rec("e5.tcp_streams", 15, "streams", config="before", startds=2),
     rec("e5.tcp_streams", 7, "streams", config="after", startds=2),
     rec("e5.cm_failover_negotiator", 41.0, "s", killed="cm1"),
@@ -41,6 +45,8 @@ def test_summary_picks_the_ramp_limit_streams_and_restarts():
     rows = e5_figures.summary(RUN)
     assert figure(rows, "running sleep jobs reached") == (382, "~95k (one schedd, Fig. 6)")
     assert figure(rows, "limit that stopped the ramp")[0] == "memory"
+    per_job, paper = figure(rows, "submit host's memory per running job")
+    assert round(per_job, 9) == 1.5 and paper == "1.38 (742 jobs/GB)"
     assert figure(rows, "TCP streams per worker, before") == (15, "11")
     assert figure(rows, "TCP streams per worker, after") == (7, "5")
     assert figure(rows, "jobs restarted by ccb-outage")[0] == 1

@@ -268,10 +268,10 @@ def test_measure_point_finds_a_kind_in_a_partner_library(monkeypatch):
 
 
 def test_e5_points_check_what_each_row_must_show():
-    r = {"max_running": 40, "jobs_per_gb": 40.0, "limit": "memory", "reason": "free memory", "profile": "default",
+    r = {"max_running": 40, "limit": "memory", "reason": "free memory", "profile": "default",
          "steps": 1, "slots": 50, "targets": [16]}
     m = e5_points.ramp(r)
-    assert [x[0] for x in m.records] == ["e5.max_running", "e5.jobs_per_gb"]
+    assert [x[0] for x in m.records] == ["e5.max_running"]
     assert m.failures == ["the ramp stopped at its first step (16 jobs): memory - free memory"]
     assert e5_points.ramp(dict(r, targets=[16, 32], steps=2)).verdict() is None
     c = {"duration": 1.2, "median": 1.3, "durations": [1.2, 1.4], "prefetch": None, "matches": 2, "considered": 8,

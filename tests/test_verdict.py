@@ -95,7 +95,7 @@ def test_every_declared_claim_names_metrics_its_experiment_records():
         if not exp.paper:
             continue
         for c in v.load_file(exp.paper_path):
-            for sel in filter(None, (c.numerator, c.denominator)):
+            for sel in c.selectors():
                 assert sel.metric in exp.metrics, f"{exp.paper}: {c.id} reads {sel.metric}, not a metric of {exp.name}"
 
 
@@ -165,3 +165,36 @@ def test_later_trials_take_their_sizes_from_the_first(tmp_path):
     site.run = results.Run(run.path, trial=2)
     site.run.record("e1.sustained_rx_rate", 3.1, "MB/s", profile="table4-default")
     assert site.first_trial_value("e1.sustained_rx_rate") == 2.4
+
+
+def slope_claim(expect="~ 1.38 +- 50%"):
+    item = {"id": "mem", "words": "w", "where": "x", "expect": expect, "paper": 1.38,
+            "value": {"slope": [{"metric": "free", "params": {"host": "submit"}}, {"metric": "running"}],
+                      "over": "step", "times": -1}}
+    return v.load_claims(Reader({"claims": [item]}, "p.yaml"), "e5")[0]
+
+
+def test_a_slope_claim_pairs_records_by_step_within_each_trial():
+    records = []
+    for trial, per_job in ((1, 1.2), (2, 1.4), (3, 1.3)):
+        for step in (16, 32, 64, 128):
+            records += [{"name": "running", "value": step, "params": {"step": step, "trial": trial}},
+                        # Robot may record the step as text: "16" pairs with 16
+                        {"name": "free", "value": 900 - per_job * step,
+                         "params": {"host": "submit", "step": str(step), "trial": trial}},
+                        {"name": "free", "value": 10.0, "params": {"host": "dtn", "step": step, "trial": trial}}]
+    c = slope_claim()
+    assert [round(x, 6) for x in c.per_trial(records)] == [1.2, 1.4, 1.3]
+    assert v.evaluate(c, records).verdict == v.REPRODUCED
+    assert v.evaluate(slope_claim("~ 3 +- 10%"), records).verdict == v.CONTRADICTED
+    assert c.expression() == "-1 x slope of free{host=submit} over running by step"
+    assert [s.metric for s in c.selectors()] == ["free", "running"]
+    # one step has no slope: no data, not a zero
+    assert v.evaluate(c, [r for r in records if r["params"]["step"] in (16, "16")]).verdict == v.NO_DATA
+
+
+def test_a_slope_claim_must_name_its_pairing_parameter():
+    item = {"id": "m", "words": "w", "where": "x", "expect": "> 0",
+            "value": {"slope": [{"metric": "a"}, {"metric": "b"}]}}
+    with pytest.raises(ConfigError, match="value.over: must name the parameter"):
+        v.load_claims(Reader({"claims": [item]}, "p.yaml"), "e5")

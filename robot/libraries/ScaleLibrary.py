@@ -188,12 +188,13 @@ class ScaleLibrary(ExperimentLibrary):
         for t, running, startds in r["series"]:
             tb.record_metric("e5.running_over_time", running, "jobs", t=t, profile=prof)
             tb.record_metric("e5.startds_over_time", startds, "startds", t=t, profile=prof)
-        # the paper's Figure 6: running jobs on one schedd host of 128 GB
-        submit_gb = tb.topo.role_host("submit").memory_mb / 1024
-        logger.console(f"  ramp stopped: {r['limit']} - {r['reason']}; at most {r['max_running']} running "
-                       f"({r['max_running'] / submit_gb:.0f} jobs per GB of the schedd guest's RAM)")
+        # the paper's Figure 6 (742 running jobs per GB of the schedd host): MB per running job
+        per_job = e5_points.submit_mb_per_job(r["steps"], tb.topo.role_host("submit").name)
+        logger.console(f"  ramp stopped: {r['limit']} - {r['reason']}; at most {r['max_running']} running"
+                       + (f"; the submit host's MemAvailable fell {per_job:.2f} MB per running job "
+                          f"({1024 / per_job:.0f} jobs per GB)" if per_job else ""))
         return {"limit": r["limit"], "reason": r["reason"], "max_running": r["max_running"], "slots": r["slots"],
-                "steps": len(r["steps"]), "profile": prof, "jobs_per_gb": r["max_running"] / submit_gb,
+                "steps": len(r["steps"]), "profile": prof,
                 "reached": [s["running"] for s in r["steps"]], "targets": [s["step"] for s in r["steps"]]}
 
     @keyword

@@ -359,12 +359,12 @@ e5-negotiation-slower-over-wan
     [Template]    Paper Claim Should Hold
     e5-negotiation-slower-over-wan
 
-e5-jobs-per-gb-of-submit-memory
+e5-submit-memory-per-running-job
     [Documentation]    seed 004, schedd memory: "about 742 running jobs per GB of schedd memory"
-    ...    Judged over every trial of the run (e5.jobs_per_gb, paper > 0).
+    ...    Judged over every trial of the run (-1 x slope of e5.guest_mem_available{host=submit,profile=default} over e5.ramp_running{profile=default} by step, paper ~ 1.38 +- 50%).
     [Tags]    claim
     [Template]    Paper Claim Should Hold
-    e5-jobs-per-gb-of-submit-memory
+    e5-submit-memory-per-running-job
 
 e5-wan-collector-limit-below-lan
     [Documentation]    seed 004, section 4.1 (collector): "scaling problems when the number of Startds was larger 2,000 for nodes located on the local-area network, or just 200 for remote Startds"

@@ -2,7 +2,8 @@
 beside the paper's. The line plots (running jobs and startds over time, RSS per step,
 negotiation per RTT) come from the generic plots; this is what a person reads first:
 
-    ramp        running sleep jobs reached, the limit that stopped the ramp, jobs per GB
+    ramp        running sleep jobs reached, the limit that stopped the ramp, the submit
+                host's memory per running job
     failover    CM kill (standby negotiator, new match), collector kill, CCB outage,
                 jobs restarted by each
     streams     long-lived TCP streams per worker before / after
@@ -19,10 +20,12 @@ prints `text({run: records})` for a run. The figure is the collector ramps: star
 CM listed against the startds the step ran, and the updates lost, one line per RTT and
 collector tiers.
 """
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
 from testbed.model import tables
+from testbed.results import verdict
 from testbed.results.figures import number
 from testbed.results.runs import last_value as last, matching
 
@@ -39,6 +42,15 @@ def last_param(records, name, key, **params):
     return found[-1].get("params", {}).get(key) if found else None
 
 
+def submit_mb_per_job(records):
+    """The drop of the submit guest's MemAvailable per running job across the ramp's steps
+    (the least-squares slope; the median over the trials), or None without two steps."""
+    slope = verdict.Slope(verdict.Selector("e5.guest_mem_available", {"host": "submit"}),
+                          verdict.Selector("e5.ramp_running"), "step", -1.0)
+    per_trial = list(slope.values(records).values())
+    return statistics.median(per_trial) if per_trial else None
+
+
 def _rtts(records):
     return sorted({float(r["params"]["rtt_ms"]) for r in records
                    if r["name"] in ("e5.negotiation_cycle", "e5.negotiation_prefetch") and "rtt_ms" in r.get("params", {})})
@@ -51,7 +63,7 @@ def summary(records):
         ("ramp", "running sleep jobs reached", last(records, "e5.max_running"), "jobs",
          "~95k (one schedd, Fig. 6)"),
         ("ramp", "limit that stopped the ramp", last_param(records, "e5.max_running", "limit"), "", "memory"),
-        ("ramp", "running jobs per GB of the schedd's RAM", last(records, "e5.jobs_per_gb"), "jobs/GB", "742"),
+        ("ramp", "submit host's memory per running job", submit_mb_per_job(records), "MB", "1.38 (742 jobs/GB)"),
         ("failover", "CM killed: standby negotiator active after", last(records, "e5.cm_failover_negotiator"), "s", "-"),
         ("failover", "CM killed: a new job matched after", last(records, "e5.cm_failover_match"), "s", "-"),
         ("failover", "collector killed: a new job matched after", last(records, "e5.collector_failover_match"), "s",

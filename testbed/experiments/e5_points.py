@@ -6,13 +6,22 @@ steps' nested figures are recorded as the steps end); these functions turn what 
 actions returned into the point's own records and checks."""
 from testbed.experiments.points import Measured
 from testbed.experiments import e5_config
+from testbed.results.verdict import least_squares_slope
+
+
+def submit_mb_per_job(steps, host):
+    """MB of `host`'s MemAvailable each running job took across the ramp's steps (the
+    least-squares slope; what claim e5-submit-memory-per-running-job reads from the records),
+    None without two steps that read it."""
+    points = [(s["running"], s["mem_free_mb"][host]) for s in steps if s["mem_free_mb"].get(host) is not None]
+    slope = least_squares_slope(points)
+    return None if slope is None else -slope
 
 
 def ramp(r):
     """Sleepers ramped in doubling steps to the first limit."""
     m = Measured()
     m.record("e5.max_running", r["max_running"], "jobs", limit=r["limit"], profile=r["profile"])
-    m.record("e5.jobs_per_gb", r["jobs_per_gb"], "jobs/GB", profile=r["profile"])
     m.say(f"  ramp stopped by {r['limit']}: {r['reason']}")
     m.check(r["steps"] > 0, f"no ramp step was tried ({r['slots']} slots in the collector)")
     m.check(r["max_running"] > 0, f"no sleeper ever ran: {r['limit']} - {r['reason']}")

@@ -113,7 +113,7 @@ EXPERIMENT = Experiment(
     metrics=("e5.ramp_running", "e5.ramp_step_seconds", "e5.ramp_startds", "e5.ramp_slots",
              "e5.collector_updates_total", "e5.collector_updates_lost", "e5.daemon_rss",
              "e5.daemon_cpu_seconds", "e5.daemon_cpu_percent", "e5.guest_mem_available", "e5.running_over_time",
-             "e5.startds_over_time", "e5.max_running", "e5.jobs_per_gb",
+             "e5.startds_over_time", "e5.max_running",
              "e5.tcp_streams", "e5.tcp_streams_model", "e5.tcp_streams_after_over_before",
              "e5.negotiation_cycle", "e5.negotiation_cycle_median", "e5.negotiation_wan_over_lan", "e5.negotiation_round_trips_per_request",
              "e5.negotiation_prefetch", "e5.negotiation_prefetch_round_trips",

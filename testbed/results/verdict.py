@@ -10,7 +10,9 @@ A claim is declared once, beside the paper's figures (`claims:` in results/paper
       expect: "> 1"
 
 `value` is the metric expression evaluated once per trial over the run's records: one
-recorded metric (`{metric, params}`) or the ratio of two. `expect` is `> x`, `< x` or
+recorded metric (`{metric, params}`), the ratio of two, or the least-squares slope of one
+over another paired by a parameter (`{slope: [y, x], over: step, times: -1}`: how much y
+changes per unit of x across the run's steps, times a factor). `expect` is `> x`, `< x` or
 `~ x +- tol` (tol absolute, or `N%` of x). A record belongs to trial `params.trial`
 (1 when absent), so a run repeated N times gives N values of every claim.
 
@@ -107,6 +109,58 @@ class Selector:
         return f"{self.metric}{{{inner}}}" if inner else self.metric
 
 
+def _key(value):
+    """A parameter's value as a pairing key: 16, 16.0 and "16" alike."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def least_squares_slope(points):
+    """The least-squares slope of [(x, y)], or None with fewer than two distinct x."""
+    if len({x for x, _y in points}) < 2:
+        return None
+    mx, my = statistics.fmean(x for x, _y in points), statistics.fmean(y for _x, y in points)
+    return (sum((x - mx) * (y - my) for x, y in points)
+            / sum((x - mx) ** 2 for x, _y in points))
+
+
+@dataclass(frozen=True)
+class Slope:
+    """`times` x the slope of metric y over metric x, their records paired by the value of
+    parameter `over` (e.g. a ramp's `step`), once per trial."""
+    y: Selector
+    x: Selector
+    over: str
+    times: float = 1.0
+
+    def _by_trial(self, selector, records):
+        """{trial: {value of `over`: mean of the matching records}}."""
+        found = {}
+        for rec in records:
+            p = rec.get("params", {})
+            if rec.get("name") == selector.metric and self.over in p and \
+                    all(same(p.get(k), v) for k, v in selector.params.items()):
+                found.setdefault(int(p.get("trial", 1)), {}).setdefault(_key(p[self.over]), []).append(
+                    float(rec["value"]))
+        return {t: {k: statistics.fmean(v) for k, v in at.items()} for t, at in found.items()}
+
+    def values(self, records):
+        ys, xs = self._by_trial(self.y, records), self._by_trial(self.x, records)
+        out = {}
+        for trial, y_at in ys.items():
+            x_at = xs.get(trial, {})
+            slope = least_squares_slope([(x_at[k], y) for k, y in y_at.items() if k in x_at])
+            if slope is not None:
+                out[trial] = self.times * slope
+        return out
+
+    def text(self):
+        factor = "" if self.times == 1 else f"{self.times:g} x "
+        return f"{factor}slope of {self.y.text()} over {self.x.text()} by {self.over}"
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str
@@ -114,7 +168,7 @@ class Claim:
     words: str
     where: str
     expect: Expectation
-    numerator: Selector
+    numerator: Selector | Slope
     denominator: Selector | None = None
     paper: float | None = None     # the paper's own number for this expression, when it gives one
     note: str = ""
@@ -126,6 +180,11 @@ class Claim:
             return [num[t] for t in sorted(num)]
         den = self.denominator.values(records)
         return [num[t] / den[t] for t in sorted(num) if t in den and den[t]]
+
+    def selectors(self):
+        """Every {metric, params} the expression reads."""
+        num = [self.numerator.y, self.numerator.x] if isinstance(self.numerator, Slope) else [self.numerator]
+        return num + ([self.denominator] if self.denominator is not None else [])
 
     def expression(self):
         return self.numerator.text() if self.denominator is None else \
@@ -152,9 +211,22 @@ def load_claims(reader, experiment):
             raise c.error("id", f"{cid!r} is declared twice")
         seen.add(cid)
         value = c.data.get("value")
-        if not isinstance(value, dict) or set(value) - {"metric", "params", "ratio"}:
-            raise c.error("value", "must be {metric, params} or {ratio: [{metric, params}, {metric, params}]}")
-        if "ratio" in value:
+        if not isinstance(value, dict) or (set(value) - {"metric", "params", "ratio"}
+                                           and set(value) - {"slope", "over", "times"}):
+            raise c.error("value", "must be {metric, params}, {ratio: [{metric, params}, {metric, params}]} "
+                                   "or {slope: [y, x], over: PARAM, times: N}")
+        if "slope" in value:
+            pair, over, times = value["slope"], value.get("over"), value.get("times", 1)
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise c.error("value.slope", "must list two {metric, params}: y, then x")
+            if not isinstance(over, str) or not over:
+                raise c.error("value.over", "must name the parameter that pairs y's records with x's")
+            if isinstance(times, bool) or not isinstance(times, (int, float)):
+                raise c.error("value.times", f"must be a number, got {times!r}")
+            num = Slope(_selector(c, pair[0], f"claims[{i}].value.slope[0]"),
+                        _selector(c, pair[1], f"claims[{i}].value.slope[1]"), over, float(times))
+            den = None
+        elif "ratio" in value:
             pair = value["ratio"]
             if not isinstance(pair, list) or len(pair) != 2:
                 raise c.error("value.ratio", "must list two {metric, params}: numerator, denominator")
