@@ -219,3 +219,31 @@ def test_a_run_on_a_patched_box_has_a_reference_of_its_own():
     bad = dict(stock, versions={"condor_patches": "../x:1"})
     with pytest.raises(ConfigError, match="versions.condor_patches"):
         reference.key_of(bad)
+
+
+def test_merge_keeps_the_points_the_new_run_did_not_measure(tmp_path, paper):
+    first = make_run(tmp_path)                      # 0 and 80 ms, three trials
+    results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    second = make_run(tmp_path, losses=((0.2, 0.5), (0.2, 0.52)))   # the same points again, two trials
+    kept, replaced = reference.save(second, root=tmp_path / "ref", paper_dir=paper, merge=True)
+    assert replaced == first.label
+    records = kept.metrics()
+    # the 0 and 80 ms points are the second run's only (its two trials), the 40 ms one the first's
+    assert sorted((r["params"]["rtt_ms"], r["value"]) for r in records if r["name"] == "e1.efficiency_lost") == \
+        [(0, 0.2), (0, 0.2), (80, 0.5), (80, 0.52)]
+    assert [(r["name"], r["value"]) for r in records if r["name"] == "e1.other"] == [("e1.other", 5.0)]
+    origin = kept.origin()
+    assert origin["run"] == second.label and [m["run"] for m in origin["merged"]] == [first.label]
+    assert origin["merged"][0]["records"] == 1
+    md = (kept.path / "verdicts.md").read_text()
+    assert f"kept from run `{first.label}` (1 record;" in md and f"{second.label} + {first.label}" in md
+    # without --merge the whole reference is replaced
+    plain, _ = reference.save(second, root=tmp_path / "ref", paper_dir=paper)
+    assert not [r for r in plain.metrics() if r["name"] == "e1.other"] and "merged" not in plain.origin()
+
+
+def test_point_of_ignores_the_trial_and_the_type_of_a_parameter():
+    a = {"name": "m", "params": {"rtt_ms": 80, "trial": 1}}
+    b = {"name": "m", "params": {"rtt_ms": "80", "trial": 3}}
+    assert reference.point_of(a) == reference.point_of(b) != reference.point_of({"name": "m", "params": {}})

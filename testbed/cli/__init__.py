@@ -185,6 +185,9 @@ def build_parser():
     s.add_argument("run", metavar="RUN", help="results folder, its name, or latest[-SUITE]")
     s.add_argument("--force", action="store_true",
                    help="keep it even if it is still running, has failed rows or unreadable robot output")
+    s.add_argument("--merge", action="store_true",
+                   help="keep the points of the reference already there that this run did not measure "
+                        "(a suite kept from two runs, each with rows of its own)")
     s.set_defaults(func=cmd_reference_save)
     s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
     s.set_defaults(func=cmd_reference_list)

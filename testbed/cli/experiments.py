@@ -93,11 +93,12 @@ def _compare_with_references(runs, html=None):
 def cmd_reference_save(args):
     from testbed.results import reference, runs as results
     run = results.resolve(args.run)
-    kept, replaced = reference.save(run, force=args.force)
+    kept, replaced = reference.save(run, force=args.force, merge=args.merge)
     print(reference.verdicts_text(kept))
     forced = kept.origin().get("overridden") or []
     print(f"kept {run.label} as {kept.label} in {kept.path}"
-          + (f", replacing the one kept from {replaced}" if replaced else "")
+          + (f", keeping the points {run.label} did not measure from {replaced}" if replaced and args.merge
+             else f", replacing the one kept from {replaced}" if replaced else "")
           + (f"; forced past: {'; '.join(forced)}" if forced else ""))
     if kept.path.resolve().is_relative_to(PROJECT_ROOT.resolve()):
         print(f"to share it: git add {kept.path.resolve().relative_to(PROJECT_ROOT.resolve())}")

@@ -2,7 +2,8 @@
 
     results/reference/<experiment>/<scale>-<topology>/
         manifest.json   the run's manifest, plus `reference`: the run it was kept from,
-                        when, and what --force overrode
+                        when, what --force overrode, and with --merge the runs
+                        whose points it still holds
         metrics.jsonl   every complete record of the run (each with its `trial`)
         verdicts.md     the verdict table of the paper's claims, as `compare` prints it
 
@@ -14,6 +15,12 @@ Only a finished run is kept: `complete`, `interrupted`, or `failed` by claim row
 (a contradicted claim fails its row: that is a result, not a broken measurement). A run
 still `running`, one whose robot output shows a failed measurement row, or one whose
 rows cannot be read is refused unless forced; one without metrics always.
+
+`save --merge` keeps a run into the reference its key already has instead of in its
+place: the run's records replace the reference's records of the same points (metric and
+parameters but the trial), every other point of the reference stays. A suite whose rows
+are too long for one run (E5's collector ramps beside its ramp, failovers and negotiation)
+is kept from two runs this way; each point's trials still come from one run.
 
 `drift` puts a run beside the reference of its experiment, scale and topology: per metric,
 point and profile the reference's median [95% interval] and the run's, and the drift
@@ -111,20 +118,49 @@ def verdicts_text(run, paper_dir=compare.PAPER_DIR):
         f"{run.manifest().get('suite')} declares no claims in {paper_dir}"
 
 
-def _verdicts_md(run, experiment, key, text):
+def _verdicts_md(run, experiment, key, text, merged_from=None):
     m = run.manifest()
+    also = "".join(f" Its points that run did not measure are kept from run `{x['run']}` "
+                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows {', '.join(x.get('selection') or []) or 'all'})."
+                   for x in merged_from or [])
     return (f"# {experiment} at {key}: does it reproduce the paper?\n\n"
             f"Kept from run `{run.label}` (status {m.get('status')}, {m.get('trials') or 1} "
-            f"trial{'s' * ((m.get('trials') or 1) != 1)}, git {m.get('git_revision')}, {m.get('accel')}). "
+            f"trial{'s' * ((m.get('trials') or 1) != 1)}, git {m.get('git_revision')}, {m.get('accel')}).{also} "
             f"Made by `testbed reference save`; `testbed compare RUN --against reference` "
             f"judges this reference's records again with the claims results/paper/ holds then.\n\n"
             f"```text\n{text}\n```\n")
 
 
-def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc):
+def point_of(record):
+    """A record's point: its metric and its parameters but the trial."""
+    params = {k: str(v) for k, v in (record.get("params") or {}).items() if k != "trial"}
+    return record.get("name"), tuple(sorted(params.items()))
+
+
+def merged(old_records, new_records):
+    """The older reference's records of every point the new run did not measure, then the
+    new run's records."""
+    measured = {point_of(r) for r in new_records}
+    return [r for r in old_records if point_of(r) not in measured] + list(new_records)
+
+
+class _Kept(Run):
+    """The folder being written, judged under the label the verdicts file names."""
+
+    def __init__(self, path, label):
+        super().__init__(path)
+        self._label = label
+
+    @property
+    def label(self):
+        return self._label
+
+
+def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False):
     """Keep `run` as the reference of its experiment, scale and topology; returns
     (Reference, the label of the run it replaced or None). Refused (ConfigError) when
-    `problems` finds any, unless `force`; always when the run has no metrics."""
+    `problems` finds any, unless `force`; always when the run has no metrics. With `merge`,
+    the reference the key has keeps every point `run` did not measure (`merged`)."""
     manifest = run.manifest()
     experiment, key = key_of(manifest, run.manifest_path)
     records = run.metrics()
@@ -136,14 +172,25 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc):
     parent = Path(root or REFERENCE_ROOT) / experiment
     parent.mkdir(parents=True, exist_ok=True)
     target = parent / key
-    replaced = Reference(target).origin().get("run") if (target / "manifest.json").exists() else None
+    older = Reference(target) if (target / "manifest.json").exists() else None
+    replaced = older.origin().get("run") if older else None
+    origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
+    label = run.label
+    if merge and older:
+        kept_before = [r for r in older.metrics() if point_of(r) not in {point_of(n) for n in records}]
+        records = merged(older.metrics(), records)
+        before = older.origin()
+        origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
+            ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
+               "records": len(kept_before)}] if before.get("run") != run.label else [])
+        label = f"{run.label} + {', '.join(m['run'] for m in origin['merged'])}"
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp", dir=parent))
     try:
         os.chmod(tmp, 0o755)
-        write_json_atomic(tmp / "manifest.json", dict(manifest, reference={
-            "run": run.label, "kept": now(), "forced": bool(found), "overridden": found}))
+        write_json_atomic(tmp / "manifest.json", dict(manifest, reference=origin))
         _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(run, experiment, key, verdicts_text(run, paper_dir)))
+        text = verdicts_text(_Kept(tmp, label), paper_dir)
+        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(run, experiment, key, text, origin.get("merged")))
         _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
