@@ -101,3 +101,10 @@ def test_a_benchmark_given_a_folder_that_is_no_run_says_so(tmp_path, capsys):
     assert results.load_for_benchmark("e3", "E3", [str(tmp_path / "nothing")]) is None
     out = capsys.readouterr()
     assert out.out == "" and out.err.startswith("e3 benchmark: ") and "manifest.json" in out.err
+
+
+def test_trials_text_says_how_many_trials_an_interrupted_run_reached():
+    from testbed.results.runs import trials_text
+    assert trials_text({"trials": 3, "trial": 3, "status": "complete"}) == "3 trials"
+    assert trials_text({"trials": 3, "trial": 2, "status": "interrupted"}) == "2 of 3 trials"
+    assert trials_text({"status": "complete"}) == "1 trial"

@@ -6,6 +6,7 @@ from testbed.model.errors import ConfigError
 from testbed.report import suites
 from testbed.report.markdown import code, table
 from testbed.results import compare, reference, verdict
+from testbed.results.runs import trials_text
 
 
 def experiment(name, source, key=None):
@@ -73,11 +74,12 @@ def rows_section(exp):
 
 def _kept_line(ref):
     m, origin = ref.manifest(), ref.origin()
-    trials = m.get("trials") or 1
     forced = f"; kept with --force past: {'; '.join(origin.get('overridden') or [])}" if origin.get("forced") else ""
+    merged = "".join(f" The points that run did not measure are kept from run `{x['run']}` "
+                     f"(`testbed reference save --merge`)." for x in origin.get("merged") or [])
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
-            f"{trials} trial{'s' * (trials != 1)}, {str(m.get('accel', '?')).upper()}, git "
-            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.")
+            f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
+            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}")
 
 
 def missing_line(name, what="reference run"):

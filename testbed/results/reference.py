@@ -36,7 +36,7 @@ from pathlib import Path
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.results import compare, robot_output, verdict
-from testbed.results.runs import RESULTS_ROOT, Run, utc, write_json_atomic
+from testbed.results.runs import RESULTS_ROOT, Run, trials_text, utc, write_json_atomic
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
@@ -121,11 +121,12 @@ def verdicts_text(run, paper_dir=compare.PAPER_DIR):
 def _verdicts_md(run, experiment, key, text, merged_from=None):
     m = run.manifest()
     also = "".join(f" Its points that run did not measure are kept from run `{x['run']}` "
-                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows {', '.join(x.get('selection') or []) or 'all'})."
+                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows "
+                   f"{', '.join(s for s in x.get('selection') or [] if not s.startswith('--')) or 'all'})."
                    for x in merged_from or [])
     return (f"# {experiment} at {key}: does it reproduce the paper?\n\n"
-            f"Kept from run `{run.label}` (status {m.get('status')}, {m.get('trials') or 1} "
-            f"trial{'s' * ((m.get('trials') or 1) != 1)}, git {m.get('git_revision')}, {m.get('accel')}).{also} "
+            f"Kept from run `{run.label}` (status {m.get('status')}, {trials_text(m)}, "
+            f"git {m.get('git_revision')}, {m.get('accel')}).{also} "
             f"Made by `testbed reference save`; `testbed compare RUN --against reference` "
             f"judges this reference's records again with the claims results/paper/ holds then.\n\n"
             f"```text\n{text}\n```\n")
@@ -256,7 +257,7 @@ def list_table(root=None, paper_dir=compare.PAPER_DIR):
         counts = {}
         for v in judged.get(id(ref), []):
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), str(m.get("trials") or 1),
+        rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), trials_text(m).split(" trial")[0],
                      str(m.get("git_revision", ""))[:12], origin.get("kept", "?")
                      + (" (forced)" if origin.get("forced") else ""),
                      ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "-"])
@@ -318,8 +319,8 @@ def verdict_rows(ref, run, paper_dir=compare.PAPER_DIR):
 def render_drift(ref, run, paper_dir=compare.PAPER_DIR):
     """The terminal text of `compare RUN --against reference`."""
     m, origin = ref.manifest(), ref.origin()
-    head = (f"{run.label} against {ref.label} (kept from {origin.get('run', '?')}, {m.get('trials') or 1} "
-            f"trials, git {str(m.get('git_revision', ''))[:12]}); drift = this run's median / the reference's; "
+    head = (f"{run.label} against {ref.label} (kept from {origin.get('run', '?')}, {trials_text(m)}, "
+            f"git {str(m.get('git_revision', ''))[:12]}); drift = this run's median / the reference's; "
             f"{verdict.INTERVAL_METHOD}")
     headers, rows = drift_rows(ref, run)
     parts = [head, tables.render(headers, rows) if rows else "no metrics in either run"]

@@ -254,6 +254,15 @@ def matching(records, name, **params):
             and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
 
 
+def trials_text(manifest):
+    """'3 trials', or '2 of 3 trials' for a run interrupted after its second of three."""
+    asked = manifest.get("trials") or 1
+    reached = manifest.get("trial") or asked
+    if manifest.get("status") == "interrupted" and reached < asked:
+        return f"{reached} of {asked} trials"
+    return f"{asked} trial{'s' * (asked != 1)}"
+
+
 def last_value(records, name, **params):
     """The value of the last record `matching` gives, or None."""
     found = matching(records, name, **params)
