@@ -106,5 +106,6 @@ def test_a_benchmark_given_a_folder_that_is_no_run_says_so(tmp_path, capsys):
 def test_trials_text_says_how_many_trials_an_interrupted_run_reached():
     from testbed.results.runs import trials_text
     assert trials_text({"trials": 3, "trial": 3, "status": "complete"}) == "3 trials"
-    assert trials_text({"trials": 3, "trial": 2, "status": "interrupted"}) == "2 of 3 trials"
+    assert trials_text({"trials": 3, "trial": 2, "status": "interrupted"}) == "trial 2 of 3 reached"
+    assert trials_text({"trials": 3, "trial": 3, "status": "interrupted"}) == "trial 3 of 3 reached"
     assert trials_text({"status": "complete"}) == "1 trial"

@@ -96,8 +96,9 @@ def cmd_reference_save(args):
     kept, replaced = reference.save(run, force=args.force, merge=args.merge)
     print(reference.verdicts_text(kept))
     forced = kept.origin().get("overridden") or []
+    kept_from = [m["run"] for m in kept.origin().get("merged") or []]
     print(f"kept {run.label} as {kept.label} in {kept.path}"
-          + (f", keeping the points {run.label} did not measure from {replaced}" if replaced and args.merge
+          + (f", keeping the points {run.label} did not measure from {', '.join(kept_from)}" if kept_from
              else f", replacing the one kept from {replaced}" if replaced else "")
           + (f"; forced past: {'; '.join(forced)}" if forced else ""))
     if kept.path.resolve().is_relative_to(PROJECT_ROOT.resolve()):

@@ -36,7 +36,7 @@ from pathlib import Path
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.results import compare, robot_output, verdict
-from testbed.results.runs import RESULTS_ROOT, Run, trials_text, utc, write_json_atomic
+from testbed.results.runs import RESULTS_ROOT, Run, trials_count, trials_text, utc, write_json_atomic
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
@@ -178,12 +178,12 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
     origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
     label = run.label
     if merge and older:
-        kept_before = [r for r in older.metrics() if point_of(r) not in {point_of(n) for n in records}]
+        new_count = len(records)
         records = merged(older.metrics(), records)
         before = older.origin()
         origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
             ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
-               "records": len(kept_before)}] if before.get("run") != run.label else [])
+               "records": len(records) - new_count}] if before.get("run") != run.label else [])
         label = f"{run.label} + {', '.join(m['run'] for m in origin['merged'])}"
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp", dir=parent))
     try:
@@ -257,7 +257,7 @@ def list_table(root=None, paper_dir=compare.PAPER_DIR):
         counts = {}
         for v in judged.get(id(ref), []):
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), trials_text(m).split(" trial")[0],
+        rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), trials_count(m),
                      str(m.get("git_revision", ""))[:12], origin.get("kept", "?")
                      + (" (forced)" if origin.get("forced") else ""),
                      ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "-"])

@@ -254,13 +254,20 @@ def matching(records, name, **params):
             and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
 
 
-def trials_text(manifest):
-    """'3 trials', or '2 of 3 trials' for a run interrupted after its second of three."""
+def trials_count(manifest):
+    """'3', or for an interrupted run the trial it had reached: '2 of 3 reached' (the
+    manifest does not say whether that trial ended before the interrupt; the verdicts
+    count each claim's trials from the records)."""
     asked = manifest.get("trials") or 1
-    reached = manifest.get("trial") or asked
-    if manifest.get("status") == "interrupted" and reached < asked:
-        return f"{reached} of {asked} trials"
-    return f"{asked} trial{'s' * (asked != 1)}"
+    if manifest.get("status") == "interrupted":
+        return f"{manifest.get('trial') or asked} of {asked} reached"
+    return str(asked)
+
+
+def trials_text(manifest):
+    """'3 trials', '1 trial', or 'trial 2 of 3 reached' for an interrupted run."""
+    count = trials_count(manifest)
+    return f"trial {count}" if count.endswith("reached") else f"{count} trial{'s' * (count != '1')}"
 
 
 def last_value(records, name, **params):
