@@ -13,6 +13,11 @@ pkgs=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients qemu-system-
 log() { printf '[setup] %s\n' "$*"; }
 
 if [ "$(id -u)" != 0 ]; then echo "setup: run as root (apt, libvirt, debootstrap)" >&2; exit 2; fi
+# one set-up at a time on this host: two `./tb` commands started together would
+# otherwise both run apt, or both restart libvirtd and one fail on its pidfile
+mkdir -p /run/lock
+exec 8>/run/lock/grid-testbed-setup.lock
+flock 8
 
 missing=()
 for p in "${pkgs[@]}"; do
