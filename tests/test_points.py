@@ -174,6 +174,7 @@ def test_e4_production_point_records_the_table_and_checks_the_nodes():
     assert {"e4.total_efficiency", "e4.job_start_efficiency", "e4.idle_tail_slots", "e4.lookups"} <= names
     assert "e4.backfill_overrun_seconds" not in names
     assert all(r[3]["layout"] == "colocated" and r[3]["backfill"] == 0 for r in m.records)
+    assert [(r[1], r[3]["run"]) for r in m.records if r[0] == "e4.event_cpu_mean"] == [(7.5, "production")]
     assert m.verdict() is None, m.failures
     ded = e4_points.production(nodes, [{"errors": ["db down"]}], dict(p, nodes=3), "dedicated", True)
     assert "e4.backfill_overrun_seconds" in {r[0] for r in ded.records}
