@@ -502,6 +502,16 @@ def test_a_failover_probe_and_the_new_job_wait():
         exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
 
 
+def test_why_a_probe_does_not_run_asks_the_schedd_and_its_log():
+    topo = topology.load("small")
+    ssh = ScriptedSSH([("-better-analyze", "The Requirements expression for job 12.000 reduces to ...\n"
+                                           "--- /var/log/condor/SchedLog\nFailed to send CCB_REQUEST to collector\n")])
+    text = e5.ScaleExperiment(topo, ssh, NoPool()).why_not_running("probe")
+    assert "Failed to send CCB_REQUEST" in text and "reduces to" in text
+    host, command = ssh.ran[0]
+    assert host == "submit" and "E5Role =?= \"probe\"" in command and "/var/log/condor/SchedLog" in command
+
+
 def test_collector_wait_counts_startds_not_slots():
     topo = topology.load("small")
     slots = "".join(f"slot{i}@startd1@worker1.small.testbed\n" for i in range(1, 5)) + \

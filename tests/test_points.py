@@ -8,6 +8,7 @@ from testbed.experiments import e1_points, e2_points, e3_points, e4_points, e5_p
 from testbed.experiments.points import POINT_TEMPLATE, Measured
 from testbed.experiments.registry import Experiment, Param
 from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
+from testbed.network import wan
 from tests.test_e4_hpc import report, task
 from tests.test_experiment_libraries import FakeTestbed, base, load
 
@@ -173,6 +174,7 @@ def test_e4_production_point_records_the_table_and_checks_the_nodes():
     assert {"e4.total_efficiency", "e4.job_start_efficiency", "e4.idle_tail_slots", "e4.lookups"} <= names
     assert "e4.backfill_overrun_seconds" not in names
     assert all(r[3]["layout"] == "colocated" and r[3]["backfill"] == 0 for r in m.records)
+    assert [(r[1], r[3]["run"]) for r in m.records if r[0] == "e4.event_cpu_mean"] == [(7.5, "production")]
     assert m.verdict() is None, m.failures
     ded = e4_points.production(nodes, [{"errors": ["db down"]}], dict(p, nodes=3), "dedicated", True)
     assert "e4.backfill_overrun_seconds" in {r[0] for r in ded.records}
@@ -313,3 +315,27 @@ def test_set_checked_rtt_measures_the_lan_before_it_sets_the_wan(ptb):
     calls.clear()
     lib.set_checked_rtt("0", "worker", "cm", lambda ms: calls.append(("set", ms)) or 0.4)
     assert calls == [("set", 0)]
+
+
+def test_set_checked_rtt_measures_a_missed_rtt_again_and_keeps_each_retry(ptb, monkeypatch):
+    monkeypatch.setattr(wan.time, "sleep", lambda s: None)
+    lans = iter([0.5, 150.2, 101.0])
+    ptb.measure_rtt = lambda a, b: next(lans)
+    ptb.measured_rtt_should_match = lambda rtt, measured, base: matched.append((measured, base))
+    kept, matched = [], []
+    ptb.record_metric = lambda name, value, unit, **p: kept.append((name, value, p["attempt"]))
+    _library(Measured()).set_checked_rtt("100", "submit", "cm", lambda ms: 149.8)
+    assert kept == [("wan.rtt_rechecked", 150.2, 2), ("wan.rtt_rechecked", 101.0, 3)]
+    assert matched == [(101.0, 0.5)]
+
+
+def test_recheck_stops_at_the_first_rtt_on_target_and_gives_up_after_its_pauses():
+    slept, said = [], []
+    again = iter([100.9, 99.0])
+    assert wan.recheck(100.0, 150.0, 0.5, lambda: next(again), waits=(30, 60), sleep=slept.append,
+                       say=said.append) == [150.0, 100.9]
+    assert slept == [30] and "150.0 ms is not 100 ms" in said[0]
+    assert wan.recheck(100.0, 100.4, 0.5, lambda: 1 / 0, sleep=slept.append) == [100.4]
+    late = iter([149.0, 148.0])
+    assert wan.recheck(100.0, 150.0, 0.5, lambda: next(late), waits=(1, 2), sleep=lambda s: None,
+                       say=lambda s: None) == [150.0, 149.0, 148.0]

@@ -58,14 +58,17 @@ colocated-backfill
 # END GENERATED ROWS layouts
 
 dedicated-over-colocated
-    [Documentation]    The two layouts' totals from this run: the dedicated DB node costs its
-    ...    node (paper 89.44 / 99.30 = 0.90).
+    [Documentation]    The two layouts' totals from this trial as a ratio: the dedicated DB node
+    ...    costs its node (paper 89.44 / 99.30 = 0.90).
     [Tags]    summary    efficiency
     ${co}=    Recorded Values    e4.total_efficiency    layout=colocated    backfill=0
     ${ded}=    Recorded Values    e4.total_efficiency    layout=dedicated    backfill=0
     Skip If    not $co or not $ded    needs both layouts in this run
+    Should Be True    $co[-1] > 0 and $ded[-1] > 0    a layout measured no efficiency: co-located ${co}, dedicated ${ded}
     Record Metric    e4.total_dedicated_over_colocated    ${{ $ded[-1] / $co[-1] }}    ratio
-    Should Be True    $ded[-1] < $co[-1]    dedicated total ${ded}[-1] not below co-located ${co}[-1]
+    # One trial's direction is noise (0.84 and 1.03 in two trials at quick): the claim row
+    # e4-dedicated-db-lowers-total-efficiency judges it over every trial, and fails a contradiction.
+    Log    dedicated / co-located total ${{ '%.3f' % ($ded[-1] / $co[-1]) }} (paper 0.90)    console=True
 
 backfill-recovery
     [Documentation]    The idle-tail fraction of allocated task slots with and without back-fill.

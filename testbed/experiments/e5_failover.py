@@ -6,7 +6,7 @@ import shlex
 import time
 
 from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
-from testbed.model.constants import HTCONDOR_PORT, NEGOTIATOR_LOG, JobStatus
+from testbed.model.constants import HTCONDOR_PORT, NEGOTIATOR_LOG, SCHEDD_LOG, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.condor import wait_single_had_leader  # noqa: F401 (ScaleLibrary waits through it)
@@ -216,6 +216,16 @@ class PoolEvents:
         ips = {h.site_ip for h in self.workers}
         out = self.ssh.run(host, "ss -Htn state established", check=False).stdout
         return count_inbound(out, HTCONDOR_PORT, ips)
+
+    def why_not_running(self, role, log_lines=30):
+        """What the schedd says of `role`'s jobs that do not run: `condor_q -better-analyze`
+        and the SchedLog's last lines on claims, CCB and shadows (a failed wait's diagnosis,
+        for the test's log)."""
+        script = (f"condor_q -better-analyze -constraint {shlex.quote(role_constraint(role))} 2>&1 | head -60; "
+                  f"echo '--- {SCHEDD_LOG}'; "
+                  f"grep -aiE 'ccb|claim|shadow|activate|match' {SCHEDD_LOG} 2>&1 | tail -n {int(log_lines)}")
+        r = self.ssh.run(self.submit, script, check=False, timeout=120)
+        return (r.stdout + r.stderr).strip()
 
     def wait_new_job(self, role, timeout, poll=5):
         """Submit one sleeper of `role`; seconds until it runs."""

@@ -14,6 +14,7 @@ CMSD_MANAGER_PORT = 3121
 HTCONDOR_PORT = 9618            # shared port / collector
 CONDOR_LOG_DIR = "/var/log/condor"
 NEGOTIATOR_LOG = f"{CONDOR_LOG_DIR}/NegotiatorLog"   # written with D_SUB_SECOND on the CMs
+SCHEDD_LOG = f"{CONDOR_LOG_DIR}/SchedLog"
 
 # The DTN's software RAID and the caches on it
 MD_DEVICE = "/dev/md0"

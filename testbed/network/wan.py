@@ -14,6 +14,7 @@ from testbed.network import netem
 from testbed.model.errors import TestbedError
 
 PING_COUNT = 20
+RTT_RECHECK_WAITS_S = (30, 60)   # pauses before measuring a missed RTT again
 DEV = "@DEV@"  # placeholder for the site interface, resolved on the guest
 
 
@@ -141,6 +142,23 @@ def baseline(topo, ssh, links, count=PING_COUNT):
 def within_target(configured, measured, base=0.0):
     """The issue's fidelity target: |measured - base - configured| <= 1 ms + 5%."""
     return abs(measured - base - configured) <= 1.0 + 0.05 * configured
+
+
+def recheck(configured, measured, base, remeasure, waits=RTT_RECHECK_WAITS_S, sleep=time.sleep,
+            say=print):
+    """[measured RTT] of each attempt: the first, then one more after each pause of `waits`
+    while the last missed the target. The emulation is not touched: under TCG a guest still
+    busy from the previous point (E5's 200-job ramp leaves the submit host at load 6) delays
+    netem's timers and ping's replies by tens of ms, and that passes."""
+    attempts = [measured]
+    for wait in waits:
+        if within_target(configured, attempts[-1], base):
+            break
+        say(f"  RTT {attempts[-1]} ms is not {configured:g} ms over the LAN's {base} ms: "
+            f"measuring again in {wait} s (a busy guest delays netem's timers)")
+        sleep(wait)
+        attempts.append(remeasure())
+    return attempts
 
 
 def show(topo, ssh):
