@@ -88,8 +88,9 @@ backfill-recovery
     END
 
 estimator
-    [Documentation]    A calibration run (one node), a Gaussian fit of its per-event CPU time, and
-    ...    the co-located node's job length predicted from it, with the prediction's error.
+    [Documentation]    A calibration run (as many nodes at once as the production: the guests
+    ...    share the host's cores), a Gaussian fit of its per-event CPU time, and the co-located
+    ...    node's job length predicted from it, with the prediction's error.
     [Tags]    estimator
     Skip If    not ${PARAMS}[calib_tasks]    calib_tasks is 0 at ${SCALE} scale
     ${c}=    Calibrate The Estimator
