@@ -144,13 +144,12 @@ def within_target(configured, measured, base=0.0):
     return abs(measured - base - configured) <= 1.0 + 0.05 * configured
 
 
-def recheck(configured, measured, base, remeasure, waits=RTT_RECHECK_WAITS_S, sleep=time.sleep,
-            say=print):
+def recheck(configured, measured, base, remeasure, waits=RTT_RECHECK_WAITS_S, sleep=None, say=print):
     """[measured RTT] of each attempt: the first, then one more after each pause of `waits`
     while the last missed the target. The emulation is not touched: under TCG a guest still
     busy from the previous point (E5's 200-job ramp leaves the submit host at load 6) delays
     netem's timers and ping's replies by tens of ms, and that passes."""
-    attempts = [measured]
+    attempts, sleep = [measured], sleep or time.sleep
     for wait in waits:
         if within_target(configured, attempts[-1], base):
             break
