@@ -26,6 +26,14 @@ def report(tasks, start=0.0, tasks_start=10.0, host="worker1", n=0, cpus=1):
             "errors": [], "tasks": tasks, "cpus": cpus}
 
 
+def test_event_cpu_times_take_one_kind_of_task_from_every_report():
+    reps = [report([task(0, 10, 20, 10, events=2), task(1, 20, 30, 4, kind="backfill", events=1)]),
+            report([task(2, 10, 20, 6, events=3)], n=1)]
+    assert e4.event_cpu_times(reps) == [5.0, 5.0, 2.0, 2.0, 2.0]
+    assert e4.event_cpu_times(reps, kind="backfill") == [4.0]
+    assert e4.event_cpu_times([report([])]) == []
+
+
 def test_parse_report_checks_keys_and_order():
     rep = report([task(0, 10, 20, 10)])
     assert e4.parse_report(json.dumps(rep))["node"] == 0

@@ -498,8 +498,11 @@ def test_a_failover_probe_and_the_new_job_wait():
                        ("MemAvailable", "300\n")])
     exp = e5.ScaleExperiment(topo, ssh, NoPool())
     assert exp.wait_running("probe", 1, timeout=1, poll=0.01) < 1
-    with pytest.raises(e5.RemoteError, match="1 of 2 probe jobs running"):
+    with pytest.raises(e5.RemoteError, match="1 of 2 probe jobs running") as err:
         exp.wait_running("probe", 2, timeout=0.05, poll=0.01)
+    # the failed wait carries the schedd's view of the probe (the diagnosis ran on the submit host)
+    assert "why the probe jobs do not run" in str(err.value)
+    assert any("-better-analyze" in command and host == "submit" for host, command in ssh.ran)
 
 
 def test_why_a_probe_does_not_run_asks_the_schedd_and_its_log():
@@ -527,8 +530,23 @@ def test_a_held_probe_stops_the_wait_at_once():
     topo = topology.load("small")
     exp = e5.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
     exp.observe = lambda role: {"running": 0, "held": 1, "idle": 0, "slots": 4, "claimed": 0}
-    with pytest.raises(e5.RemoteError, match="1 probe job\\(s\\) held"):
+    exp.why_not_running = lambda role: "Hold reason: no such file"
+    with pytest.raises(e5.RemoteError, match="1 probe job\\(s\\) held") as err:
         exp.wait_running("probe", 1, timeout=60, poll=30)
+    assert "Hold reason: no such file" in str(err.value)
+
+
+def test_a_diagnosis_that_fails_does_not_hide_the_wait_s_error():
+    topo = topology.load("small")
+    exp = e5.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
+    exp.observe = lambda role: {"running": 0, "held": 0, "idle": 1, "slots": 4, "claimed": 4}
+
+    def unreachable(role):
+        raise e5.RemoteError("submit: Connection timed out")
+    exp.why_not_running = unreachable
+    with pytest.raises(e5.RemoteError, match="0 of 1 probe jobs running") as err:
+        exp.wait_running("probe", 1, timeout=0.05, poll=0.01)
+    assert "(not available: submit: Connection timed out)" in str(err.value)
 
 
 def test_negotiator_ad_asks_the_negotiator_first_then_the_collector():

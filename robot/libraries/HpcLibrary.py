@@ -67,7 +67,7 @@ class HpcLibrary(ExperimentLibrary):
         p = dict(self.params())
         p["tasks_per_node"] = p["calib_tasks"]
         reports, _ = self.exp.run_layout(dict(p, backfill_events=0), "colocated", False, p["nodes"])
-        events = [ev for r in reports for t in r.get("tasks", []) for ev in t["event_cpu"]]
+        events = e4.event_cpu_times(reports)
         mu, sigma = e4.gaussian_fit(events)
         T = sum(r["T"] for r in reports) / len(reports)
         self.tb.record_metric("e4.event_cpu_mean", mu, "s", run="calibration")

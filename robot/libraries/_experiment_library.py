@@ -66,7 +66,7 @@ class ExperimentLibrary:
         if float(rtt) > 0:
             base = self.tb.measure_rtt(a, b)
             attempts = session.rtt_recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.measure_rtt(a, b),
-                                   say=logger.console)
+                                           say=logger.console)
             for n, ms in enumerate(attempts[1:], start=2):
                 self.tb.record_metric("wan.rtt_rechecked", ms, "ms", link=f"{a}-{b}", rtt_ms=float(rtt), attempt=n)
             self.tb.measured_rtt_should_match(rtt, attempts[-1], base)

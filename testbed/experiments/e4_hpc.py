@@ -110,6 +110,11 @@ REPORT_KEYS = {"role", "layout", "node", "host", "start", "tasks_start", "end", 
 TASK_KEYS = {"id", "kind", "start", "end", "cpu", "events", "lookups", "answered", "event_cpu"}
 
 
+def event_cpu_times(reports, kind="task"):
+    """Every event's CPU seconds in the reports' tasks of `kind` (the estimator's sample)."""
+    return [ev for r in reports for t in r.get("tasks", []) if t["kind"] == kind for ev in t.get("event_cpu", [])]
+
+
 def parse_report(text):
     """A node's e4-report.json -> dict; ValueError naming what is missing or wrong."""
     try:

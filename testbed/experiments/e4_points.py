@@ -31,7 +31,7 @@ def production(reports, db_reports, params, layout, backfill):
     m.record("e4.idle_tail_slots", sum(slots) / len(slots) if slots else 0, "fraction", **tag)
     m.record("e4.idle_tail_cores", sum(cores) / len(cores) if cores else 0, "fraction", **tag)
     tasks = [t for r in reports for t in r.get("tasks", [])]
-    events = [ev for t in tasks if t["kind"] == "task" for ev in t.get("event_cpu", [])]
+    events = e4.event_cpu_times(reports)
     if events:  # beside the calibration's: what the estimator's per-event time met in production
         m.record("e4.event_cpu_mean", sum(events) / len(events), "s", run="production", **tag)
     bf = sum(1 for t in tasks if t["kind"] == "backfill")

@@ -324,8 +324,19 @@ class ScaleExperiment(PoolEvents):
             obs = last["obs"]
             return (f"{obs['running']} of {count} {role} jobs running after {timeout} s "
                     f"({obs['idle']} idle, {obs['slots']} slots, {obs['claimed']} claimed)")
-        return float(wait_for(f"{count} {role} jobs running", running, timeout, poll, host=self.submit,
-                              message=why))
+        try:
+            return float(wait_for(f"{count} {role} jobs running", running, timeout, poll, host=self.submit,
+                                  message=why))
+        except RemoteError as exc:  # every probe's failed wait says what the schedd saw
+            raise RemoteError(f"{exc}\n{self.diagnosis(role)}") from None
+
+    def diagnosis(self, role):
+        """`why_not_running`'s text, headed; a diagnosis that fails itself says so."""
+        try:
+            text = self.why_not_running(role)
+        except RemoteError as exc:
+            text = f"(not available: {exc})"
+        return f"--- why the {role} jobs do not run (condor_q -better-analyze, SchedLog):\n{text}"
 
     def ensure_running(self, role, count, timeout):
         """`count` sleepers of `role` running (submitting only what is missing): the
