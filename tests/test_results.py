@@ -109,3 +109,14 @@ def test_trials_text_says_how_many_trials_an_interrupted_run_reached():
     assert trials_text({"trials": 3, "trial": 2, "status": "interrupted"}) == "trial 2 of 3 reached"
     assert trials_text({"trials": 3, "trial": 3, "status": "interrupted"}) == "trial 3 of 3 reached"
     assert trials_text({"status": "complete"}) == "1 trial"
+
+
+def test_kept_documents_go_beside_the_metrics_per_trial(tmp_path):
+    run = make_run(tmp_path)
+    single = run.keep("e4/colocated/tasks.0.json", {"T": 12.5})
+    assert single == run.path / "kept" / "e4" / "colocated" / "tasks.0.json"
+    assert json.loads(single.read_text()) == {"T": 12.5}
+    second = results.Run(run.path, trial=2).keep("e4/colocated/tasks.0.json", {"T": 14.0})
+    assert second == run.path / "kept" / "trial2" / "e4" / "colocated" / "tasks.0.json"
+    assert json.loads(single.read_text()) == {"T": 12.5}  # a later trial does not overwrite an earlier one
+    assert not list(run.path.glob("kept/**/*.tmp*"))

@@ -51,7 +51,14 @@ class HpcLibrary(ExperimentLibrary):
         if backfill and not p["backfill_events"]:
             return Measured.skip(f"backfill_events is 0 at {self.scale} scale")
         reports, db = self.exp.run_layout(p, layout, backfill)
+        self.keep_reports(f"{layout}{'-backfill' if backfill else ''}", reports + db)
         return e4_points.production(reports, db, p, layout, backfill)
+
+    def keep_reports(self, run, reports):
+        """The nodes' reports into the results folder (kept/e4/<run>/), so that a run's
+        start-up parts and per-task times can be read after the site is gone."""
+        for rep in reports:
+            self.tb.site.keep(f"e4/{run}/{rep['role']}.{rep['node']}.json", rep)
 
     @keyword
     def calibrate_the_estimator(self):
@@ -67,6 +74,7 @@ class HpcLibrary(ExperimentLibrary):
         p = dict(self.params())
         p["tasks_per_node"] = p["calib_tasks"]
         reports, _ = self.exp.run_layout(dict(p, backfill_events=0), "colocated", False, p["nodes"])
+        self.keep_reports("calibration", reports)
         events = e4.event_cpu_times(reports)
         mu, sigma = e4.gaussian_fit(events)
         T = sum(r["T"] for r in reports) / len(reports)

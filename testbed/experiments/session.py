@@ -119,6 +119,12 @@ class Session:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
         return self.run.record(name, float(value), unit, **params)
 
+    def keep(self, relpath, data):
+        """A JSON document into the run's results folder (results.Run.keep)."""
+        if self.run is None:
+            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
+        return self.run.keep(relpath, data)
+
     def first_trial_value(self, name, **params):
         """In trial 2+ of a repeated run, the last value of metric `name` (with `params`) that
         trial 1 recorded: what keeps a point's parameters the same in every trial (E1 sizes

@@ -175,6 +175,14 @@ class Run:
             os.close(fd)
         return rec
 
+    def keep(self, relpath, data):
+        """A JSON document beside the metrics, under `kept/` (`kept/trialN/` in a repeated
+        run): the raw material metrics were computed from. Written atomically; its path."""
+        path = self.path / "kept" / (f"trial{self.trial}" if self.trial else "") / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, data)
+        return path
+
     def metrics(self):
         """Every complete record (a torn last line from a crash is skipped)."""
         out = []
