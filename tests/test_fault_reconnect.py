@@ -440,6 +440,7 @@ def test_a_run_whose_only_failure_is_a_known_defect_is_complete(tmp_path, monkey
         seen["rc"], seen["rows"] = robot_run(tmp_path, ["--test", "defect seen", "--test", "fixed upstream"])
         return seen["rc"], []
     monkeypatch.setattr(runner, "supervise", robot_ran)
-    rc, run = runner.run(types.SimpleNamespace(name="small"), "faults", ["default"], "ci", echo=lambda *_: None)
+    rc, run = runner.run(types.SimpleNamespace(name="small", vm_hosts=[]), "faults", ["default"], "ci",
+                         echo=lambda *_: None)
     assert seen["rows"]["defect seen"][0] == "SKIP" and rc == 0
     assert run.manifest()["status"] == "complete"

@@ -93,9 +93,68 @@ def test_an_interrupted_run_says_interrupted_whatever_its_teardown_wrote(tmp_pat
     monkeypatch.setattr(runner, "supervise", robot_ran)
     lines = []
     with pytest.raises(KeyboardInterrupt):
-        runner.run(types.SimpleNamespace(name="small", wan=[]), "smoke", ["default"], "ci", echo=lines.append)
+        runner.run(types.SimpleNamespace(name="small", wan=[], vm_hosts=[]), "smoke", ["default"], "ci",
+                   echo=lines.append)
     assert run_.manifest()["status"] == "interrupted" and run_.manifest()["end"]
     assert "interrupted (SIGINT)" in lines[-1]
+
+
+def fake_site(tmp_path, monkeypatch, rcs):
+    """A small fake topology whose consoles live in tmp_path; robot returns `rcs` in turn and
+    the first failing trial leaves submit's console with a kernel panic."""
+    monkeypatch.setenv("TESTBED_CONSOLE_DIR", str(tmp_path))
+    for host in ("submit", "worker1"):
+        (tmp_path / f"tb-small-{host}.log").write_text("tb-small-host login: \n")
+    run_ = results.Run.create("e1", ["default"], topology={"name": "small"}, profile_contents={},
+                              accel="tcg", root=tmp_path / "results")
+    monkeypatch.setattr(runner, "check", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
+    monkeypatch.setattr(runner, "write_report", lambda *a, **k: None)
+    trials = []
+
+    def robot_ran(argv, ack, echo):
+        rc = rcs[len(trials)]
+        trials.append(rc)
+        if rc:
+            (tmp_path / "tb-small-submit.log").write_text("tb-small-host login: \n[ 4304.6] traps: PANIC: "
+                                                         "double fault, error_code: 0x0\n")
+        return rc, []
+    monkeypatch.setattr(runner, "supervise", robot_ran)
+    topo = types.SimpleNamespace(name="small", wan=[], vm_hosts=[types.SimpleNamespace(name="submit"),
+                                                                 types.SimpleNamespace(name="worker1")])
+    return topo, run_, trials
+
+
+def test_a_guest_whose_kernel_died_stops_the_remaining_trials(tmp_path, monkeypatch):
+    topo, run_, trials = fake_site(tmp_path, monkeypatch, [0, 1, 0, 0, 0])
+    lines = []
+    rc, run = runner.run(topo, "e1", ["default"], "quick", repeat=5, echo=lines.append, pause_unused=False, pin=False)
+    assert trials == [0, 1] and rc == 1                   # trials 3-5 never started
+    m = run.manifest()
+    assert m["status"] == "failed" and m["trial"] == 2
+    assert m["stopped"] == {"trial": 2, "dead_guests": {"submit": "traps: PANIC: double fault, error_code: 0x0"}}
+    said = next(line for line in lines if line.startswith("trials 3-5 not run"))
+    assert "the kernel of submit" in said and "./tb -t small down && ./tb -t small up" in said
+
+
+def test_a_failed_trial_on_a_live_site_does_not_stop_the_run(tmp_path, monkeypatch):
+    topo, run_, trials = fake_site(tmp_path, monkeypatch, [1, 0, 0])
+    (tmp_path / "tb-small-submit.log").write_text("tb-small-host login: \n")
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # the failure was the suite's, not a guest's
+    rc, run = runner.run(topo, "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
+                             pin=False)
+    assert trials == [1, 0, 0] and rc == 1 and "stopped" not in run.manifest()
+
+
+def test_a_run_on_a_site_with_a_dead_guest_is_refused_before_it_opens_a_folder(tmp_path, monkeypatch):
+    topo, run_, trials = fake_site(tmp_path, monkeypatch, [0])
+    (tmp_path / "tb-small-worker1.log").write_text("tb-small-host login: \nKernel panic - not syncing: Fatal\n")
+    opened = []
+    monkeypatch.setattr(runner, "open_run", lambda *a, **k: opened.append(1))
+    with pytest.raises(runner.TestbedError, match="the kernel of worker1 .*died; bring the site back"):
+        runner.run(topo, "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
+                             pin=False)
+    assert trials == [] and opened == []
 
 
 # --- the listener, on fake robot objects --------------------------------------------------------

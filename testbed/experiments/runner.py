@@ -28,7 +28,7 @@ from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
 from testbed.model.state import TestbedState
 from testbed.network import wan
-from testbed.remote import profile_record
+from testbed.remote import console, profile_record
 from testbed.remote.poll import wait_for
 
 SCALES = registry.SCALES
@@ -229,6 +229,19 @@ def site_left(topo, state=None):
     return lines
 
 
+def dead_guests(topo):
+    """{host: the console's line} of the site's VMs whose kernel died since they last booted
+    (TCG guests now and then panic under load): no trial can run on them."""
+    died = {h.name: console.kernel_death(console.console_log(topo.name, h.name)) for h in topo.vm_hosts}
+    return {h: line for h, line in died.items() if line}
+
+
+def dead_text(topo, died):
+    where = ", ".join(f"{h} ({line!r}, console {console.console_log(topo.name, h)})" for h, line in died.items())
+    return (f"the kernel of {where} died; bring the site back with "
+            f"./tb -t {topo.name} down && ./tb -t {topo.name} up")
+
+
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
     """Run one suite `repeat` times (default: DEFAULT_TRIALS at the scale) into one new results
@@ -242,6 +255,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
     trials = trials_for(scale, repeat)
+    died = dead_guests(topo)
+    if died:
+        raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
     quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
@@ -285,6 +301,11 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
                  f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
                  f"kept, rows not reached skipped; {run_.path}")
             raise KeyboardInterrupt
+        died = dead_guests(topo) if rc != 0 and trial < trials else {}
+        if died:  # every later trial would fail in its set-up
+            run_.update(stopped={"trial": trial, "dead_guests": died})
+            echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
+            break
     rc = next((r for r in rcs if r != 0), 0)
     status = "complete" if rc == 0 else "failed"
     run_.finish(status)
