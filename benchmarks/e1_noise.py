@@ -1,6 +1,6 @@
 """Benchmark: does quieting the host narrow E1's spread? One E1 point, repeated (5 trials by
 default) without and then with pausing the guests E1 does not use and pinning the measured
-ones, in one invocation, through `testbed run`'s own path (the same as `./tb run e1 --test
+ones, in one invocation, through `testbed run`'s own path and sizing (the same as `./tb run e1 --test
 POINT --repeat 5 --no-pause-unused --no-pin`, then `--pause-unused --pin`). Prints the
 coefficient of variation (sample standard deviation / mean) of e1.efficiency_lost over each
 run's trials, and their ratio. Issue #32's goal: CV <= 10% with pausing and pinning.
@@ -13,9 +13,10 @@ Printed, not asserted: the spread is the host's, not the code's.
 import argparse
 import sys
 
-from testbed.experiments import e1_transfer, runner
-from testbed.machines import site
+from testbed.experiments import e1_transfer, registry, runner
+from testbed.machines import plan, site
 from testbed.model import tables, topology
+from testbed.model.state import TestbedState
 from testbed.model.errors import TestbedError
 from testbed.results import runs, verdict
 
@@ -63,10 +64,20 @@ def report(arms, point):
     return text, cvs
 
 
+def arm_sets(topo, point, scale, accelerator):
+    """The --set values of both arms: the point's RTT and rate, plus what `testbed run` sizes
+    for this site (E1 under TCG: the saturation jobs the submit host carries)."""
+    rtt, factor, _profile = e1_transfer.parse_point(point)
+    sized, why = registry.get("e1").sized_for(scale, accelerator, topo)
+    return {**sized, "rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}, why
+
+
 def measure(topo, point, trials, scale, pin):
     """Run the two arms; [(label, Run)]."""
-    rtt, factor, profile = e1_transfer.parse_point(point)
-    sets = {"rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}
+    _rtt, _factor, profile = e1_transfer.parse_point(point)
+    sets, why = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)))
+    for line in why:
+        print(f"{scale} scale: {line}", flush=True)
     arms = []
     for label, quiet in (("without pausing/pinning", False), ("with pausing" + (" + pinning" if pin else ""), True)):
         print(f"== {label}: {trials} trials of {point} at {scale} scale on {topo.name}", flush=True)

@@ -342,3 +342,17 @@ def test_the_noise_benchmark_prints_each_arms_cv_and_their_ratio(tmp_path):
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
                           str(loud.path), str(one.path)], capture_output=True, text=True, env=script_env())
     assert out.returncode == 1 and "fewer than two trials" in out.stdout
+
+
+def test_the_noise_benchmark_sizes_its_arms_as_testbed_run_does():
+    """Both arms get the point's RTT and rate and, under TCG, the saturation jobs the CLI's
+    `testbed run` would size for the submit host (8 per emulated CPU), not the scale's 32."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("e1_noise", PROJECT_ROOT / "benchmarks" / "e1_noise.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    topo = topology.load("default")
+    sets, why = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "tcg")
+    assert sets == {"saturation_jobs": 8, "rtts": "80", "rate_factors": "2"} and "32 -> 8" in why[0]
+    sets, why = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "kvm")
+    assert sets == {"rtts": "80", "rate_factors": "2"} and why == []
