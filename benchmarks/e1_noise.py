@@ -13,7 +13,7 @@ Printed, not asserted: the spread is the host's, not the code's.
 import argparse
 import sys
 
-from testbed.experiments import e1_transfer, registry, runner
+from testbed.experiments import e1_transfer, runner
 from testbed.machines import plan, site
 from testbed.model import tables, topology
 from testbed.model.state import TestbedState
@@ -64,20 +64,19 @@ def report(arms, point):
     return text, cvs
 
 
-def arm_sets(topo, point, scale, accelerator):
-    """The --set values of both arms: the point's RTT and rate, plus what `testbed run` sizes
-    for this site (E1 under TCG: the saturation jobs the submit host carries)."""
+def arm_sets(topo, point, scale, accelerator, echo=print):
+    """The --set values of both arms: the point's RTT and rate, sized for this site as
+    `testbed run` sizes it (E1 under TCG: the saturation jobs the submit host carries)."""
     rtt, factor, _profile = e1_transfer.parse_point(point)
-    sized, why = registry.get("e1").sized_for(scale, accelerator, topo)
-    return {**sized, "rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}, why
+    return runner.sized_for_site("e1", scale, topo, accelerator, {"rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"},
+                                 echo=echo)
 
 
 def measure(topo, point, trials, scale, pin):
     """Run the two arms; [(label, Run)]."""
     _rtt, _factor, profile = e1_transfer.parse_point(point)
-    sets, why = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)))
-    for line in why:
-        print(f"{scale} scale: {line}", flush=True)
+    sets = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)),
+                    echo=lambda line: print(line, flush=True))
     arms = []
     for label, quiet in (("without pausing/pinning", False), ("with pausing" + (" + pinning" if pin else ""), True)):
         print(f"== {label}: {trials} trials of {point} at {scale} scale on {topo.name}", flush=True)

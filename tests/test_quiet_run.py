@@ -352,7 +352,10 @@ def test_the_noise_benchmark_sizes_its_arms_as_testbed_run_does():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     topo = topology.load("default")
-    sets, why = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "tcg")
-    assert sets == {"saturation_jobs": 8, "rtts": "80", "rate_factors": "2"} and "32 -> 8" in why[0]
-    sets, why = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "kvm")
-    assert sets == {"rtts": "80", "rate_factors": "2"} and why == []
+    said = []
+    sets = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "tcg", echo=said.append)
+    assert sets == {"saturation_jobs": 8, "rtts": "80", "rate_factors": "2"}
+    assert len(said) == 1 and said[0].startswith("quick scale (TCG, ") and "32 -> 8" in said[0]
+    said.clear()
+    sets = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "kvm", echo=said.append)
+    assert sets == {"rtts": "80", "rate_factors": "2"} and said == []

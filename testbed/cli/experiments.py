@@ -29,24 +29,10 @@ def cmd_run(args):
 
 
 def _sized_for_site(suite, scale, topo, state, sets, label=None):
-    """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
-    saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
-    set is kept as given."""
-    from testbed.experiments import registry
+    from testbed.experiments import runner
     from testbed.machines import plan
-    exp = registry.get(suite)
-    accelerator = plan.recorded_accel(state)
-    sized, why = exp.sized_for(scale, accelerator, topo)
-    for (name, value), line in zip(sized.items(), why):
-        if name in {key.lower() for key in sets}:
-            continue
-        sets = {**sets, name: value}
-        _scale_line(label or scale, accelerator, line)
-    return sets
-
-
-def _scale_line(label, accelerator, line):
-    print(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}", flush=True)
+    return runner.sized_for_site(suite, scale, topo, plan.recorded_accel(state), sets, label=label,
+                                 echo=lambda line: print(line, flush=True))
 
 
 def _print_comparison(runs, against_paper=False, html=None):
@@ -304,9 +290,10 @@ def cmd_demo(args):
         for name, value in head.demo_sets.items():
             if name not in sets:
                 sets[name] = value
-                _scale_line("demo", plan.recorded_accel(state),
-                            f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
-                            f"the paper reads, so the demo stays within half an hour")
+                suites.scale_line("demo", plan.recorded_accel(state),
+                                  f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
+                                  f"the paper reads, so the demo stays within half an hour",
+                                  echo=lambda line: print(line, flush=True))
         print(f"demo: one trial of {head.name} at quick scale, to stay within half an hour on a fresh "
               f"machine; its claims' verdicts need repeated trials: `./tb run {head.name}` (3 trials)", flush=True)
         profiles = list(head.demo_profiles or head.profiles)

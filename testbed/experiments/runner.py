@@ -11,6 +11,7 @@ report, `summary.html` (figures and the comparison with the paper). Plain
 `robot robot/suites/X.robot` works too: the library then opens, closes and
 reports its own folder.
 """
+import os
 import re
 import shutil
 import signal
@@ -87,6 +88,24 @@ def trials_for(scale, repeat=None):
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ConfigError("testbed run", "--repeat", f"{repeat!r}: must be a whole number >= 1")
     return repeat
+
+
+def sized_for_site(suite, scale, topo, accelerator, sets, label=None, echo=print):
+    """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
+    saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
+    set is kept as given. `testbed run`, the demo and the benchmarks size a run through here."""
+    sized, why = registry.get(suite).sized_for(scale, accelerator, topo)
+    given = {key.lower() for key in sets}
+    for (name, value), line in zip(sized.items(), why):
+        if name in given:
+            continue
+        sets = {**sets, name: value}
+        scale_line(label or scale, accelerator, line, echo)
+    return sets
+
+
+def scale_line(label, accelerator, line, echo=print):
+    echo(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}")
 
 
 def open_run(topo, suite, profile_list, scale, sets):

@@ -115,15 +115,16 @@ class Session:
         return {h.name: existing.facts(self.ssh, h.name) for h in self.topo.existing_hosts}
 
     def record(self, name, value, unit="", **params):
-        if self.run is None:
-            raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        return self.run.record(name, float(value), unit, **params)
+        return self._open_run().record(name, float(value), unit, **params)
 
     def keep(self, relpath, data):
         """A JSON document into the run's results folder (results.Run.keep)."""
+        return self._open_run().keep(relpath, data)
+
+    def _open_run(self):
         if self.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        return self.run.keep(relpath, data)
+        return self.run
 
     def first_trial_value(self, name, **params):
         """In trial 2+ of a repeated run, the last value of metric `name` (with `params`) that
