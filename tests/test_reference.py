@@ -247,3 +247,54 @@ def test_point_of_ignores_the_trial_and_the_type_of_a_parameter():
     a = {"name": "m", "params": {"rtt_ms": 80, "trial": 1}}
     b = {"name": "m", "params": {"rtt_ms": "80", "trial": 3}}
     assert reference.point_of(a) == reference.point_of(b) != reference.point_of({"name": "m", "params": {}})
+
+
+def test_add_trials_numbers_a_later_runs_trials_after_the_references(tmp_path, paper):
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))          # trials 1 and 2
+    results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    later = make_run(tmp_path, losses=((0.3, 0.57),))                      # one more trial
+    kept, replaced = reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    assert replaced is None
+    at80 = sorted((r["params"]["trial"], r["value"]) for r in kept.metrics()
+                  if r["name"] == "e1.efficiency_lost" and r["params"]["rtt_ms"] == 80)
+    assert at80 == [(1, 0.6), (2, 0.63), (3, 0.57)]
+    assert [r["value"] for r in kept.metrics() if r["name"] == "e1.other"] == [5.0]
+    origin = kept.origin()
+    assert origin["run"] == first.label and origin["added"][0]["run"] == later.label
+    assert origin["added"][0]["trials"] == [3] and origin["added"][0]["records"] == 2
+    assert kept.manifest()["trials"] == 2                          # the reference's own manifest stays
+    ((_run, (v,)),) = compare.verdicts([kept], paper)
+    assert v.verdict == "reproduced" and len(v.values) == 3
+    md = (kept.path / "verdicts.md").read_text()
+    assert f"Kept from run `{first.label}`" in md and f"Trial 3 of rows all is added from run `{later.label}`" in md
+    from testbed.report import experiment_sections
+    assert f"Trial 3 of the points run `{later.label}` measured is added from it" in \
+        experiment_sections._kept_line(kept)                     # the experiment's page says so
+    with pytest.raises(ConfigError, match="already in the reference"):
+        reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+
+
+def test_add_trials_refuses_another_profile_and_a_key_without_a_reference(tmp_path, paper):
+    first = make_run(tmp_path)
+    with pytest.raises(ConfigError, match="no reference to add"):
+        reference.save(first, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    other = make_run(tmp_path, profiles=("wan-tuned",))
+    with pytest.raises(ConfigError, match=r"profiles: \['wan-tuned'\] where the reference has \['default'\]"):
+        reference.save(other, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    assert len(reference.Reference(tmp_path / "ref" / "e1" / "quick-default").metrics()) == 6   # untouched
+
+
+def test_the_cli_adds_a_runs_trials_and_refuses_merge_with_add_trials(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(reference, "REFERENCE_ROOT", tmp_path / "ref")
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))
+    assert cli.main(["reference", "save", str(first.path)]) == 0
+    later = make_run(tmp_path, losses=((0.3, 0.57),))
+    capsys.readouterr()
+    assert cli.main(["reference", "save", str(later.path), "--merge", "--add-trials"]) == 2
+    assert "do not go together" in capsys.readouterr().err
+    assert cli.main(["reference", "save", str(later.path), "--add-trials"]) == 0
+    out = capsys.readouterr().out
+    assert f"added {later.label} to " in out and "as trial 3 of the points it measured" in out
+    assert "Does reference e1/quick-default reproduce the paper?" in out

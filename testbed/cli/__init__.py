@@ -188,6 +188,9 @@ def build_parser():
     s.add_argument("--merge", action="store_true",
                    help="keep the points of the reference already there that this run did not measure "
                         "(a suite kept from two runs, each with rows of its own)")
+    s.add_argument("--add-trials", action="store_true",
+                   help="add this run's trials to the reference's trials of the same points (a row too "
+                        "long to repeat in one run, measured again later on the same kind of site)")
     s.set_defaults(func=cmd_reference_save)
     s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
     s.set_defaults(func=cmd_reference_list)

@@ -79,8 +79,15 @@ def _compare_with_references(runs, html=None):
 def cmd_reference_save(args):
     from testbed.results import reference, runs as results
     run = results.resolve(args.run)
-    kept, replaced = reference.save(run, force=args.force, merge=args.merge)
+    if args.merge and args.add_trials:
+        raise TestbedError("testbed reference save: --merge and --add-trials do not go together")
+    kept, replaced = reference.save(run, force=args.force, merge=args.merge, add_trials=args.add_trials)
     print(reference.verdicts_text(kept))
+    if args.add_trials:
+        added = kept.origin()["added"][-1]
+        print(f"added {run.label} to {kept.path} as trial{'s' * (len(added['trials']) != 1)} "
+              f"{', '.join(map(str, added['trials']))} of the points it measured")
+        return 0
     forced = kept.origin().get("overridden") or []
     kept_from = [m["run"] for m in kept.origin().get("merged") or []]
     print(f"kept {run.label} as {kept.label} in {kept.path}"

@@ -77,6 +77,9 @@ def _kept_line(ref):
     forced = f"; kept with --force past: {'; '.join(origin.get('overridden') or [])}" if origin.get("forced") else ""
     merged = "".join(f" The points that run did not measure are kept from run `{x['run']}` "
                      f"(`testbed reference save --merge`)." for x in origin.get("merged") or [])
+    merged += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of the points "
+                      f"run `{x['run']}` measured {'are' if len(x['trials']) != 1 else 'is'} added from it "
+                      f"(`testbed reference save --add-trials`)." for x in origin.get("added") or [])
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
             f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
             f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}")

@@ -22,6 +22,13 @@ parameters but the trial), every other point of the reference stays. A suite who
 are too long for one run (E5's collector ramps beside its ramp, failovers and negotiation)
 is kept from two runs this way; each point's trials still come from one run.
 
+`save --add-trials` adds a run's trials to the reference's trials of the same points: the
+run's records are renumbered after the last trial the reference has of the points the run
+measured, and the reference's records, manifest and origin stay. A row too long to repeat
+in one sitting (E5's failovers) gets its third trial this way. Only a run of the same
+experiment, scale, topology, profiles and accelerator is added; the origin's `added` lists
+each such run with the trials it became.
+
 `drift` puts a run beside the reference of its experiment, scale and topology: per metric,
 point and profile the reference's median [95% interval] and the run's, and the drift
 (the run's median over the reference's); and the two verdict tables side by side.
@@ -118,18 +125,37 @@ def verdicts_text(run, paper_dir=compare.PAPER_DIR):
         f"{run.manifest().get('suite')} declares no claims in {paper_dir}"
 
 
-def _verdicts_md(run, experiment, key, text, merged_from=None):
-    m = run.manifest()
+def _rows(selection):
+    return ", ".join(s for s in selection or [] if not s.startswith("--")) or "all"
+
+
+def _verdicts_md(m, label, experiment, key, text, merged_from=None, added=None):
     also = "".join(f" Its points that run did not measure are kept from run `{x['run']}` "
-                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows "
-                   f"{', '.join(s for s in x.get('selection') or [] if not s.startswith('--')) or 'all'})."
+                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows {_rows(x.get('selection'))})."
                    for x in merged_from or [])
+    also += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of rows "
+                    f"{_rows(x.get('selection'))} {'are' if len(x['trials']) != 1 else 'is'} added from run "
+                    f"`{x['run']}` ({x['records']} record{'s' * (x['records'] != 1)})."
+                    for x in added or [])
     return (f"# {experiment} at {key}: does it reproduce the paper?\n\n"
-            f"Kept from run `{run.label}` (status {m.get('status')}, {trials_text(m)}, "
+            f"Kept from run `{label}` (status {m.get('status')}, {trials_text(m)}, "
             f"git {m.get('git_revision')}, {m.get('accel')}).{also} "
             f"Made by `testbed reference save`; `testbed compare RUN --against reference` "
             f"judges this reference's records again with the claims results/paper/ holds then.\n\n"
             f"```text\n{text}\n```\n")
+
+
+def with_trials_added(old_records, new_records):
+    """The older reference's records, then the new run's with each trial renumbered after
+    the last trial the reference has of the points the run measured; (records, [new trial
+    numbers])."""
+    measured = {point_of(r) for r in new_records}
+    last = max((int((r.get("params") or {}).get("trial") or 1) for r in old_records if point_of(r) in measured),
+               default=0)
+    renumbered = [dict(r, params={**(r.get("params") or {}),
+                                  "trial": last + int((r.get("params") or {}).get("trial") or 1)})
+                  for r in new_records]
+    return list(old_records) + renumbered, sorted({r["params"]["trial"] for r in renumbered})
 
 
 def point_of(record):
@@ -157,11 +183,12 @@ class _Kept(Run):
         return self._label
 
 
-def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False):
+def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False, add_trials=False):
     """Keep `run` as the reference of its experiment, scale and topology; returns
     (Reference, the label of the run it replaced or None). Refused (ConfigError) when
     `problems` finds any, unless `force`; always when the run has no metrics. With `merge`,
-    the reference the key has keeps every point `run` did not measure (`merged`)."""
+    the reference the key has keeps every point `run` did not measure (`merged`); with
+    `add_trials`, `run`'s trials are added to the reference's (`with_trials_added`)."""
     manifest = run.manifest()
     experiment, key = key_of(manifest, run.manifest_path)
     records = run.metrics()
@@ -174,6 +201,8 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
     parent.mkdir(parents=True, exist_ok=True)
     target = parent / key
     older = Reference(target) if (target / "manifest.json").exists() else None
+    if add_trials:
+        return _add_trials(run, records, older, target, paper_dir, now, found), None
     replaced = older.origin().get("run") if older else None
     origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
     label = run.label
@@ -184,6 +213,8 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
         origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
             ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
                "records": len(records) - new_count}] if before.get("run") != run.label else [])
+        if before.get("added"):   # the trials added earlier stay named where their records stay
+            origin["added"] = before["added"]
         label = f"{run.label} + {', '.join(m['run'] for m in origin['merged'])}"
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp", dir=parent))
     try:
@@ -191,12 +222,48 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
         write_json_atomic(tmp / "manifest.json", dict(manifest, reference=origin))
         _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
         text = verdicts_text(_Kept(tmp, label), paper_dir)
-        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(run, experiment, key, text, origin.get("merged")))
+        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, run.label, experiment, key, text,
+                                                        origin.get("merged")))
         _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Reference(target), replaced
+
+
+def _add_trials(run, records, older, target, paper_dir, now, overridden):
+    """`save --add-trials`: the reference at `target` with `run`'s trials added."""
+    manifest = run.manifest()
+    if older is None:
+        raise ConfigError(target, "", f"no reference to add {run.label}'s trials to (keep one first)")
+    kept = older.manifest()
+    for field in ("profiles", "accel"):
+        if manifest.get(field) != kept.get(field):
+            raise ConfigError(run.manifest_path, field, f"{manifest.get(field)!r} where the reference has "
+                                                        f"{kept.get(field)!r}: its trials measure other points")
+    origin = older.origin()
+    if run.label == origin.get("run") or run.label in {x["run"] for x in origin.get("merged") or []} | \
+            {x["run"] for x in origin.get("added") or []}:
+        raise ConfigError(run.manifest_path, "", f"{run.label} is already in the reference")
+    combined, trials = with_trials_added(older.metrics(), records)
+    origin = dict(origin, added=(origin.get("added") or []) + [
+        {"run": run.label, "kept": now(), "selection": manifest.get("selection"), "records": len(records),
+         "trials": trials, "overridden": overridden}])
+    label = " + ".join([origin.get("run")] + [x["run"] for x in origin.get("merged") or []]
+                       + [x["run"] for x in origin["added"]])
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=target.parent))
+    try:
+        os.chmod(tmp, 0o755)
+        write_json_atomic(tmp / "manifest.json", dict(kept, reference=origin))
+        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in combined))
+        text = verdicts_text(_Kept(tmp, label), paper_dir)
+        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(kept, origin.get("run"), target.parent.name, target.name,
+                                                        text, origin.get("merged"), origin["added"]))
+        _swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Reference(target)
 
 
 def _write_synced(path, text):
