@@ -147,8 +147,9 @@ def _verdicts_md(m, label, experiment, key, text, merged_from=None, added=None):
 
 def with_trials_added(old_records, new_records):
     """The older reference's records, then the new run's with each trial renumbered after
-    the last trial the reference has of the points the run measured; (records, [new trial
-    numbers])."""
+    the last trial the reference has of any point the run measured; (records, [new trial
+    numbers]). One offset for all, so a claim's points stay paired by trial; a point every
+    run measures (a suite set-up's figure) can make the added trial skip a number."""
     measured = {point_of(r) for r in new_records}
     last = max((int((r.get("params") or {}).get("trial") or 1) for r in old_records if point_of(r) in measured),
                default=0)
