@@ -267,7 +267,7 @@ def test_add_trials_numbers_a_later_runs_trials_after_the_references(tmp_path, p
     ((_run, (v,)),) = compare.verdicts([kept], paper)
     assert v.verdict == "reproduced" and len(v.values) == 3
     md = (kept.path / "verdicts.md").read_text()
-    assert f"Kept from run `{first.label}`" in md and f"Trial 3 of rows all is added from run `{later.label}`" in md
+    assert f"Kept from run `{first.label}`" in md and f"Trial 3 of every row is added from run `{later.label}`" in md
     from testbed.report import experiment_sections
     assert f"Trial 3 of the points run `{later.label}` measured is added from it" in \
         experiment_sections._kept_line(kept)                     # the experiment's page says so
@@ -279,11 +279,31 @@ def test_add_trials_refuses_another_profile_and_a_key_without_a_reference(tmp_pa
     first = make_run(tmp_path)
     with pytest.raises(ConfigError, match="no reference to add"):
         reference.save(first, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    assert not (tmp_path / "ref" / "e1").exists()                  # a refusal leaves no folder behind
     reference.save(first, root=tmp_path / "ref", paper_dir=paper)
     other = make_run(tmp_path, profiles=("wan-tuned",))
     with pytest.raises(ConfigError, match=r"profiles: \['wan-tuned'\] where the reference has \['default'\]"):
         reference.save(other, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
     assert len(reference.Reference(tmp_path / "ref" / "e1" / "quick-default").metrics()) == 6   # untouched
+
+
+def test_a_merge_after_an_add_names_the_added_trials_and_what_replaced_them(tmp_path, paper):
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))
+    results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    later = make_run(tmp_path, losses=((0.3, 0.57),))
+    reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    other = make_run(tmp_path, losses=())                          # measures e1.other only
+    results.Run(other.path, trial=1).record("e1.other", 6.0, "s", rtt_ms=40)
+    kept, _ = reference.save(other, root=tmp_path / "ref", paper_dir=paper, merge=True)
+    assert kept.origin()["added"][0]["run"] == later.label and "replaced_by" not in kept.origin()["added"][0]
+    md = (kept.path / "verdicts.md").read_text()
+    assert f"Trial 3 of every row is added from run `{later.label}`" in md
+    assert f"{other.label} + {first.label} + {later.label}" in md          # one way of joining the runs
+    again = make_run(tmp_path, losses=((0.3, 0.5),))               # measures the added trial's points again
+    kept, _ = reference.save(again, root=tmp_path / "ref", paper_dir=paper, merge=True)
+    assert kept.origin()["added"][0]["replaced_by"] == again.label
+    assert f"Run `{again.label}` measured some of those points again" in (kept.path / "verdicts.md").read_text()
 
 
 def test_the_cli_adds_a_runs_trials_and_refuses_merge_with_add_trials(tmp_path, monkeypatch, capsys):

@@ -126,16 +126,26 @@ def verdicts_text(run, paper_dir=compare.PAPER_DIR):
 
 
 def _rows(selection):
-    return ", ".join(s for s in selection or [] if not s.startswith("--")) or "all"
+    """The rows a run measured, in words: "rows a, b" or "every row"."""
+    rows = ", ".join(s for s in selection or [] if not s.startswith("--"))
+    return f"rows {rows}" if rows else "every row"
+
+
+def _label(origin):
+    """The runs a reference holds, in the order they were kept: the run, the merged, the added."""
+    return " + ".join([origin.get("run")] + [x["run"] for x in origin.get("merged") or []]
+                      + [x["run"] for x in origin.get("added") or []])
 
 
 def _verdicts_md(m, label, experiment, key, text, merged_from=None, added=None):
     also = "".join(f" Its points that run did not measure are kept from run `{x['run']}` "
-                   f"({x['records']} record{'s' * (x['records'] != 1)}; rows {_rows(x.get('selection'))})."
+                   f"({x['records']} record{'s' * (x['records'] != 1)}; {_rows(x.get('selection'))})."
                    for x in merged_from or [])
-    also += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of rows "
+    also += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of "
                     f"{_rows(x.get('selection'))} {'are' if len(x['trials']) != 1 else 'is'} added from run "
                     f"`{x['run']}` ({x['records']} record{'s' * (x['records'] != 1)})."
+                    + (f" Run `{x['replaced_by']}` measured some of those points again: their records are "
+                       f"that run's." if x.get("replaced_by") else "")
                     for x in added or [])
     return (f"# {experiment} at {key}: does it reproduce the paper?\n\n"
             f"Kept from run `{label}` (status {m.get('status')}, {trials_text(m)}, "
@@ -199,37 +209,33 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
     if found and not force:
         raise ConfigError(run.path, "", f"not kept as a reference: {'; '.join(found)} (--force keeps it anyway)")
     parent = Path(root or REFERENCE_ROOT) / experiment
-    parent.mkdir(parents=True, exist_ok=True)
     target = parent / key
     older = Reference(target) if (target / "manifest.json").exists() else None
     if add_trials:
         return _add_trials(run, records, older, target, paper_dir, now, found), None
     replaced = older.origin().get("run") if older else None
     origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
-    label = run.label
     if merge and older:
         new_count = len(records)
+        measured = {point_of(r) for r in records}
         records = merged(older.metrics(), records)
         before = older.origin()
         origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
             ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
                "records": len(records) - new_count}] if before.get("run") != run.label else [])
         if before.get("added"):   # the trials added earlier stay named where their records stay
-            origin["added"] = before["added"]
-        label = f"{run.label} + {', '.join(m['run'] for m in origin['merged'])}"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp", dir=parent))
-    try:
-        os.chmod(tmp, 0o755)
-        write_json_atomic(tmp / "manifest.json", dict(manifest, reference=origin))
-        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        text = verdicts_text(_Kept(tmp, label), paper_dir)
-        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, run.label, experiment, key, text,
-                                                        origin.get("merged")))
-        _swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            origin["added"] = [_after_merge(x, older.metrics(), measured, run.label) for x in before["added"]]
+    _write_reference(target, dict(manifest, reference=origin), records, paper_dir)
     return Reference(target), replaced
+
+
+def _after_merge(entry, old_records, measured, run_label):
+    """An `added` entry once a merge has replaced the records of the points `measured`: it
+    names the merging run when any record of its trials was among them."""
+    trials = set(entry["trials"])
+    hit = any(point_of(r) in measured and int((r.get("params") or {}).get("trial") or 1) in trials
+              for r in old_records)
+    return dict(entry, replaced_by=run_label) if hit else entry
 
 
 def _add_trials(run, records, older, target, paper_dir, now, overridden):
@@ -243,28 +249,35 @@ def _add_trials(run, records, older, target, paper_dir, now, overridden):
             raise ConfigError(run.manifest_path, field, f"{manifest.get(field)!r} where the reference has "
                                                         f"{kept.get(field)!r}: its trials measure other points")
     origin = older.origin()
-    if run.label == origin.get("run") or run.label in {x["run"] for x in origin.get("merged") or []} | \
+    if run.label in {origin.get("run")} | {x["run"] for x in origin.get("merged") or []} | \
             {x["run"] for x in origin.get("added") or []}:
         raise ConfigError(run.manifest_path, "", f"{run.label} is already in the reference")
     combined, trials = with_trials_added(older.metrics(), records)
     origin = dict(origin, added=(origin.get("added") or []) + [
         {"run": run.label, "kept": now(), "selection": manifest.get("selection"), "records": len(records),
          "trials": trials, "overridden": overridden}])
-    label = " + ".join([origin.get("run")] + [x["run"] for x in origin.get("merged") or []]
-                       + [x["run"] for x in origin["added"]])
+    _write_reference(target, dict(kept, reference=origin), combined, paper_dir)
+    return Reference(target)
+
+
+def _write_reference(target, manifest, records, paper_dir):
+    """Write a reference whole into a hidden folder beside `target`, then swap it in:
+    `manifest` (with its `reference` origin), `records`, and the verdicts of the runs the
+    origin names."""
+    origin = manifest["reference"]
+    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=target.parent))
     try:
         os.chmod(tmp, 0o755)
-        write_json_atomic(tmp / "manifest.json", dict(kept, reference=origin))
-        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in combined))
-        text = verdicts_text(_Kept(tmp, label), paper_dir)
-        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(kept, origin.get("run"), target.parent.name, target.name,
-                                                        text, origin.get("merged"), origin["added"]))
+        write_json_atomic(tmp / "manifest.json", manifest)
+        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        text = verdicts_text(_Kept(tmp, _label(origin)), paper_dir)
+        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, origin.get("run"), target.parent.name, target.name,
+                                                        text, origin.get("merged"), origin.get("added")))
         _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return Reference(target)
 
 
 def _write_synced(path, text):
