@@ -289,9 +289,10 @@ class FakeCollectors:
     """A worker whose startds the fragment sets, and collectors that list at most `capacity`
     startds and lose one update per ad per reading once more than `lose_above` run."""
 
-    def __init__(self, topo, capacity=1000, lose_above=1000, silent=()):
+    def __init__(self, topo, capacity=1000, lose_above=1000, silent=(), startds_skip=False):
         self.topo, self.capacity, self.lose_above, self.silent = topo, capacity, lose_above, set(silent)
         self.per_worker, self.readings, self.fragments = 2, 0, []
+        self.startds_skip, self.start_log = startds_skip, []     # the losses are the startds' own skips
         self.submit_host = "submit"
 
     def run_many(self, commands, check=False, timeout=None):
@@ -311,10 +312,19 @@ class FakeCollectors:
             return Result(host, 0, "20480\n" * self.per_worker + "#M\n300\n", "")
         if "condor_status -pool" in command:
             return Result(host, 0, self.status(command), "")
+        if command == parsers.STARTD_COLLECTOR_LOG_SCRIPT:
+            if self.startds_skip and self.per_worker > self.lose_above:
+                for c, ip in (("cm1", "10.0.0.11"), ("cm2", "10.0.0.12")):
+                    self.start_log.append(f"12:11:00 Will avoid querying collector {c} <{ip}:9618?alias={c}> for 31s")
+                    self.start_log += [f"12:11:18 Skipping update to collector <{ip}:9618?alias={c}> which has "
+                                       "timed out in the past"] * self.per_worker
+            return Result(host, 0, "\n".join(self.start_log) + "\n", "")
         raise AssertionError(f"unexpected command {command[:80]}")
 
     def status(self, command):
         out = []
+        if "-af UpdatesTotal UpdatesLost" in command:
+            self.readings += 1                       # one reading of every pool at once
         for i, (pool, args) in enumerate(re.findall(r"condor_status -pool (\S+) (.*?) 2>/dev/null", command)):
             out.append(f"#{i}")
             if pool in self.silent:
@@ -324,7 +334,6 @@ class FakeCollectors:
                 out += [f"slot1@startd{k}@worker1.small.testbed" for k in range(1, held + 1)]
                 out.append("slot1@dtn.small.testbed")
             elif args == "-af UpdatesTotal UpdatesLost":
-                self.readings += 1
                 lost = self.readings if self.per_worker > self.lose_above else 0
                 out += [f"{10 * self.readings} {lost}"] * held
             elif args == "-collector -l":
@@ -356,6 +365,28 @@ def test_the_ramp_stops_at_lost_updates_and_says_when_it_found_no_limit():
     assert r["limit"] == "lost" and (r["held"], r["per_worker"]) == (4, 4) and r["steps"][-1]["lost"]["cm1"] > 0
     r = _collector_ramp(FakeCollectors(topology.load("small")), [4, 8])
     assert r["limit"] == "ramp_max" and (r["held"], r["found"]) == (8, False)
+
+
+def test_updates_the_startds_skipped_after_a_timeout_are_not_the_collectors_losses():
+    r = _collector_ramp(FakeCollectors(topology.load("small"), lose_above=4, startds_skip=True), [4, 8, 16])
+    assert r["limit"] == "ramp_max" and (r["held"], r["found"]) == (16, False)
+    last = r["steps"][-1]
+    assert last["updates"]["cm1"]["lost"] == 16 and last["skipped"] == {"cm1": 16, "cm2": 16}   # one gap per ad
+    assert last["lost"] == {"cm1": 0, "cm2": 0} and last["timeouts"] == {"cm1": 1, "cm2": 1}
+    assert ramp.collector_losses({"cm1": 5, "cm2": 1}, {"cm2": 3}) == {"cm1": 5, "cm2": 0}
+    step = dict(STEP, lost={"cm1": 2, "cm2": 0}, skipped={"cm1": 1})
+    assert "cm1 2 (besides 1 the startds skipped)" in ramp.describe("lost", step, 48)
+
+
+def test_startd_logs_say_which_collector_a_startd_skipped_and_avoided():
+    log = ("11/27/26 12:11:00 Will avoid querying collector cm2 <10.150.0.12:9618?alias=cm2> for 31s if ...\n"
+           "11/27/26 12:11:18 Skipping update to collector <10.150.0.12:9618?alias=cm2> which has timed out\n"
+           "11/27/26 12:11:19 Skipping update to collector <10.150.0.13:9620?addrs=10.150.0.13-9620&alias="
+           "ccb1.default.testbed&noUDP> which has timed out in the past\n"
+           "11/27/26 12:11:20 slot1: Changing state: Owner -> Unclaimed\n")
+    assert parsers.startd_collector_skips(log, 9618) == {"skipped": {"cm2": 1, "ccb1:9620": 1},
+                                                          "timeouts": {"cm2": 1}}
+    assert parsers.startd_collector_skips("", 9618) == {"skipped": {}, "timeouts": {}}
 
 
 def test_a_collector_that_never_answers_stops_the_ramp():
@@ -518,7 +549,8 @@ def test_the_collector_library_records_every_figure_of_a_step_and_the_ccb_split(
     names = {r["name"] for r in fake.records}
     assert names == {"e5.collector_ramp_join_seconds", "e5.collector_ramp_listed", "e5.collector_ramp_missing",
                      "e5.collector_ramp_updates", "e5.collector_ramp_lost", "e5.collector_ramp_stat",
-                     "e5.collector_ramp_cpu", "e5.startd_rss", "e5.guest_mem_available"}
+                     "e5.collector_ramp_cpu", "e5.startd_rss", "e5.guest_mem_available", "e5.collector_ramp_skipped",
+                     "e5.collector_ramp_timeouts"}
     listed = runs.matching(fake.records, "e5.collector_ramp_listed", collector="cm1")[0]
     assert listed["value"] == 6 and listed["params"] == {"collector": "cm1", "top": 1, "expected": 8, "rtt_ms": 100,
                                                          "tiers": 1, "step": 8}

@@ -164,6 +164,9 @@ class CollectorLibrary(ExperimentLibrary):
                              expected=step * workers, **at)
             tb.record_metric("e5.collector_ramp_lost", w["lost"], "updates", collector=c, window=window,
                              expected=step * workers, **at)
+        for c in sorted(set(s["updates"]) | set(s["skipped"]) | set(s["timeouts"])):
+            tb.record_metric("e5.collector_ramp_skipped", s["skipped"].get(c, 0), "updates", collector=c, **at)
+            tb.record_metric("e5.collector_ramp_timeouts", s["timeouts"].get(c, 0), "timeouts", collector=c, **at)
         for c, stats in s["loads"].items():
             for stat, value in stats.items():
                 tb.record_metric("e5.collector_ramp_stat", value, "", stat=stat, collector=c, **at)

@@ -40,7 +40,8 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               (UpdatesLost, UpdatesLostRatio, ActiveQueryWorkers, PendingQueries,
 ...               DroppedQueries, StartdAds, as its daemon ad last published them), CPU of the
 ...               collectors and startds, RSS per startd and the workers' memory. The ramp stops
-...               at the first step where updates are lost, a startd never appears, a collector
+...               at the first step where a collector loses updates (beyond those the startds
+...               logged as skipped after a connection timed out), a startd never appears, a collector
 ...               does not answer, or the workers cannot start or hold the step's startds; the
 ...               step before is the limit, in startds per collector (paper: 2,000 on the LAN,
 ...               200 over the WAN; 1,000 per child collector after 8.3's fixes);

@@ -13,6 +13,14 @@ first step where a collector does not answer, a startd never appears, updates ar
 workers cannot start the step's startds or run short of memory; the step before it is the
 limit: the startds per collector there (`ramp_limit`).
 
+Updates lost are the collector's: HTCondor counts a gap in an ad's sequence numbers as a
+lost update, and a startd whose connection to a collector timed out skips that collector
+for a while (its StartLog says "Skipping update to collector"), each skipped update still
+taking a number. On a TCG worker starting 32 startds at once (each running its benchmarks),
+such timeouts happen while the collectors are a few percent busy; so the updates the
+startds logged as skipped, from the step's start to the end of its hold window, are taken
+off the collector's count before it is judged (`collector_losses`), and both are recorded.
+
 `CcbLayouts` counts what the central hosts hold open for the workers with CCB on the child
 collectors (GlideinWMS's default) and on hosts of its own (the paper's fix: "halved").
 """
@@ -21,11 +29,12 @@ import time
 from testbed.experiments import e5_config as cfg
 from testbed.experiments.e5_scale import ramp_steps
 from testbed.experiments.e5_uber import StartdSampler
-from testbed.model.constants import E5_CHILD_COLLECTOR_PORT
+from testbed.model.constants import E5_CHILD_COLLECTOR_PORT, HTCONDOR_PORT
 from testbed.model.startd_memory import StartdMemory
 from testbed.remote.poll import wait_for
-from testbed.services.parsers import (collector_load, cpu_percent, inbound_by_port, own_collector_ad,
-                                      parse_long_ads, startd_names, sum_ad_updates, update_window)
+from testbed.services.parsers import (STARTD_COLLECTOR_LOG_SCRIPT, collector_load, cpu_percent, inbound_by_port,
+                                      own_collector_ad, parse_long_ads, startd_collector_skips, startd_names,
+                                      sum_ad_updates, update_window)
 
 RAMP_LIMITS = ("collector", "start", "memory", "missing", "lost", "ramp_max")
 TIERS = (1, 2)
@@ -49,11 +58,17 @@ def expected_startds(topo, per_worker):
             for i in range(1, per_worker + 1)}
 
 
+def collector_losses(gaps, skipped):
+    """{collector: updates lost at it}: the sequence gaps it counted in the hold window
+    (`gaps`) less the updates the startds logged as skipped (`skipped`), never below 0."""
+    return {c: max(0, n - skipped.get(c, 0)) for c, n in gaps.items()}
+
+
 def judge_step(step, min_free_mb):
     """The limit a step's figures show, or None: `step` holds running ({worker: startd
     processes}), per_worker, answered ({collector: bool}), missing ({collector: [names]}
-    at the collectors that must hold every startd), lost ({collector: updates lost in the
-    hold window}), available_mb ({worker: MB})."""
+    at the collectors that must hold every startd), lost ({collector: updates lost at it in
+    the hold window, collector_losses}), available_mb ({worker: MB})."""
     if not all(step["answered"].values()):
         return "collector"
     if any(n < step["per_worker"] for n in step["running"].values()):
@@ -83,8 +98,10 @@ def describe(limit, step, min_free_mb):
                  if names]
         return "startds that never appeared in the join window: " + "; ".join(parts)
     if limit == "lost":
-        return "updates lost in the hold window: " + ", ".join(f"{c} {n}" for c, n in sorted(step["lost"].items())
-                                                               if n > 0)
+        skipped = step.get("skipped") or {}
+        return "updates lost in the hold window: " + ", ".join(
+            f"{c} {n}" + (f" (besides {skipped[c]} the startds skipped)" if skipped.get(c) else "")
+            for c, n in sorted(step["lost"].items()) if n > 0)
     if limit == "ramp_max":
         return f"every step up to {step['per_worker']} startds per worker held; no limit below it"
     return f"unknown limit {limit!r}"
@@ -147,6 +164,17 @@ class CollectorRamp:
         return {t: sum_ad_updates(text) for t, text in
                 self.exp.schedd.status_by_pool(targets, "-af UpdatesTotal UpdatesLost", timeout=120).items()}
 
+    def skips(self):
+        """{"skipped": {collector: n}, "timeouts": {collector: n}} summed over the workers'
+        StartLogs since they began (startd_collector_skips)."""
+        out = {"skipped": {}, "timeouts": {}}
+        res = self.ssh.run_many({w.name: STARTD_COLLECTOR_LOG_SCRIPT for w in self.exp.workers}, timeout=60)
+        for r in res.values():
+            for key, counts in startd_collector_skips(r.stdout, HTCONDOR_PORT).items():
+                for c, n in counts.items():
+                    out[key][c] = out[key].get(c, 0) + n
+        return out
+
     def _wait(self, what, check, timeout):
         """Seconds until check() holds, or None when `timeout` s passed first."""
         try:
@@ -156,6 +184,7 @@ class CollectorRamp:
 
     def step(self, per_worker, t0, series):
         """Run `per_worker` startds on every worker and measure the step (see judge_step)."""
+        skips_before = self.skips()
         cfg.use_startds(self.ssh, self.exp.workers, per_worker, self.slots)
         st = {"per_worker": per_worker, "started_s": None, "joined_s": None}
         running = {}
@@ -179,6 +208,8 @@ class CollectorRamp:
         time.sleep(self.hold_s)
         window = update_window(before, self.updates(targets))
         cpu_after = self.exp.daemon_stats()
+        skips = {k: {c: max(0, n - skips_before[k].get(c, 0)) for c, n in v.items()}
+                 for k, v in self.skips().items()}
         seen.update(self.listed(targets))
         silent = [t for t in targets if seen.get(t) is None]
         if silent:  # one query missed under TCG is not yet a collector that does not answer
@@ -187,7 +218,8 @@ class CollectorRamp:
                   listed={t: len(seen.get(t) or ()) for t in targets},
                   held=min(len(seen.get(t) or ()) for t in must_hold),
                   missing={t: sorted(want - (seen.get(t) or set())) for t in must_hold},
-                  updates=window, lost={t: w["lost"] for t, w in window.items()},
+                  updates=window, skipped=skips["skipped"], timeouts=skips["timeouts"],
+                  lost=collector_losses({t: w["lost"] for t, w in window.items()}, skips["skipped"]),
                   loads=self.loads(targets), memory=self.sampler.memory(),
                   cpu=cpu_percent(cpu_before, cpu_after, time.monotonic() - t_before))
         st["available_mb"] = {w: m["available_mb"] for w, m in st["memory"].items()}
@@ -202,7 +234,8 @@ class CollectorRamp:
             st = self.step(per_worker, t0, series)
             done.append(st)
             self.echo(f"  {per_worker} startds per worker: {st['held']} listed by every CM, missing "
-                      f"{sum(len(m) for m in st['missing'].values())}, lost {st['lost']}, limit {st['limit']}")
+                      f"{sum(len(m) for m in st['missing'].values())}, lost {st['lost']} (skipped by the startds "
+                      f"{st['skipped'] or 0}, connections timed out {st['timeouts'] or 0}), limit {st['limit']}")
             if st["limit"]:
                 break
         last = done[-1]

@@ -122,7 +122,7 @@ EXPERIMENT = Experiment(
              "e5.jobs_restarted", "e5.tree_visible_seconds", "e5.tree_updates_total", "e5.tree_updates_lost",
              "e5.tree_negotiation_cycle",
              "e5.collector_ramp_listed", "e5.collector_ramp_missing", "e5.collector_ramp_updates",
-             "e5.collector_ramp_lost", "e5.collector_ramp_stat", "e5.collector_ramp_cpu",
+             "e5.collector_ramp_lost", "e5.collector_ramp_skipped", "e5.collector_ramp_timeouts", "e5.collector_ramp_stat", "e5.collector_ramp_cpu",
              "e5.collector_ramp_join_seconds", "e5.collector_ramp_held_over_time", "e5.startd_rss",
              "e5.collector_limit", "e5.central_connections", "e5.ccb_split_connections_ratio",
              "e5.negotiation_match_cycle", "e5.negotiation_match_prefetch"),

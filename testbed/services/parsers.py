@@ -7,7 +7,7 @@ import re
 from collections import namedtuple
 from urllib.parse import unquote
 
-from testbed.model.constants import CONDOR_DAEMON_COMMS, JobStatus
+from testbed.model.constants import CONDOR_DAEMON_COMMS, CONDOR_LOG_DIR, JobStatus
 
 
 def _sections(text, names):
@@ -401,3 +401,24 @@ def fresh_slots(lines, since):
         if len(parts) == 2 and parts[1].isdigit() and int(parts[1]) >= since:
             n += 1
     return n
+
+
+# What a startd logs when it leaves out a collector (its CollectorList): a connection that
+# timed out makes it avoid that collector for a while, and the updates it skips meanwhile
+# still take a sequence number, so the collector counts each one as an update lost.
+STARTD_COLLECTOR_LOG_SCRIPT = (f"grep -h -e 'Skipping update to collector' -e 'Will avoid querying collector' "
+                               f"{CONDOR_LOG_DIR}/StartLog* 2>/dev/null || true")
+_SKIPPED = re.compile(r"Skipping update to collector <[^:>]+:(\d+)\?[^>]*?alias=([A-Za-z0-9_-]+)")
+_AVOIDED = re.compile(r"Will avoid querying collector \S+ <[^:>]+:(\d+)\?[^>]*?alias=([A-Za-z0-9_-]+)")
+
+
+def startd_collector_skips(text, default_port):
+    """{"skipped": {collector: updates skipped}, "timeouts": {collector: times avoided}} from
+    StartLog lines (STARTD_COLLECTOR_LOG_SCRIPT); a collector is named by its host's alias,
+    with `:port` unless it listens on `default_port` (as the ramp names its targets)."""
+    out = {"skipped": {}, "timeouts": {}}
+    for key, pattern in (("skipped", _SKIPPED), ("timeouts", _AVOIDED)):
+        for port, alias in pattern.findall(text):
+            name = alias if int(port) == default_port else f"{alias}:{port}"
+            out[key][name] = out[key].get(name, 0) + 1
+    return out
