@@ -374,8 +374,20 @@ def test_updates_the_startds_skipped_after_a_timeout_are_not_the_collectors_loss
     assert last["updates"]["cm1"]["lost"] == 16 and last["skipped"] == {"cm1": 16, "cm2": 16}   # one gap per ad
     assert last["lost"] == {"cm1": 0, "cm2": 0} and last["timeouts"] == {"cm1": 1, "cm2": 1}
     assert ramp.collector_losses({"cm1": 5, "cm2": 1}, {"cm2": 3}) == {"cm1": 5, "cm2": 0}
+    # two tiers: a startd's skip at a child is a gap at the child and at its top collector
+    seen = ramp.skips_seen_at({"ccb2:9620": 2, "cm1": 1}, {"ccb1:9620": "cm1", "ccb2:9620": "cm2"})
+    assert seen == {"ccb2:9620": 2, "cm1": 1, "cm2": 2}
+    assert ramp.collector_losses({"cm2": 1, "ccb2:9620": 0, "cm1": 0}, seen) == {"cm2": 0, "ccb2:9620": 0, "cm1": 0}
     step = dict(STEP, lost={"cm1": 2, "cm2": 0}, skipped={"cm1": 1})
     assert "cm1 2 (besides 1 the startds skipped)" in ramp.describe("lost", step, 48)
+
+
+def test_with_two_tiers_the_ramp_knows_which_top_collector_each_child_forwards_to():
+    site = FakeCollectors(topology.load("default"))
+    exp = e5.ScaleExperiment(site.topo, site, site)
+    tree = cfg.CollectorTree(exp, placement="ccb")
+    assert ramp.CollectorRamp(exp, tree).forwards == {"ccb1:9620": "cm1", "ccb2:9620": "cm2"}
+    assert ramp.CollectorRamp(exp).forwards == {}
 
 
 def test_startd_logs_say_which_collector_a_startd_skipped_and_avoided():

@@ -19,7 +19,8 @@ for a while (its StartLog says "Skipping update to collector"), each skipped upd
 taking a number. On a TCG worker starting 32 startds at once (each running its benchmarks),
 such timeouts happen while the collectors are a few percent busy; so the updates the
 startds logged as skipped, from the step's start to the end of its hold window, are taken
-off the collector's count before it is judged (`collector_losses`), and both are recorded.
+off the collector's count before it is judged (`collector_losses`), and both are recorded;
+with two tiers a child's skips are gaps at its top collector too (`skips_seen_at`).
 
 `CcbLayouts` counts what the central hosts hold open for the workers with CCB on the child
 collectors (GlideinWMS's default) and on hosts of its own (the paper's fix: "halved").
@@ -56,6 +57,17 @@ def expected_startds(topo, per_worker):
     """The startd names every worker lists at a step of `per_worker` startds."""
     return {f"startd{i}@{w.name}.{topo.trust_domain}" for w in topo.with_role("worker")
             for i in range(1, per_worker + 1)}
+
+
+def skips_seen_at(skipped, forwards):
+    """{collector: updates skipped that it sees as gaps}: a child collector forwards the
+    startds' ads with their sequence numbers, so an update a startd skipped at a child is a
+    gap at the child's top collector too. `forwards`: {child target: its top collector}."""
+    out = dict(skipped)
+    for child, top in forwards.items():
+        if skipped.get(child):
+            out[top] = out.get(top, 0) + skipped[child]
+    return out
 
 
 def collector_losses(gaps, skipped):
@@ -137,6 +149,8 @@ class CollectorRamp:
         self.poll, self.echo = poll, echo
         self.sampler = StartdSampler(self.ssh, exp.workers)
         self.central = sorted({h.name for h in self.topo.with_role("cm") + self.topo.with_role("ccb")})
+        self.forwards = {f"{c}:{E5_CHILD_COLLECTOR_PORT}": cfg.child_collector_top(self.topo, c, tree.placement)
+                         for c in tree.children} if tree else {}
 
     def targets(self):
         """The collectors to read: the CMs' (one tier), and the running children (two)."""
@@ -219,7 +233,8 @@ class CollectorRamp:
                   held=min(len(seen.get(t) or ()) for t in must_hold),
                   missing={t: sorted(want - (seen.get(t) or set())) for t in must_hold},
                   updates=window, skipped=skips["skipped"], timeouts=skips["timeouts"],
-                  lost=collector_losses({t: w["lost"] for t, w in window.items()}, skips["skipped"]),
+                  lost=collector_losses({t: w["lost"] for t, w in window.items()},
+                                        skips_seen_at(skips["skipped"], self.forwards)),
                   loads=self.loads(targets), memory=self.sampler.memory(),
                   cpu=cpu_percent(cpu_before, cpu_after, time.monotonic() - t_before))
         st["available_mb"] = {w: m["available_mb"] for w, m in st["memory"].items()}
