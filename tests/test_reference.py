@@ -249,6 +249,16 @@ def test_point_of_ignores_the_trial_and_the_type_of_a_parameter():
     assert reference.point_of(a) == reference.point_of(b) != reference.point_of({"name": "m", "params": {}})
 
 
+def test_a_merge_replaces_a_ramps_limit_wherever_the_new_ramp_stopped():
+    old = [{"name": "e5.collector_limit", "value": 32.0,
+            "params": {"rtt_ms": 100, "tiers": 1, "found": 1, "limit": "lost", "per_worker": 16, "trial": 1}}]
+    new = [{"name": "e5.collector_limit", "value": 74.0,
+            "params": {"rtt_ms": 100, "tiers": 1, "found": 0, "limit": "ramp_max", "per_worker": 37, "trial": 1}}]
+    assert reference.merged(old, new) == new                    # not both: the old limit is the same point's
+    other = [dict(new[0], params=dict(new[0]["params"], tiers=2))]
+    assert reference.merged(old, other) == old + other
+
+
 def test_add_trials_numbers_a_later_runs_trials_after_the_references(tmp_path, paper):
     first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))          # trials 1 and 2
     results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)

@@ -249,3 +249,8 @@ CONDOR_PACKAGED_LIBS = {                       # an in-tree static library: the 
 }
 PACKAGED_SUFFIX = ".debian"                    # the box keeps the packaged daemon beside the rebuilt one
 BOX_PATCHES_FILE = "/usr/share/grid-testbed/condor-patches"  # in a patched box: NAME:SHA256 a line
+
+# Parameters a record carries to say what its measurement found (where a ramp stopped, why,
+# and at how many startds per worker: e5.collector_limit, e5.max_running), not which point
+# it measured: `testbed reference save --merge/--add-trials` match points without them.
+OUTCOME_PARAMS = ("found", "limit", "per_worker")

@@ -41,6 +41,7 @@ import tempfile
 from pathlib import Path
 
 from testbed.model import tables
+from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, robot_output, verdict
 from testbed.results.runs import RESULTS_ROOT, Run, trials_count, trials_text, utc, write_json_atomic
@@ -170,8 +171,11 @@ def with_trials_added(old_records, new_records):
 
 
 def point_of(record):
-    """A record's point: its metric and its parameters but the trial."""
-    params = {k: str(v) for k, v in (record.get("params") or {}).items() if k != "trial"}
+    """A record's point: its metric and its parameters but the trial and those that say what
+    the measurement found (OUTCOME_PARAMS: a ramp that stopped elsewhere measured the same
+    point)."""
+    params = {k: str(v) for k, v in (record.get("params") or {}).items()
+              if k != "trial" and k not in OUTCOME_PARAMS}
     return record.get("name"), tuple(sorted(params.items()))
 
 
