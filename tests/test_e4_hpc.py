@@ -89,6 +89,17 @@ def test_layout_figures_count_the_db_node():
     assert co["nodes_allocated"] == 10 and ded["nodes_allocated"] == 11
     assert ded["total"] == pytest.approx(co["total"] * 10 / 11)
     assert co["E1"] == pytest.approx(100 / 110) and co["parts"] == {"copy": 1.0}
+    assert co["startup_cpu_busy"] is None          # reports from before the node measured it
+    nodes[0]["startup_cpu_busy"], nodes[1]["startup_cpu_busy"] = 0.9, 0.5
+    assert e4.layout_figures(nodes)["startup_cpu_busy"] == pytest.approx(0.7)
+
+
+def test_the_node_measures_its_cores_busy_over_the_startup():
+    before = node.cpu_jiffies("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 100 0 50 800 50 0 0 0 0 0\n")
+    after = node.cpu_jiffies("cpu  160 0 70 820 150 0 0 0 0 0\n")
+    assert before == (150, 1000) and after == (230, 1200)
+    assert node.busy_fraction(before, after) == pytest.approx(80 / 200)   # iowait is not busy
+    assert node.busy_fraction(after, after) == 0.0
 
 
 def test_idle_tail_and_backfill_accounting():

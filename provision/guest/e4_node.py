@@ -197,6 +197,25 @@ def parse_statuses(text):
     return out
 
 
+def cpu_jiffies(stat_text):
+    """/proc/stat's first line -> (busy, total) jiffies over all CPUs; busy leaves out idle
+    and iowait (a read waiting on NFS is not the core's work)."""
+    fields = [int(x) for x in stat_text.splitlines()[0].split()[1:]]
+    total = sum(fields[:8])          # user nice system idle iowait irq softirq steal
+    return total - fields[3] - fields[4], total
+
+
+def busy_fraction(before, after):
+    """The share of the node's core time spent busy between two cpu_jiffies readings."""
+    busy, total = after[0] - before[0], after[1] - before[1]
+    return busy / total if total > 0 else 0.0
+
+
+def read_cpu():
+    with open("/proc/stat") as f:
+        return cpu_jiffies(f.read())
+
+
 def timed(parts, name, fn, *args):
     t = time.time()
     out = fn(*args)
@@ -326,6 +345,7 @@ def node(cfg):
     rep = {"role": cfg["role"], "layout": cfg["layout"], "node": cfg["node"], "host": socket.gethostname(),
            "cpus": os.cpu_count(), "start": t0, "parts": {}, "errors": []}
     parts = rep["parts"]
+    cpu0 = read_cpu()
     db = MariaDB(os.path.join(scratch, "db"), os.path.abspath(cfg["cnf"]), cfg["port"])
 
     def database():
@@ -358,6 +378,7 @@ def node(cfg):
         t.join()
     rep["tasks_start"] = time.time()
     rep["T"] = rep["tasks_start"] - t0
+    rep["startup_cpu_busy"] = busy_fraction(cpu0, read_cpu())
     try:
         if rep["errors"]:
             rep["tasks"] = []

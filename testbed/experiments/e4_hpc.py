@@ -87,7 +87,7 @@ EXPERIMENT = Experiment(
                  "delay_max_s": 60, "backfill_events": 10, "calib_tasks": 8, "job_timeout_s": 14400},
     },
     profiles=("default",), row_profiles=("default",),
-    metrics=("e4.startup_seconds", "e4.job_start_efficiency", "e4.event_efficiency", "e4.total_efficiency",
+    metrics=("e4.startup_seconds", "e4.startup_cpu_busy", "e4.job_start_efficiency", "e4.event_efficiency", "e4.total_efficiency",
              "e4.nodes_allocated", "e4.nodes_running_tasks", "e4.node_seconds", "e4.lookups",
              "e4.lookups_answered", "e4.task_finish_fraction", "e4.idle_tail_slots", "e4.idle_tail_cores",
              "e4.backfill_tasks", "e4.backfill_overrun_seconds", "e4.backfill_recovered", "e4.total_dedicated_over_colocated",
@@ -211,6 +211,8 @@ def layout_figures(reports, db_reports=(), vm_cpus=None):
     return {"E1": e1, "E2": e2, "total": total_efficiency(running, allocated, e1, e2) if allocated else 0.0,
             "nodes_running": running, "nodes_allocated": allocated, "nodes": nodes,
             "T": statistics.mean(n["T"] for n in nodes) if nodes else 0.0,
+            "startup_cpu_busy": statistics.mean(busy) if (busy := [r["startup_cpu_busy"] for r in reports
+                                                                    if "startup_cpu_busy" in r]) else None,
             "parts": {p: statistics.mean(r["parts"].get(p, 0.0) for r in reports) for p in PARTS
                       if any(p in r["parts"] for r in reports)}}
 

@@ -16,6 +16,8 @@ def production(reports, db_reports, params, layout, backfill):
     for part, seconds in f["parts"].items():
         m.record("e4.startup_seconds", seconds, "s", part=part, **tag)
     m.record("e4.startup_seconds", f["T"], "s", part="total", **tag)
+    if f["startup_cpu_busy"] is not None:  # the node's cores busy over (T): its own DB work competes
+        m.record("e4.startup_cpu_busy", f["startup_cpu_busy"], "fraction", **tag)
     m.record("e4.job_start_efficiency", f["E1"], "fraction", **tag)
     m.record("e4.event_efficiency", f["E2"], "fraction", **tag)
     m.record("e4.total_efficiency", f["total"], "fraction", **tag)
