@@ -221,14 +221,14 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
     origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
     if merge and older:
         new_count = len(records)
-        measured = {point_of(r) for r in records}
-        records = merged(older.metrics(), records)
+        measured, old_records = {point_of(r) for r in records}, older.metrics()
+        records = merged(old_records, records)
         before = older.origin()
         origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
             ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
                "records": len(records) - new_count}] if before.get("run") != run.label else [])
         if before.get("added"):   # the trials added earlier stay named where their records stay
-            origin["added"] = [_after_merge(x, older.metrics(), measured, run.label) for x in before["added"]]
+            origin["added"] = [_after_merge(x, old_records, measured, run.label) for x in before["added"]]
     _write_reference(target, dict(manifest, reference=origin), records, paper_dir)
     return Reference(target), replaced
 
