@@ -399,6 +399,9 @@ def test_startd_logs_say_which_collector_a_startd_skipped_and_avoided():
     assert parsers.startd_collector_skips(log, 9618) == {"skipped": {"cm2": 1, "ccb1:9620": 1},
                                                           "timeouts": {"cm2": 1}}
     assert parsers.startd_collector_skips("", 9618) == {"skipped": {}, "timeouts": {}}
+    before = {"skipped": {"cm2": 1}, "timeouts": {"cm2": 3}}
+    after = {"skipped": {"cm2": 4, "cm1": 2}, "timeouts": {"cm2": 1}}       # cm2's timeouts: a rotated log
+    assert parsers.skips_between(before, after) == {"skipped": {"cm2": 3, "cm1": 2}, "timeouts": {"cm2": 0}}
 
 
 def test_a_collector_that_never_answers_stops_the_ramp():

@@ -34,8 +34,8 @@ from testbed.model.constants import E5_CHILD_COLLECTOR_PORT, HTCONDOR_PORT
 from testbed.model.startd_memory import StartdMemory
 from testbed.remote.poll import wait_for
 from testbed.services.parsers import (STARTD_COLLECTOR_LOG_SCRIPT, collector_load, cpu_percent, inbound_by_port,
-                                      own_collector_ad, parse_long_ads, startd_collector_skips, startd_names,
-                                      sum_ad_updates, update_window)
+                                      own_collector_ad, parse_long_ads, skips_between, startd_collector_skips,
+                                      startd_names, sum_ad_updates, update_window)
 
 RAMP_LIMITS = ("collector", "start", "memory", "missing", "lost", "ramp_max")
 TIERS = (1, 2)
@@ -222,8 +222,7 @@ class CollectorRamp:
         time.sleep(self.hold_s)
         window = update_window(before, self.updates(targets))
         cpu_after = self.exp.daemon_stats()
-        skips = {k: {c: max(0, n - skips_before[k].get(c, 0)) for c, n in v.items()}
-                 for k, v in self.skips().items()}
+        skips = skips_between(skips_before, self.skips())
         seen.update(self.listed(targets))
         silent = [t for t in targets if seen.get(t) is None]
         if silent:  # one query missed under TCG is not yet a collector that does not answer

@@ -422,3 +422,9 @@ def startd_collector_skips(text, default_port):
             name = alias if int(port) == default_port else f"{alias}:{port}"
             out[key][name] = out[key].get(name, 0) + 1
     return out
+
+
+def skips_between(before, after):
+    """The skips and timeouts logged between two readings of startd_collector_skips (the
+    logs only grow; a count that went down, a rotated log, gives 0)."""
+    return {k: {c: max(0, n - before.get(k, {}).get(c, 0)) for c, n in v.items()} for k, v in after.items()}
