@@ -380,6 +380,8 @@ def test_updates_the_startds_skipped_after_a_timeout_are_not_the_collectors_loss
     assert ramp.collector_losses({"cm2": 1, "ccb2:9620": 0, "cm1": 0}, seen) == {"cm2": 0, "ccb2:9620": 0, "cm1": 0}
     step = dict(STEP, lost={"cm1": 2, "cm2": 0}, skipped={"cm1": 1})
     assert "cm1 2 (besides 1 the startds skipped)" in ramp.describe("lost", step, 48)
+    tops = dict(STEP, lost={"cm2": 1}, skipped={"ccb2:9620": 3}, skipped_seen={"ccb2:9620": 3, "cm2": 3})
+    assert "cm2 1 (besides 3 the startds skipped)" in ramp.describe("lost", tops, 48)   # its child's skips
 
 
 def test_with_two_tiers_the_ramp_knows_which_top_collector_each_child_forwards_to():

@@ -110,7 +110,7 @@ def describe(limit, step, min_free_mb):
                  if names]
         return "startds that never appeared in the join window: " + "; ".join(parts)
     if limit == "lost":
-        skipped = step.get("skipped") or {}
+        skipped = step.get("skipped_seen") or step.get("skipped") or {}   # at a top: its children's too
         return "updates lost in the hold window: " + ", ".join(
             f"{c} {n}" + (f" (besides {skipped[c]} the startds skipped)" if skipped.get(c) else "")
             for c, n in sorted(step["lost"].items()) if n > 0)
@@ -232,8 +232,8 @@ class CollectorRamp:
                   held=min(len(seen.get(t) or ()) for t in must_hold),
                   missing={t: sorted(want - (seen.get(t) or set())) for t in must_hold},
                   updates=window, skipped=skips["skipped"], timeouts=skips["timeouts"],
-                  lost=collector_losses({t: w["lost"] for t, w in window.items()},
-                                        skips_seen_at(skips["skipped"], self.forwards)),
+                  skipped_seen=skips_seen_at(skips["skipped"], self.forwards))
+        st.update(lost=collector_losses({t: w["lost"] for t, w in window.items()}, st["skipped_seen"]),
                   loads=self.loads(targets), memory=self.sampler.memory(),
                   cpu=cpu_percent(cpu_before, cpu_after, time.monotonic() - t_before))
         st["available_mb"] = {w: m["available_mb"] for w, m in st["memory"].items()}
