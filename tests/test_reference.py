@@ -237,7 +237,7 @@ def test_merge_keeps_the_points_the_new_run_did_not_measure(tmp_path, paper):
     assert origin["run"] == second.label and [m["run"] for m in origin["merged"]] == [first.label]
     assert origin["merged"][0]["records"] == 1
     md = (kept.path / "verdicts.md").read_text()
-    assert f"kept from run `{first.label}` (1 record;" in md and f"{second.label} + {first.label}" in md
+    assert f"kept from run `{first.label}` (1 record when merged;" in md and f"{second.label} + {first.label}" in md
     # without --merge the whole reference is replaced
     plain, _ = reference.save(second, root=tmp_path / "ref", paper_dir=paper)
     assert not [r for r in plain.metrics() if r["name"] == "e1.other"] and "merged" not in plain.origin()

@@ -140,7 +140,7 @@ def _label(origin):
 
 def _verdicts_md(m, label, experiment, key, text, merged_from=None, added=None):
     also = "".join(f" Its points that run did not measure are kept from run `{x['run']}` "
-                   f"({x['records']} record{'s' * (x['records'] != 1)}; {_rows(x.get('selection'))})."
+                   f"({x['records']} record{'s' * (x['records'] != 1)} when merged; {_rows(x.get('selection'))})."
                    for x in merged_from or [])
     also += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of "
                     f"{_rows(x.get('selection'))} {'are' if len(x['trials']) != 1 else 'is'} added from run "
