@@ -7,7 +7,7 @@ run's trials, and their ratio. Issue #32's goal: CV <= 10% with pausing and pinn
 Printed, not asserted: the spread is the host's, not the code's.
 
     .venv/bin/python benchmarks/e1_noise.py [-t TOPOLOGY] [--test rtt80-2W-default] [--trials 5]
-                                            [--scale quick] [--no-pin]
+                                            [--scale quick] [--no-pin] [--set sweep_jobs=16 ...]
     .venv/bin/python benchmarks/e1_noise.py --from RUN_WITHOUT RUN_WITH   (print two finished runs)
 """
 import argparse
@@ -17,7 +17,7 @@ from testbed.experiments import e1_transfer, runner
 from testbed.machines import plan, site
 from testbed.model import tables, topology
 from testbed.model.state import TestbedState
-from testbed.model.errors import TestbedError
+from testbed.model.errors import ConfigError, TestbedError
 from testbed.results import runs, verdict
 
 GOAL_CV = 0.10
@@ -39,6 +39,11 @@ def quiet_text(run):
     return f"paused {paused}; pinned {pinned}"
 
 
+def jobs_text(run):
+    """Jobs per point of the run (its sweep_jobs), '-' when the manifest does not say."""
+    return str((run.manifest().get("experiment_parameters") or {}).get("sweep_jobs", "-"))
+
+
 def report(arms, point):
     """The table of (label, Run) arms and the verdict line; returns (text, CVs)."""
     rows, cvs = [], []
@@ -46,13 +51,13 @@ def report(arms, point):
         values = [v for _t, v in sorted(point_values(run, point).items())]
         if len(values) >= 2:
             mean, sd, cv = verdict.spread(values)
-            rows.append([label, run.label, len(values), f"{mean:.3f}", f"{sd:.3f}",
+            rows.append([label, run.label, jobs_text(run), len(values), f"{mean:.3f}", f"{sd:.3f}",
                          "-" if cv is None else f"{100 * cv:.1f}%", quiet_text(run)])
         else:
             cv = None
-            rows.append([label, run.label, len(values), "-", "-", "-", quiet_text(run)])
+            rows.append([label, run.label, jobs_text(run), len(values), "-", "-", "-", quiet_text(run)])
         cvs.append(cv)
-    text = tables.render(["arm", "run", "trials", "mean", "sd", "CV", "host noise"], rows)
+    text = tables.render(["arm", "run", "jobs/point", "trials", "mean", "sd", "CV", "host noise"], rows)
     without, with_ = cvs[0], cvs[-1]
     if without and with_ is not None:
         text += f"\nCV with / without: {with_ / without:.2f}"
@@ -64,18 +69,27 @@ def report(arms, point):
     return text, cvs
 
 
-def arm_sets(topo, point, scale, accelerator, echo=print):
-    """The --set values of both arms: the point's RTT and rate, sized for this site as
-    `testbed run` sizes it (E1 under TCG: the saturation jobs the submit host carries)."""
+# the point names these; a --set of them would measure another point
+POINT_KEYS = ("rtts", "rate_factors")
+
+
+def arm_sets(topo, point, scale, accelerator, extra=None, echo=print):
+    """The --set values of both arms: the point's RTT and rate, the user's `extra` ones
+    (e.g. {"sweep_jobs": "16"}), sized for this site as `testbed run` sizes it (E1 under
+    TCG: the saturation jobs the submit host carries, unless `extra` sets them)."""
     rtt, factor, _profile = e1_transfer.parse_point(point)
-    return runner.sized_for_site("e1", scale, topo, accelerator, {"rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"},
-                                 echo=echo)
+    extra = dict(extra or {})
+    for key in extra:
+        if key.lower() in POINT_KEYS:
+            raise ConfigError("--set", f"{key}={extra[key]}", f"{key} comes from --test {point}")
+    return runner.sized_for_site("e1", scale, topo, accelerator,
+                                 {**extra, "rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}, echo=echo)
 
 
-def measure(topo, point, trials, scale, pin):
-    """Run the two arms; [(label, Run)]."""
+def measure(topo, point, trials, scale, pin, extra=None):
+    """Run the two arms, each with the same --set values; [(label, Run)]."""
     _rtt, _factor, profile = e1_transfer.parse_point(point)
-    sets = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)),
+    sets = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)), extra,
                     echo=lambda line: print(line, flush=True))
     arms = []
     for label, quiet in (("without pausing/pinning", False), ("with pausing" + (" + pinning" if pin else ""), True)):
@@ -94,6 +108,8 @@ def main(argv=None):
     p.add_argument("--scale", choices=("ci", "quick", "full"), default="quick")
     p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
                    help="pin the measured guests in the second arm too (default: yes)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an E1 parameter for both arms, as `testbed run --set` takes it (e.g. sweep_jobs=16)")
     p.add_argument("--from", dest="runs", nargs=2, metavar=("RUN_WITHOUT", "RUN_WITH"),
                    help="print two finished runs instead of running them")
     args = p.parse_args(argv)
@@ -109,7 +125,7 @@ def main(argv=None):
                 raise TestbedError("--trials: a coefficient of variation needs at least 2 trials")
             topo = topology.load(args.topology or site.active_topology() or "default")
             point = args.test
-            arms = measure(topo, point, args.trials, args.scale, args.pin)
+            arms = measure(topo, point, args.trials, args.scale, args.pin, runner.parse_sets(args.set))
     except (TestbedError, ValueError) as exc:
         print(f"e1_noise: {exc}", file=sys.stderr)
         return 2

@@ -315,9 +315,9 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     assert "saturation_jobs" not in seen[-1]                         # KVM runs the scale as it is
 
 
-def fake_e1_run(root, values, quiet_entry):
+def fake_e1_run(root, values, quiet_entry, jobs=8):
     run = runs.Run.create("e1", ["default"], topology={"name": "small"}, profile_contents={}, accel="tcg",
-                          root=root)
+                          root=root, experiment_parameters={"sweep_jobs": jobs})
     run.update(selection=["--test", "rtt80-2W-default"], quiet=quiet_entry, trials=len(values))
     for trial, value in enumerate(values, 1):
         runs.Run(run.path, trial=trial).record("e1.efficiency_lost", value, "ratio", rtt_ms=80.0, rate="2W",
@@ -330,13 +330,13 @@ def fake_e1_run(root, values, quiet_entry):
 def test_the_noise_benchmark_prints_each_arms_cv_and_their_ratio(tmp_path):
     loud = fake_e1_run(tmp_path / "a", [0.4, 0.6, 0.5, 0.3, 0.7], {"paused": [], "pin_plan": {}})
     calm = fake_e1_run(tmp_path / "b", [0.50, 0.52, 0.48, 0.51, 0.49],
-                       {"paused": ["dtn"], "pin_plan": {"submit": "0", "worker1": "1"}})
+                       {"paused": ["dtn"], "pin_plan": {"submit": "0", "worker1": "1"}}, jobs=16)
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
                           str(loud.path), str(calm.path)], capture_output=True, text=True, env=script_env())
     assert out.returncode == 0, out.stderr
     rows = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith(("without", "with "))}
-    assert re.search(r"\b5\s+0\.500\s+0\.158\s+31\.6%", rows["without"])
-    assert re.search(r"\b5\s+0\.500\s+0\.016\s+3\.2%\s+paused dtn; pinned submit:0, worker1:1", rows["with"])
+    assert re.search(r"\s8\s+5\s+0\.500\s+0\.158\s+31\.6%", rows["without"])   # jobs/point, trials, ...
+    assert re.search(r"\s16\s+5\s+0\.500\s+0\.016\s+3\.2%\s+paused dtn; pinned submit:0, worker1:1", rows["with"])
     assert "CV with / without: 0.10" in out.stdout and "goal CV <= 10% with pausing and pinning: met" in out.stdout
     one = fake_e1_run(tmp_path / "c", [0.5], {})
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
@@ -359,3 +359,9 @@ def test_the_noise_benchmark_sizes_its_arms_as_testbed_run_does():
     said.clear()
     sets = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "kvm", echo=said.append)
     assert sets == {"rtts": "80", "rate_factors": "2"} and said == []
+    # --set reaches both arms; a saturation_jobs given is the user's, not the site's sizing
+    sets = bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "tcg",
+                          {"sweep_jobs": "16", "saturation_jobs": "4"}, echo=said.append)
+    assert sets == {"sweep_jobs": "16", "saturation_jobs": "4", "rtts": "80", "rate_factors": "2"} and said == []
+    with pytest.raises(ConfigError, match="rtts comes from --test rtt80-2W-table4-default"):
+        bench.arm_sets(topo, "rtt80-2W-table4-default", "quick", "tcg", {"rtts": "0"})
