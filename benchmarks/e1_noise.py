@@ -4,70 +4,24 @@ ones, in one invocation, through `testbed run`'s own path and sizing (the same a
 POINT --repeat 5 --no-pause-unused --no-pin`, then `--pause-unused --pin`). Prints the
 coefficient of variation (sample standard deviation / mean) of e1.efficiency_lost over each
 run's trials, and their ratio. Issue #32's goal: CV <= 10% with pausing and pinning.
-Printed, not asserted: the spread is the host's, not the code's.
+Printed, not asserted: the spread is the host's, not the code's. `--keep` keeps the two
+arms in results/benchmarks/e1-noise/ (testbed/experiments/e1_noise.py), whose tables
+`testbed report docs` puts in docs/operations/runs.md.
 
     .venv/bin/python benchmarks/e1_noise.py [-t TOPOLOGY] [--test rtt80-2W-default] [--trials 5]
                                             [--scale quick] [--no-pin] [--set sweep_jobs=16 ...]
     .venv/bin/python benchmarks/e1_noise.py --from RUN_WITHOUT RUN_WITH   (print two finished runs)
+    .venv/bin/python benchmarks/e1_noise.py ... --keep        (and keep them in the repository)
 """
 import argparse
 import sys
 
-from testbed.experiments import e1_transfer, runner
+from testbed.experiments import e1_noise, e1_transfer, runner
 from testbed.machines import plan, site
-from testbed.model import tables, topology
+from testbed.model import topology
 from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
-from testbed.results import runs, verdict
-
-GOAL_CV = 0.10
-METRIC = "e1.efficiency_lost"
-
-
-def point_values(run, point):
-    """{trial: efficiency lost} of the point's records in the run."""
-    rtt, factor, profile = e1_transfer.parse_point(point)
-    found = runs.matching(run.metrics(), METRIC, profile=profile, rate=e1_transfer.rate_label(factor),
-                          rtt_ms=float(rtt))
-    return {r["params"].get("trial", 1): r["value"] for r in found}
-
-
-def quiet_text(run):
-    q = run.manifest().get("quiet") or {}
-    paused = ", ".join(q.get("paused") or []) or "none"
-    pinned = ", ".join(f"{h}:{c}" for h, c in (q.get("pin_plan") or {}).items()) or "none"
-    return f"paused {paused}; pinned {pinned}"
-
-
-def jobs_text(run):
-    """Jobs per point of the run (its sweep_jobs), '-' when the manifest does not say."""
-    return str((run.manifest().get("experiment_parameters") or {}).get("sweep_jobs", "-"))
-
-
-def report(arms, point):
-    """The table of (label, Run) arms and the verdict line; returns (text, CVs)."""
-    rows, cvs = [], []
-    for label, run in arms:
-        values = [v for _t, v in sorted(point_values(run, point).items())]
-        if len(values) >= 2:
-            mean, sd, cv = verdict.spread(values)
-            rows.append([label, run.label, jobs_text(run), len(values), f"{mean:.3f}", f"{sd:.3f}",
-                         "-" if cv is None else f"{100 * cv:.1f}%", quiet_text(run)])
-        else:
-            cv = None
-            rows.append([label, run.label, jobs_text(run), len(values), "-", "-", "-", quiet_text(run)])
-        cvs.append(cv)
-    text = tables.render(["arm", "run", "jobs/point", "trials", "mean", "sd", "CV", "host noise"], rows)
-    without, with_ = cvs[0], cvs[-1]
-    if without and with_ is not None:
-        text += f"\nCV with / without: {with_ / without:.2f}"
-    if with_ is not None:
-        text += (f"\ngoal CV <= {100 * GOAL_CV:.0f}% with pausing and pinning: "
-                 f"{'met' if with_ <= GOAL_CV else 'not met'} ({100 * with_:.1f}%)")
-    else:
-        text += f"\nno CV: fewer than two trials of {point} recorded {METRIC}"
-    return text, cvs
-
+from testbed.results import runs
 
 # the point names these; a --set of them would measure another point
 POINT_KEYS = ("rtts", "rate_factors")
@@ -92,7 +46,8 @@ def measure(topo, point, trials, scale, pin, extra=None):
     sets = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)), extra,
                     echo=lambda line: print(line, flush=True))
     arms = []
-    for label, quiet in (("without pausing/pinning", False), ("with pausing" + (" + pinning" if pin else ""), True)):
+    for (_name, label), quiet in zip(e1_noise.ARMS, (False, True)):
+        label = label if pin or not quiet else "with pausing"
         print(f"== {label}: {trials} trials of {point} at {scale} scale on {topo.name}", flush=True)
         _rc, run = runner.run(topo, "e1", [profile], scale, sets, select=["--test", point], repeat=trials,
                               pause_unused=quiet, pin=pin and quiet)
@@ -110,14 +65,15 @@ def main(argv=None):
                    help="pin the measured guests in the second arm too (default: yes)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="an E1 parameter for both arms, as `testbed run --set` takes it (e.g. sweep_jobs=16)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep both arms in results/benchmarks/e1-noise/ for the documentation")
     p.add_argument("--from", dest="runs", nargs=2, metavar=("RUN_WITHOUT", "RUN_WITH"),
                    help="print two finished runs instead of running them")
     args = p.parse_args(argv)
     try:
         e1_transfer.parse_point(args.test)
         if args.runs:
-            arms = [(label, runs.resolve(ref)) for label, ref in
-                    zip(("without pausing/pinning", "with pausing/pinning"), args.runs)]
+            arms = [(label, runs.resolve(ref)) for (_name, label), ref in zip(e1_noise.ARMS, args.runs)]
             selection = arms[0][1].manifest().get("selection") or []
             point = selection[selection.index("--test") + 1] if "--test" in selection else args.test
         else:
@@ -129,9 +85,15 @@ def main(argv=None):
     except (TestbedError, ValueError) as exc:
         print(f"e1_noise: {exc}", file=sys.stderr)
         return 2
-    text, cvs = report(arms, point)
-    print(f"E1 noise: {METRIC} of {point}, CV over each run's trials")
+    text, cvs = e1_noise.report(arms, point)
+    print(f"E1 noise: {e1_noise.METRIC} of {point}, CV over each run's trials")
     print(text)
+    if args.keep:
+        try:
+            print(f"kept in {e1_noise.keep(arms, point)}; `./tb report docs` puts it in docs/operations/runs.md")
+        except TestbedError as exc:
+            print(f"e1_noise: {exc}", file=sys.stderr)
+            return 2
     return 0 if all(cv is not None for cv in cvs) else 1
 
 

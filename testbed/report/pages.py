@@ -4,14 +4,16 @@ a page is rewritten only when its text changed. `check` writes nothing and retur
 that are out of date (what the unit test and `--check` use)."""
 from pathlib import Path
 
+from testbed.experiments import e1_noise
 from testbed.model.errors import ConfigError
 from testbed.report import experiment_sections as ex, site_sections as site
 from testbed.report.markdown import fill
 
 
-def makers(reference_root=None, extra=None):
+def makers(reference_root=None, extra=None, benchmark_root=None):
     """{section name: make(argument, source) -> Markdown}; a section key is `name` or
-    `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's)."""
+    `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's).
+    `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise)."""
     def per_experiment(section, make):
         return lambda arg, source: make(ex.experiment(arg, source, f"{section}:{arg}"))
 
@@ -27,6 +29,7 @@ def makers(reference_root=None, extra=None):
         "guest-cpu": lambda arg, source: site.guest_cpu_section(),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
+        "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),
     }
     out.update(extra or {})
     return out

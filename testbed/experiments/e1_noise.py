@@ -1,0 +1,144 @@
+"""E1's host-noise benchmark (benchmarks/e1_noise.py): the coefficient of variation of
+e1.efficiency_lost over one point's trials, in two arms measured one after the other (without,
+then with pausing the unused guests and pinning the measured ones), and the pairs of arms
+kept in the repository so the documentation's figures have their runs:
+
+    results/benchmarks/e1-noise/<point>-<jobs>jobs-<topology>/
+        without/manifest.json, metrics.jsonl   the arm's run, as reference runs keep it
+        with/manifest.json, metrics.jsonl      (manifest `kept_from`: the run's folder name)
+
+A pair is written whole into a hidden folder beside its place, then renamed into it."""
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from testbed.experiments import e1_transfer
+from testbed.model import tables
+from testbed.model.errors import ConfigError
+from testbed.results import verdict
+from testbed.results.runs import RESULTS_ROOT, Run, matching, write_json_atomic
+
+GOAL_CV = 0.10
+METRIC = "e1.efficiency_lost"
+KEPT_ROOT = RESULTS_ROOT / "benchmarks" / "e1-noise"
+ARMS = (("without", "without pausing/pinning"), ("with", "with pausing/pinning"))
+
+
+def point_values(run, point):
+    """{trial: efficiency lost} of the point's records in the run."""
+    rtt, factor, profile = e1_transfer.parse_point(point)
+    found = matching(run.metrics(), METRIC, profile=profile, rate=e1_transfer.rate_label(factor), rtt_ms=rtt)
+    return {r["params"].get("trial", 1): r["value"] for r in found}
+
+
+def jobs_of(run):
+    """Jobs per point of the run (its sweep_jobs), None when the manifest does not say."""
+    return (run.manifest().get("experiment_parameters") or {}).get("sweep_jobs")
+
+
+def quiet_text(run):
+    q = run.manifest().get("quiet") or {}
+    paused = ", ".join(q.get("paused") or []) or "none"
+    pinned = ", ".join(f"{h}:{c}" for h, c in (q.get("pin_plan") or {}).items()) or "none"
+    return f"paused {paused}; pinned {pinned}"
+
+
+def report(arms, point):
+    """The table of (label, Run) arms and the verdict line; returns (text, CVs)."""
+    rows, cvs = [], []
+    for label, run in arms:
+        values = [v for _t, v in sorted(point_values(run, point).items())]
+        jobs = jobs_of(run)
+        cells = [label, run.label, "-" if jobs is None else str(jobs), len(values)]
+        if len(values) >= 2:
+            mean, sd, cv = verdict.spread(values)
+            rows.append(cells + [f"{mean:.3f}", f"{sd:.3f}", "-" if cv is None else f"{100 * cv:.1f}%",
+                                 quiet_text(run)])
+        else:
+            cv = None
+            rows.append(cells + ["-", "-", "-", quiet_text(run)])
+        cvs.append(cv)
+    text = tables.render(["arm", "run", "jobs/point", "trials", "mean", "sd", "CV", "host noise"], rows)
+    without, with_ = cvs[0], cvs[-1]
+    if without and with_ is not None:
+        text += f"\nCV with / without: {with_ / without:.2f}"
+    if with_ is not None:
+        text += (f"\ngoal CV <= {100 * GOAL_CV:.0f}% with pausing and pinning: "
+                 f"{'met' if with_ <= GOAL_CV else 'not met'} ({100 * with_:.1f}%)")
+    else:
+        text += f"\nno CV: fewer than two trials of {point} recorded {METRIC}"
+    return text, cvs
+
+
+class KeptArm(Run):
+    """One arm of a kept pair, labelled by the run it was kept from."""
+
+    @property
+    def label(self):
+        return self.manifest().get("kept_from") or self.path.name
+
+
+def pair_key(arms, point):
+    """`<point>-<jobs>jobs-<topology>` of a pair, from its second arm's manifest."""
+    run = arms[-1][1]
+    topo = (run.manifest().get("topology") or {}).get("name", "unknown")
+    return f"{point}-{jobs_of(run) or 'unknown'}jobs-{topo}"
+
+
+def keep(arms, point, root=None):
+    """Copy the two arms' manifest and records into KEPT_ROOT/<pair_key>/{without,with}/,
+    whole or not at all (an older pair of the same key is replaced); the pair's folder."""
+    if len(arms) != len(ARMS):
+        raise ConfigError("e1_noise", "--keep", f"needs {len(ARMS)} arms, got {len(arms)}")
+    for _label, run in arms:
+        if not point_values(run, point):
+            raise ConfigError(run.path, "metrics.jsonl", f"no {METRIC} of {point}: nothing to keep")
+    root = Path(root or KEPT_ROOT)
+    target = root / pair_key(arms, point)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=root))
+    try:
+        os.chmod(tmp, 0o755)
+        for (name, _label), (_l, run) in zip(ARMS, arms):
+            (tmp / name).mkdir()
+            write_json_atomic(tmp / name / "manifest.json",
+                              dict(run.manifest(), kept_from=run.label, kept_point=point))
+            lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in run.metrics())
+            (tmp / name / "metrics.jsonl").write_text(lines)
+        old = target.with_name(f".{target.name}.old{os.getpid()}")
+        if target.exists():
+            os.rename(target, old)
+        os.rename(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def kept(root=None):
+    """[(point, [(label, KeptArm), ...])] of every kept pair, in key order."""
+    out = []
+    for folder in sorted(Path(root or KEPT_ROOT).glob("*/with/manifest.json")):
+        pair = folder.parent.parent
+        if pair.name.startswith("."):
+            continue
+        arms = [(label, KeptArm(pair / name)) for name, label in ARMS]
+        out.append((arms[-1][1].manifest().get("kept_point") or pair.name, arms))
+    return out
+
+
+def section(root=None):
+    """Markdown: each kept pair's table, as the benchmark prints it."""
+    pairs = kept(root)
+    if not pairs:
+        return ("No benchmark run is kept: `benchmarks/e1_noise.py --keep` keeps one into "
+                "`results/benchmarks/e1-noise/`.")
+    parts = []
+    for point, arms in pairs:
+        text, _cvs = report(arms, point)
+        where = os.path.relpath(arms[-1][1].path.parent, RESULTS_ROOT.parent)
+        parts += [f"`{point}`, kept in `{where}/`:", "", "```text", text, "```", ""]
+    return "\n".join(parts).rstrip()
