@@ -63,3 +63,21 @@ def test_an_arm_without_the_points_records_is_refused_and_nothing_is_written(tmp
 
 def test_with_no_pair_kept_the_section_says_how_to_keep_one(tmp_path):
     assert "benchmarks/e1_noise.py --keep" in e1_noise.section(tmp_path / "none")
+
+
+def test_the_goal_line_says_when_the_goal_is_within_one_standard_error(tmp_path):
+    arms = pair(tmp_path, without=(0.4, 0.6, 0.5), with_=(0.46, 0.54, 0.5))   # CV 8.0% from 3 trials
+    text, _cvs = e1_noise.report(arms, "rtt80-2W-table4-default")
+    assert "goal CV <= 10% with pausing and pinning: met (8.0% ± 4.0%; the goal is within one standard error)" in text
+    arms = pair(tmp_path / "far", without=(0.4, 0.6, 0.5), with_=(0.49, 0.51, 0.5))  # CV 2.0% ± 1.0%
+    text, _cvs = e1_noise.report(arms, "rtt80-2W-table4-default")
+    assert text.endswith("goal CV <= 10% with pausing and pinning: met (2.0% ± 1.0%)")
+
+
+def test_kept_pairs_are_listed_by_point_then_jobs_as_a_number(tmp_path):
+    root = tmp_path / "kept"
+    for jobs in (16, 8):
+        arms = [("without pausing/pinning", arm(tmp_path / f"a{jobs}", (0.4, 0.6), jobs)),
+                ("with pausing/pinning", arm(tmp_path / f"b{jobs}", (0.5, 0.52), jobs))]
+        e1_noise.keep(arms, "rtt80-2W-table4-default", root=root)
+    assert [e1_noise.jobs_of(arms[-1][1]) for _point, arms in e1_noise.kept(root)] == [8, 16]

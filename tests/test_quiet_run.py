@@ -335,9 +335,12 @@ def test_the_noise_benchmark_prints_each_arms_cv_and_their_ratio(tmp_path):
                           str(loud.path), str(calm.path)], capture_output=True, text=True, env=script_env())
     assert out.returncode == 0, out.stderr
     rows = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith(("without", "with "))}
-    assert re.search(r"\s8\s+5\s+0\.500\s+0\.158\s+31\.6%", rows["without"])   # jobs/point, trials, ...
-    assert re.search(r"\s16\s+5\s+0\.500\s+0\.016\s+3\.2%\s+paused dtn; pinned submit:0, worker1:1", rows["with"])
-    assert "CV with / without: 0.10" in out.stdout and "goal CV <= 10% with pausing and pinning: met" in out.stdout
+    # jobs/point, trials, mean, sd, CV with its standard error (McKay: cv / sqrt(8) x sqrt(1 + 2 cv^2))
+    assert re.search(r"\s8\s+5\s+0\.500\s+0\.158\s+31\.6% ± 12\.2%", rows["without"])
+    assert re.search(r"\s16\s+5\s+0\.500\s+0\.016\s+3\.2% ± 1\.1%\s+paused dtn; pinned submit:0, worker1:1",
+                     rows["with"])
+    assert "CV with / without: 0.10" in out.stdout
+    assert "goal CV <= 10% with pausing and pinning: met (3.2% ± 1.1%)" in out.stdout
     one = fake_e1_run(tmp_path / "c", [0.5], {})
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "e1_noise.py"), "--from",
                           str(loud.path), str(one.path)], capture_output=True, text=True, env=script_env())

@@ -1,4 +1,6 @@
 """Claims and verdicts: the interval, the three verdicts, the trials a spread needs, bad input."""
+import math
+
 import pytest
 
 from testbed.model.errors import ConfigError
@@ -198,3 +200,11 @@ def test_a_slope_claim_must_name_its_pairing_parameter():
             "value": {"slope": [{"metric": "a"}, {"metric": "b"}]}}
     with pytest.raises(ConfigError, match="value.over: must name the parameter"):
         v.load_claims(Reader({"claims": [item]}, "p.yaml"), "e5")
+
+
+def test_a_cvs_standard_error_shrinks_with_the_trials():
+    # McKay: cv / sqrt(2 (n - 1)) x sqrt(1 + 2 cv^2); 0.1 from 5 trials -> 0.1 / sqrt(8) x sqrt(1.02)
+    assert v.cv_standard_error(0.1, 5) == pytest.approx(0.1 / math.sqrt(8) * math.sqrt(1.02))
+    assert v.cv_standard_error(0.1, 17) == pytest.approx(v.cv_standard_error(0.1, 5) / 2)   # 4x the (n - 1): half
+    with pytest.raises(ValueError, match="two values or more"):
+        v.cv_standard_error(0.1, 1)

@@ -46,30 +46,40 @@ def quiet_text(run):
 
 
 def report(arms, point):
-    """The table of (label, Run) arms and the verdict line; returns (text, CVs)."""
-    rows, cvs = [], []
+    """The table of (label, Run) arms and the goal's line; returns (text, CVs). Each CV is
+    printed with its standard error (verdict.cv_standard_error): 5 trials pin a CV down to
+    about a third of itself, so two arms' CVs within it of each other are not told apart."""
+    rows, cvs, ses = [], [], []
     for label, run in arms:
         values = [v for _t, v in sorted(point_values(run, point).items())]
         jobs = jobs_of(run)
         cells = [label, run.label, "-" if jobs is None else str(jobs), len(values)]
+        cv = se = None
         if len(values) >= 2:
             mean, sd, cv = verdict.spread(values)
-            rows.append(cells + [f"{mean:.3f}", f"{sd:.3f}", "-" if cv is None else f"{100 * cv:.1f}%",
+            se = None if cv is None else verdict.cv_standard_error(cv, len(values))
+            rows.append(cells + [f"{mean:.3f}", f"{sd:.3f}", "-" if cv is None else _percent(cv, se),
                                  quiet_text(run)])
         else:
-            cv = None
             rows.append(cells + ["-", "-", "-", quiet_text(run)])
         cvs.append(cv)
-    text = tables.render(["arm", "run", "jobs/point", "trials", "mean", "sd", "CV", "host noise"], rows)
+        ses.append(se)
+    text = tables.render(["arm", "run", "jobs/point", "trials", "mean", "sd", "CV (± 1 se)", "host noise"], rows)
     without, with_ = cvs[0], cvs[-1]
     if without and with_ is not None:
         text += f"\nCV with / without: {with_ / without:.2f}"
     if with_ is not None:
+        near = abs(with_ - GOAL_CV) <= ses[-1]
         text += (f"\ngoal CV <= {100 * GOAL_CV:.0f}% with pausing and pinning: "
-                 f"{'met' if with_ <= GOAL_CV else 'not met'} ({100 * with_:.1f}%)")
+                 f"{'met' if with_ <= GOAL_CV else 'not met'} ({_percent(with_, ses[-1])}"
+                 f"{'; the goal is within one standard error' if near else ''})")
     else:
         text += f"\nno CV: fewer than two trials of {point} recorded {METRIC}"
     return text, cvs
+
+
+def _percent(cv, se):
+    return f"{100 * cv:.1f}% ± {100 * se:.1f}%"
 
 
 class KeptArm(Run):
@@ -119,15 +129,17 @@ def keep(arms, point, root=None):
 
 
 def kept(root=None):
-    """[(point, [(label, KeptArm), ...])] of every kept pair, in key order."""
+    """[(point, [(label, KeptArm), ...])] of every kept pair."""
     out = []
-    for folder in sorted(Path(root or KEPT_ROOT).glob("*/with/manifest.json")):
+    for folder in Path(root or KEPT_ROOT).glob("*/with/manifest.json"):
         pair = folder.parent.parent
         if pair.name.startswith("."):
             continue
         arms = [(label, KeptArm(pair / name)) for name, label in ARMS]
         out.append((arms[-1][1].manifest().get("kept_point") or pair.name, arms))
-    return out
+    # by point, then jobs per point as a number (8 before 16), then topology
+    return sorted(out, key=lambda p: (p[0], jobs_of(p[1][-1][1]) or 0,
+                                      (p[1][-1][1].manifest().get("topology") or {}).get("name", "")))
 
 
 def section(root=None):
