@@ -7,7 +7,8 @@ kept in the repository so the documentation's figures have their runs:
         without/manifest.json, metrics.jsonl   the arm's run, as reference runs keep it
         with/manifest.json, metrics.jsonl      (manifest `kept_from`: the run's folder name)
 
-A pair is written whole into a hidden folder beside its place, then renamed into it."""
+A pair is written whole into a hidden folder beside its place, then renamed into it
+(runs.swap_in, as reference runs are)."""
 import json
 import os
 import shutil
@@ -18,7 +19,7 @@ from testbed.experiments import e1_transfer
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.results import verdict
-from testbed.results.runs import RESULTS_ROOT, Run, matching, write_json_atomic
+from testbed.results.runs import RESULTS_ROOT, Run, matching, swap_in, write_json_atomic, write_synced
 
 GOAL_CV = 0.10
 METRIC = "e1.efficiency_lost"
@@ -115,13 +116,9 @@ def keep(arms, point, root=None):
             (tmp / name).mkdir()
             write_json_atomic(tmp / name / "manifest.json",
                               dict(run.manifest(), kept_from=run.label, kept_point=point))
-            lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in run.metrics())
-            (tmp / name / "metrics.jsonl").write_text(lines)
-        old = target.with_name(f".{target.name}.old{os.getpid()}")
-        if target.exists():
-            os.rename(target, old)
-        os.rename(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
+            write_synced(tmp / name / "metrics.jsonl",
+                         "".join(json.dumps(r, sort_keys=True) + "\n" for r in run.metrics()))
+        swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -44,7 +44,8 @@ from testbed.model import tables
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, robot_output, verdict
-from testbed.results.runs import RESULTS_ROOT, Run, trials_count, trials_text, utc, write_json_atomic
+from testbed.results.runs import (RESULTS_ROOT, Run, swap_in, trials_count, trials_text, utc, write_json_atomic,
+                                  write_synced)
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
@@ -274,38 +275,14 @@ def _write_reference(target, manifest, records, paper_dir):
     try:
         os.chmod(tmp, 0o755)
         write_json_atomic(tmp / "manifest.json", manifest)
-        _write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
         text = verdicts_text(_Kept(tmp, _label(origin)), paper_dir)
-        _write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, origin.get("run"), target.parent.name, target.name,
+        write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, origin.get("run"), target.parent.name, target.name,
                                                         text, origin.get("merged"), origin.get("added")))
-        _swap_in(tmp, target)
+        swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _write_synced(path, text):
-    with open(path, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(path, 0o644)
-
-
-def _swap_in(tmp, target):
-    """Rename the finished folder `tmp` to `target`; an older `target` is renamed aside
-    first (and back if the second rename fails), then removed."""
-    if not target.exists():
-        os.rename(tmp, target)
-        return
-    old = target.with_name(f".{target.name}.old{os.getpid()}")
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def listing(root=None):

@@ -26,6 +26,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -99,6 +100,31 @@ def validate_metric(name, value, unit, params):
     for key, val in params.items():
         if isinstance(val, (dict, list)):
             raise ConfigError("metrics.jsonl", f"{name}.{key}", "parameters are scalars")
+
+
+def write_synced(path, text):
+    """Write `text` to `path` and sync it to disk (mode 0644)."""
+    with open(path, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(path, 0o644)
+
+
+def swap_in(tmp, target):
+    """Rename the finished folder `tmp` to `target`; an older `target` is renamed aside
+    first (and back if the second rename fails), then removed."""
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    old = target.with_name(f".{target.name}.old{os.getpid()}")
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 class Run:
