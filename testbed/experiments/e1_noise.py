@@ -8,18 +8,15 @@ kept in the repository so the documentation's figures have their runs:
         with/manifest.json, metrics.jsonl      (manifest `kept_from`: the run's folder name)
 
 A pair is written whole into a hidden folder beside its place, then renamed into it
-(runs.swap_in, as reference runs are)."""
-import json
+(runs.folder_written_whole, as reference runs are)."""
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from testbed.experiments import e1_transfer
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.results import verdict
-from testbed.results.runs import RESULTS_ROOT, Run, matching, swap_in, write_json_atomic, write_synced
+from testbed.results.runs import RESULTS_ROOT, Run, folder_written_whole, matching, write_json_atomic, write_records
 
 GOAL_CV = 0.10
 METRIC = "e1.efficiency_lost"
@@ -106,22 +103,13 @@ def keep(arms, point, root=None):
     for _label, run in arms:
         if not point_values(run, point):
             raise ConfigError(run.path, "metrics.jsonl", f"no {METRIC} of {point}: nothing to keep")
-    root = Path(root or KEPT_ROOT)
-    target = root / pair_key(arms, point)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=root))
-    try:
-        os.chmod(tmp, 0o755)
+    target = Path(root or KEPT_ROOT) / pair_key(arms, point)
+    with folder_written_whole(target) as tmp:
         for (name, _label), (_l, run) in zip(ARMS, arms):
             (tmp / name).mkdir()
             write_json_atomic(tmp / name / "manifest.json",
                               dict(run.manifest(), kept_from=run.label, kept_point=point))
-            write_synced(tmp / name / "metrics.jsonl",
-                         "".join(json.dumps(r, sort_keys=True) + "\n" for r in run.metrics()))
-        swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            write_records(tmp / name / "metrics.jsonl", run.metrics())
     return target
 
 

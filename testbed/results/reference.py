@@ -33,19 +33,15 @@ each such run with the trials it became.
 point and profile the reference's median [95% interval] and the run's, and the drift
 (the run's median over the reference's); and the two verdict tables side by side.
 """
-import json
-import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from testbed.model import tables
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, robot_output, verdict
-from testbed.results.runs import (RESULTS_ROOT, Run, swap_in, trials_count, trials_text, utc, write_json_atomic,
-                                  write_synced)
+from testbed.results.runs import (RESULTS_ROOT, Run, folder_written_whole, trials_count, trials_text, utc,
+                                  write_json_atomic, write_records, write_synced)
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
@@ -270,19 +266,12 @@ def _write_reference(target, manifest, records, paper_dir):
     `manifest` (with its `reference` origin), `records`, and the verdicts of the runs the
     origin names."""
     origin = manifest["reference"]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=target.parent))
-    try:
-        os.chmod(tmp, 0o755)
+    with folder_written_whole(target) as tmp:
         write_json_atomic(tmp / "manifest.json", manifest)
-        write_synced(tmp / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        write_records(tmp / "metrics.jsonl", records)
         text = verdicts_text(_Kept(tmp, _label(origin)), paper_dir)
         write_synced(tmp / VERDICTS_FILE, _verdicts_md(manifest, origin.get("run"), target.parent.name, target.name,
                                                         text, origin.get("merged"), origin.get("added")))
-        swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def listing(root=None):

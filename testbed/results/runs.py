@@ -21,6 +21,7 @@ appended line flushed to disk at once, so an interrupted run keeps every point
 it finished and says `interrupted` (or still `running` if it was killed).
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -29,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -125,6 +127,27 @@ def swap_in(tmp, target):
         os.rename(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def write_records(path, records):
+    """Write metric records to `path` as JSON lines (keys sorted), synced."""
+    write_synced(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+
+
+@contextlib.contextmanager
+def folder_written_whole(target):
+    """A hidden folder beside `target` to fill: when the block ends it replaces `target`
+    (swap_in); on any failure it is removed and `target` stays as it was."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp", dir=target.parent))
+    try:
+        os.chmod(tmp, 0o755)
+        yield tmp
+        swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 class Run:
