@@ -42,21 +42,6 @@ def test_parse_dd_summary_lines():
     assert siteinabox.parse_dd(text) == [(25165824, 3.52), (25165824, 4.1)]
 
 
-PFC = {"accesses": [{"B_bypass": 0, "B_hit": 100, "B_miss": 900, "record": 1},
-                    {"B_bypass": 0, "B_hit": 1000, "B_miss": 0, "record": 2}],
-       "file_size": 1000, "state_complete": "complete", "state_percentage": 100.0}
-
-
-def test_cache_bytes_and_verdict_from_xrdpfc_print_json():
-    assert siteinabox.cache_bytes(PFC) == (1100, 900, 0)
-    assert siteinabox.cache_bytes({}) == (0, 0, 0)
-    v = siteinabox.cache_verdict(PFC)
-    assert v["complete"] and v["accesses"] == 2 and v["pure_hit"]
-    first = dict(PFC, accesses=PFC["accesses"][:1], state_complete="incomplete")
-    v = siteinabox.cache_verdict(first)
-    assert not v["complete"] and not v["pure_hit"] and v["last_miss"] == 900
-
-
 def test_scale_overrides():
     p = siteinabox.EXPERIMENT.parameters("quick", {"CLIENTS": "1,10", "write_mb": "8"})
     assert p["clients"] == [1, 10] and p["write_mb"] == 8
@@ -169,3 +154,10 @@ def test_timed_read_fails_with_one_line_on_a_failed_read_or_an_unknown_file():
         _box(_SSH("read c1 file-001 0 100.0 101.0 54\n")).timed_read(1096, "file-001", FILES)
     with pytest.raises(RemoteError, match="origin has no file file-009"):
         _box(_SSH("")).timed_read(1096, "file-009", FILES)
+
+
+def test_inflight_names_the_busy_disks_only():
+    text = ("/sys/block/vda/inflight:       0        0\n/sys/block/vdc/inflight:       4       24\n"
+            "/sys/block/vdd/inflight:       0        1\n")
+    assert siteinabox.inflight_text(text) == "requests in flight (reads/writes): vdc 4/24, vdd 0/1"
+    assert siteinabox.inflight_text("/sys/block/vda/inflight: 0 0\n") == "no requests in flight"

@@ -7,7 +7,7 @@ suite records it into the run opened by TestbedLibrary."""
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e2_points, e2_reads
+from testbed.experiments import e2_cache, e2_points, e2_reads
 from testbed.experiments.points import Measured
 from testbed.experiments import e2_site as siteinabox
 from _experiment_library import ExperimentLibrary
@@ -234,16 +234,21 @@ class SiteInABoxLibrary(ExperimentLibrary):
 
     def cache_problem(self, names, expect):
         """None when the proxy's own .cinfo records (xrdpfc_print -j) show what `expect` says,
-        else what is wrong. misses: every file read is now complete in the cache (fetched from
-        the origin and written to RAID6). hits: every file's latest access took all its bytes
-        from the cache (B_miss = 0)."""
-        records = self.box.cache_records(names)
+        else what is wrong. The records are read once the proxy has closed every file, so
+        the latest record is this round's (e2_cache). misses: every file read is now
+        complete in the cache (fetched from the origin and written to RAID6). hits: every
+        file's latest access took all its bytes from the cache (B_miss = 0)."""
+        records, still_open = self.box.wait_cache_closed(names)
         missing = sorted(set(names) - set(records))
         if missing:
             return f"the caching proxy has no .cinfo record of {', '.join(missing)}"
-        verdicts = {n: siteinabox.cache_verdict(r) for n, r in records.items()}
-        hit = sum(siteinabox.cache_bytes(r)[0] for r in records.values())
-        miss = sum(siteinabox.cache_bytes(r)[1] for r in records.values())
+        if still_open:
+            return (f"the caching proxy still holds {', '.join(still_open)} open "
+                    f"{e2_cache.CLOSE_TIMEOUT} s after the reads "
+                    f"(the latest access record has no detach time)")
+        verdicts = {n: e2_cache.cache_verdict(r) for n, r in records.items()}
+        hit = sum(e2_cache.cache_bytes(r)[0] for r in records.values())
+        miss = sum(e2_cache.cache_bytes(r)[1] for r in records.values())
         logger.console(f"  cache records of {len(records)} files: complete {sum(v['complete'] for v in verdicts.values())},"
                        f" pure hits on the latest access {sum(v['pure_hit'] for v in verdicts.values())};"
                        f" {hit / 1e6:.0f} MB hit, {miss / 1e6:.0f} MB missed in all accesses")

@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 
-from testbed.experiments import e2_rows
+from testbed.experiments import e2_cache, e2_rows
 from testbed.experiments.e2_reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.experiments.registry import Experiment, Param
 from testbed.machines import disks
@@ -242,30 +242,15 @@ def disk_model_summary(records, manifests=(), paper_speedup=None):
     return "\n".join(lines)
 
 
-def _acc_bytes(acc):
-    return (int(acc.get("B_hit", 0) or 0), int(acc.get("B_miss", 0) or 0), int(acc.get("B_bypass", 0) or 0))
-
-
-def cache_bytes(record):
-    """(bytes hit, bytes missed, bytes bypassed) summed over a .cinfo's access records
-    (`xrdpfc_print -j`: accesses[].B_hit/B_miss/B_bypass)."""
-    totals = [0, 0, 0]
-    for acc in record.get("accesses") or []:
-        for i, v in enumerate(_acc_bytes(acc)):
-            totals[i] += v
-    return tuple(totals)
-
-
-def cache_verdict(record):
-    """What the proxy's own record says about a file: complete in the cache? and did its
-    latest access fetch anything from the origin (a miss) or not (a pure hit)?
-    A first read may show "hits" that its own prefetch brought in, so a first read is
-    judged by the file not being in the cache before it (the cache was cleared)."""
-    accesses = record.get("accesses") or []
-    last = _acc_bytes(accesses[-1]) if accesses else (0, 0, 0)
-    return {"complete": record.get("state_complete") == "complete", "accesses": len(accesses),
-            "last_hit": last[0], "last_miss": last[1], "pure_hit": bool(accesses) and last[1] == 0
-            and last[0] > 0}
+def inflight_text(text):
+    """'requests in flight (reads/writes): vdc 4/24' from `grep -H . /sys/block/*/inflight`
+    lines, the busy devices only; 'no requests in flight' when none is busy."""
+    busy = []
+    for line in text.splitlines():
+        m = re.match(r"/sys/block/([^/]+)/inflight:\s*(\d+)\s+(\d+)", line.strip())
+        if m and (int(m.group(2)) or int(m.group(3))):
+            busy.append(f"{m.group(1)} {m.group(2)}/{m.group(3)}")
+    return f"requests in flight (reads/writes): {', '.join(busy)}" if busy else "no requests in flight"
 
 
 class SiteInABox:
@@ -349,15 +334,11 @@ class SiteInABox:
 
     def cache_records(self, names):
         """The proxy's own records (xrdpfc_print -j) of the given files."""
-        out = {}
-        for name in names:
-            res = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/data/{name}.cinfo", check=False)
-            if res.ok and res.stdout.strip():
-                try:
-                    out[name] = json.loads(res.stdout)
-                except ValueError:
-                    continue
-        return out
+        return e2_cache.read_records(self.ssh, self.dtn.name, names)
+
+    def wait_cache_closed(self, names, timeout=e2_cache.CLOSE_TIMEOUT):
+        """(records, names still open): once the proxy has closed every file (e2_cache)."""
+        return e2_cache.wait_closed(self.ssh, self.dtn.name, names, timeout=timeout)
 
     def raid_write(self, writers, mb_each):
         """`writers` parallel dd writers on the RAID, each mb_each MB with fdatasync; MB/s overall."""
@@ -390,10 +371,16 @@ class SiteInABox:
                     out[phase] = parse_fio_mix(res.stdout)
                 except (ValueError, KeyError, IndexError) as exc:
                     raise RemoteError(f"{self.dtn.name}: fio {phase} phase on {d}: {exc}; "
-                                      f"{(res.stderr or res.stdout).strip()[-300:]}") from None
+                                      f"{(res.stderr or res.stdout).strip()[-300:]}; {self.stuck_requests()}") from None
         finally:
             self.ssh.run(self.dtn.name, f"rm -rf {d} /tmp/tb-rw.fio", check=False)
         return out
+
+    def stuck_requests(self):
+        """What the DTN's block devices have in flight (`/sys/block/*/inflight`): a disk
+        whose requests never complete has a lost completion, not a slow array."""
+        res = self.ssh.run(self.dtn.name, "grep -H . /sys/block/vd*/inflight", check=False, timeout=60)
+        return inflight_text(res.stdout)
 
     def member_fio(self, index, seconds):
         """Read-only fio on RAID member `index` (by serial): {'seq_mb_per_s', 'rand_iops', 'device'}."""
