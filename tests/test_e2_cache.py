@@ -2,6 +2,7 @@ import json
 
 from testbed.experiments import e2_cache
 from testbed.remote.ssh import Result
+from testbed.services import storage
 
 CLOSED = {"accesses": [{"B_bypass": 0, "B_hit": 100, "B_miss": 900, "record": 1, "detach": "261127:210101"},
                        {"B_bypass": 0, "B_hit": 1000, "B_miss": 0, "record": 2, "detach": "261127:210202"}],
@@ -29,12 +30,12 @@ def test_a_record_without_a_detach_time_is_open():
 
 
 def test_records_come_back_by_name_from_one_command():
-    script = e2_cache.records_script(["file-001", "file-019"], cache_dir="/cache")
+    script = storage.cache_records_script(["file-001", "file-019"], cache_dir="/cache")
     assert script.count("xrdpfc_print -j /cache/data/file-0") == 2
-    text = (f"{e2_cache.RECORD_MARK}file-001\n{json.dumps(CLOSED, indent=1)}\n"
-            f"{e2_cache.RECORD_MARK}file-019\n"          # no .cinfo: xrdpfc_print printed nothing
-            f"{e2_cache.RECORD_MARK}file-020\nnot json\n")
-    records = e2_cache.parse_records(text)
+    text = (f"{storage.RECORD_MARK}file-001\n{json.dumps(CLOSED, indent=1)}\n"
+            f"{storage.RECORD_MARK}file-019\n"          # no .cinfo: xrdpfc_print printed nothing
+            f"{storage.RECORD_MARK}file-020\nnot json\n")
+    records = storage.parse_cache_records(text)
     assert list(records) == ["file-001"] and records["file-001"]["state_complete"] == "complete"
 
 
@@ -47,7 +48,7 @@ class ClosingSSH:
     def run(self, host, command, check=True, timeout=None):
         self.looks += 1
         second = CLOSED if self.looks >= 3 else MERGED
-        out = "".join(f"{e2_cache.RECORD_MARK}{n}\n{json.dumps(r)}\n"
+        out = "".join(f"{storage.RECORD_MARK}{n}\n{json.dumps(r)}\n"
                       for n, r in (("file-001", CLOSED), ("file-019", second)))
         return Result(host, 0, out, "")
 

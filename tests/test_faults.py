@@ -18,6 +18,7 @@ from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE
 from testbed.model.errors import RemoteError
 from testbed.remote.ssh import Result
 from testbed.results import runs
+from testbed.services.storage import RECORD_MARK
 from tests.support import script_env
 
 
@@ -351,7 +352,8 @@ def test_wait_resync_names_md0_and_its_last_state_or_gives_up_when_it_failed(sma
 
 def test_cache_complete_returns_what_is_still_incomplete(small, monkeypatch):
     monkeypatch.setattr("testbed.remote.poll.time.sleep", lambda s: None)
-    ssh = FakeSSH([("a.cinfo", '{"state_complete": "complete"}', 0), ("b.cinfo", '{"state_complete": "no"}', 0)])
+    ssh = FakeSSH([("a.cinfo", f'{RECORD_MARK}a\n{{"state_complete": "complete"}}\n'
+                               f'{RECORD_MARK}b\n{{"state_complete": "no"}}\n', 0)])
     assert fst.StorageFaults(small, ssh).cache_complete(["a", "b"], timeout=0) == ["b"]
 
 

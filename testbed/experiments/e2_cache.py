@@ -11,15 +11,11 @@ records, misses and all. So a round is judged only once every file it read is cl
 
 `xrdpfc_print -j` prints a record's detach time as "------:------" while it is open.
 """
-import json
-import shlex
-
-from testbed.model.constants import CACHE_DIR
-from testbed.remote.poll import wait_for
 from testbed.model.errors import RemoteError
+from testbed.remote.poll import wait_for
+from testbed.services.storage import read_cache_records
 
 OPEN_DETACH = "------:------"
-RECORD_MARK = "@@ cinfo "
 CLOSE_TIMEOUT = 180   # s: several of XrdPosix's 30-s close retries while blocks reach the RAID
 
 
@@ -55,34 +51,6 @@ def cache_verdict(record):
             "pure_hit": bool(accesses) and last[1] == 0 and last[0] > 0}
 
 
-def records_script(names, cache_dir=CACHE_DIR):
-    """One shell command printing every named file's record, each after a RECORD_MARK line."""
-    return "; ".join(f"echo {shlex.quote(RECORD_MARK + n)}; xrdpfc_print -j "
-                     f"{shlex.quote(f'{cache_dir}/data/{n}.cinfo')} 2>/dev/null" for n in names)
-
-
-def parse_records(text):
-    """{name: record} from `records_script`'s output; a file without a readable record
-    (no .cinfo yet, or unparsable JSON) is left out."""
-    out = {}
-    for chunk in text.split(RECORD_MARK)[1:]:
-        name, _, body = chunk.partition("\n")
-        try:
-            record = json.loads(body)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out[name.strip()] = record
-    return out
-
-
-def read_records(ssh, host, names):
-    """The proxy's records of `names` on `host`, in one remote command."""
-    if not names:
-        return {}
-    return parse_records(ssh.run(host, records_script(sorted(set(names))), check=False, timeout=300).stdout)
-
-
 def wait_closed(ssh, host, names, timeout=CLOSE_TIMEOUT, interval=5):
     """Wait until the proxy has closed every named file (each has a record, none open);
     returns (records, names still open or without a record when the time was up)."""
@@ -90,7 +58,7 @@ def wait_closed(ssh, host, names, timeout=CLOSE_TIMEOUT, interval=5):
     state = {"records": {}, "pending": names}
 
     def closed():
-        state["records"] = read_records(ssh, host, names)
+        state["records"] = read_cache_records(ssh, host, names)
         state["pending"] = [n for n in names if n not in state["records"] or is_open(state["records"][n])]
         return not state["pending"]
     try:

@@ -332,10 +332,6 @@ class SiteInABox:
         self.ssh.run(self.dtn.name, f"systemctl stop xrootd@xcache; rm -rf {CACHE_DIR}/data; "
                                     f"systemctl start xrootd@xcache; sleep 2")
 
-    def cache_records(self, names):
-        """The proxy's own records (xrdpfc_print -j) of the given files."""
-        return e2_cache.read_records(self.ssh, self.dtn.name, names)
-
     def wait_cache_closed(self, names, timeout=e2_cache.CLOSE_TIMEOUT):
         """(records, names still open): once the proxy has closed every file (e2_cache)."""
         return e2_cache.wait_closed(self.ssh, self.dtn.name, names, timeout=timeout)

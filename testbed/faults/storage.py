@@ -6,7 +6,6 @@ Members are named by the serials of the testbed's data disks (DATA_DISK_BY_ID + 
 a reboot that renames vdb..vdg cannot confuse a before/after comparison, and nothing here
 touches a disk that is not one of them. Nothing here ever creates an array or a file system.
 """
-import json
 import re
 import shlex
 
@@ -15,6 +14,7 @@ from testbed.model.constants import (CACHE_DIR, DATA_DISK_BY_ID, DTN_XROOTD_UNIT
                                      XROOTD_CACHE_PORT)
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
+from testbed.services.storage import read_cache_records
 
 STATUS_SCRIPT = r"""
 md={md}
@@ -287,7 +287,8 @@ class StorageFaults:
         incomplete = list(names)
 
         def complete():
-            incomplete[:] = [n for n in names if not self._cache_complete(n)]
+            records = read_cache_records(self.ssh, self.dtn.name, names)
+            incomplete[:] = [n for n in names if records.get(n, {}).get("state_complete") != "complete"]
             return not incomplete
         try:
             wait_for("the proxy's cache to hold every file complete", complete, timeout, poll,
@@ -295,13 +296,6 @@ class StorageFaults:
         except RemoteError:
             pass  # the caller reports what is still incomplete (the return value), not a failure
         return incomplete
-
-    def _cache_complete(self, name):
-        res = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/data/{name}.cinfo", check=False)
-        try:
-            return res.ok and json.loads(res.stdout).get("state_complete") == "complete"
-        except ValueError:
-            return False
 
     def read_through_proxy(self, name, bound=None):
         """xrdcp one origin file through the DTN's caching proxy from the client host.

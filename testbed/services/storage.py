@@ -1,8 +1,42 @@
 """DTN storage and XRootD operations on a running site."""
+import json
 import re
+import shlex
 
 from testbed.model.constants import CACHE_DIR, MD_SYSFS as MD_SYS, ORIGIN_CHECKSUMS, RAID_MOUNT
 from testbed.model.errors import RemoteError
+
+RECORD_MARK = "@@ cinfo "   # precedes each file's record in `cache_records_script`'s output
+
+
+def cache_records_script(names, cache_dir=CACHE_DIR):
+    """One shell command printing the caching proxy's record (`xrdpfc_print -j` on the
+    .cinfo) of every named file under the cache's data/, each after a RECORD_MARK line."""
+    return "; ".join(f"echo {shlex.quote(RECORD_MARK + n)}; xrdpfc_print -j "
+                     f"{shlex.quote(f'{cache_dir}/data/{n}.cinfo')} 2>/dev/null" for n in names)
+
+
+def parse_cache_records(text):
+    """{name: record} from `cache_records_script`'s output; a file without a readable record
+    (no .cinfo yet, or unparsable JSON) is left out."""
+    out = {}
+    for chunk in text.split(RECORD_MARK)[1:]:
+        name, _, body = chunk.partition("\n")
+        try:
+            record = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out[name.strip()] = record
+    return out
+
+
+def read_cache_records(ssh, host, names):
+    """The caching proxy's records of `names` on `host`, in one remote command."""
+    if not names:
+        return {}
+    return parse_cache_records(ssh.run(host, cache_records_script(sorted(set(names))), check=False,
+                                       timeout=300).stdout)
 
 
 class Storage:
@@ -40,6 +74,5 @@ class Storage:
 
     def cache_record(self, path):
         """The caching proxy's own record of a file (xrdpfc_print -j on its .cinfo)."""
-        import json
         out = self.ssh.run(self.dtn.name, f"xrdpfc_print -j {CACHE_DIR}/{path.lstrip('/')}.cinfo").stdout
         return json.loads(out)
