@@ -16,7 +16,7 @@ arms in results/benchmarks/e1-noise/ (testbed/experiments/e1_noise.py), whose ta
 import argparse
 import sys
 
-from testbed.experiments import e1_noise, e1_transfer, runner
+from testbed.experiments import e1_noise, e1_scale, e1_transfer, runner
 from testbed.machines import plan, site
 from testbed.model import topology
 from testbed.model.state import TestbedState
@@ -52,6 +52,11 @@ def measure(topo, point, trials, scale, pin, extra=None):
         _rc, run = runner.run(topo, "e1", [profile], scale, sets, select=["--test", point], repeat=trials,
                               pause_unused=quiet, pin=pin and quiet)
         arms.append((label, run))
+        if not quiet:   # the second arm's jobs sized as the first's: the arms differ only in the quieting
+            sized = e1_scale.sizing_sets(run.manifest().get("experiment_parameters"), run.metrics())
+            sets = {**sets, **sized}
+            print("   the second arm is sized as the first: " + (", ".join(f"{k}={v}" for k, v in sized.items())
+                                                                 or "no saturation rate recorded"), flush=True)
     return arms
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from testbed.experiments import e1_scale, e1_transfer as transfer
 from testbed.model import profiles, scaled_profiles as sp
+from testbed.model.errors import ConfigError
 
 RTTS = (10, 20, 40, 80)
 
@@ -187,7 +188,7 @@ def test_the_setup_scales_the_compared_columns_and_writes_them_into_the_manifest
     assert got == {"k": 0.01, "achieved": 5.55, "paper": 555, "profiles": names[2:]}
     assert sorted(tb.site.derived) == names[2:]
     m = tb.run.manifest()
-    assert m["scale_model"]["k"] == 0.01 and m["scale_model"]["k_from_trial"] == 1
+    assert m["scale_model"]["k"] == 0.01 and m["scale_model"]["k_from"] == "this trial's saturation test"
     assert m["scale_model"]["profiles"]["table4-updated-scaled"]["spec"] == "table4-updated@k=0.01"
     scaled = m["profile_contents"]["table4-default-scaled"]
     assert scaled["derived"]["k"] == 0.01
@@ -200,6 +201,16 @@ def test_a_later_trial_scales_with_trial_ones_rate(library):
     lib, tb = library(["table4-default-scaled"], first={"e1.achieved_rate": 4.79})
     got = lib.scale_the_paper_profiles_to_this_site({"achieved": 9.0, "sustained": 9.0})
     assert got["k"] == 0.008631 and tb.site.derived["table4-default-scaled"].derived["k"] == 0.008631
+
+
+def test_rates_given_with_set_size_the_points_and_make_k_in_every_trial(library, monkeypatch):
+    lib, tb = library(["table4-default", "table4-default-scaled"], first={"e1.achieved_rate": 4.79,
+                                                                           "e1.sustained_rx_rate": 4.0})
+    given = dict(tb.experiment_parameters("e1"), sizing_rate_mb_s=6.0, scale_rate_mb_s=5.55)
+    monkeypatch.setattr(tb, "experiment_parameters", lambda name: given)
+    got = lib.scale_the_paper_profiles_to_this_site({"achieved": 9.0, "sustained": 9.0})
+    assert got["k"] == 0.01 and tb.run.manifest()["scale_model"]["k_from"] == "--set scale_rate_mb_s"
+    assert lib._sweep_rate(9.0) == 6.0
 
 
 def test_a_point_sizes_scaled_rows_from_k_and_the_others_from_the_saturation_rate(library, monkeypatch):
@@ -230,3 +241,29 @@ def test_a_point_sizes_scaled_rows_from_k_and_the_others_from_the_saturation_rat
     r = lib.run_latency_point("0", "2", 6.0)
     assert sizes[-1] == transfer.size_for_rate(2 * p["sweep_load"] * 6.0, n, length, p["max_output_mb"])
     assert r["window_over_demand"] is None and r["params"]["profile"] == "table4-default"
+
+
+def test_a_set_rate_sizes_the_run_before_trial_1_and_this_trial():
+    assert e1_scale.rate_to_size_from(53.5, 56.0, 50.0, "sizing_rate_mb_s") == (53.5, "--set sizing_rate_mb_s")
+    assert e1_scale.rate_to_size_from(None, 56.0, 50.0, "x") == (56.0, "trial 1's saturation test")
+    assert e1_scale.rate_to_size_from(None, None, 50.0, "x") == (50.0, "this trial's saturation test")
+
+
+def test_sizing_sets_repeat_trial_1s_rates_or_the_values_the_run_was_given():
+    records = [{"name": "e1.sustained_rx_rate", "params": {"profile": "p"}, "value": 56.5},
+               {"name": "e1.sustained_rx_rate", "params": {"profile": "p", "trial": 2}, "value": 40.0},
+               {"name": "e1.achieved_rate", "params": {"trial": 1, "jobs": 8}, "value": 55.25},
+               {"name": "e1.achieved_rate", "params": {"trial": 2, "jobs": 8}, "value": 41.0}]
+    assert e1_scale.sizing_sets({}, records) == {"sizing_rate_mb_s": "56.5", "scale_rate_mb_s": "55.25"}
+    given = e1_scale.sizing_sets({"sizing_rate_mb_s": 50.0, "scale_rate_mb_s": None}, records)
+    assert given == {"sizing_rate_mb_s": "50.0", "scale_rate_mb_s": "55.25"}
+    assert e1_scale.sizing_sets(None, []) == {}
+
+
+def test_the_sizing_rates_are_parameters_every_scale_leaves_unset():
+    params = transfer.EXPERIMENT.params
+    for name in e1_scale.SIZING_METRICS:
+        assert params[name].optional and params[name].parse(name, "53.5") == 53.5
+        assert all(sc[name] is None for sc in transfer.EXPERIMENT.scales.values())
+    with pytest.raises(ConfigError):
+        params["sizing_rate_mb_s"].parse("sizing_rate_mb_s", "0")

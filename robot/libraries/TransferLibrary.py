@@ -87,15 +87,16 @@ class TransferLibrary(ExperimentLibrary):
         prints R = concurrency x window / RTT over demand for the paper and this site.
         Returns {k, achieved, paper, profiles}."""
         p = self.params()
-        first = self.tb.site.first_trial_value("e1.achieved_rate")
-        achieved = float(first if first is not None else saturation["achieved"])
+        achieved, source = e1_scale.rate_to_size_from(p.get("scale_rate_mb_s"),
+                                                      self.tb.site.first_trial_value("e1.achieved_rate"),
+                                                      saturation["achieved"], "scale_rate_mb_s")
         paper = e1_scale.paper_saturation_rate()
         k = e1_scale.scale_factor(achieved, paper)
         names = self.tb.profiles_to_compare()
         made = e1_scale.scaled_columns(names, k)
         for prof in made.values():
             self.tb.site.add_profile(prof)
-        entry = e1_scale.manifest_entry(k, achieved, paper, made, p["rate_factors"])  # k of trial 1, always
+        entry = e1_scale.manifest_entry(k, achieved, paper, made, p["rate_factors"], source)
         contents = dict(self.tb.run.manifest().get("profile_contents") or {})
         contents.update({name: prof.as_dict() for name, prof in made.items()})
         self.tb.run.update(scale_model=entry, profile_contents=contents)
@@ -110,9 +111,11 @@ class TransferLibrary(ExperimentLibrary):
         return {"k": k, "achieved": achieved, "paper": paper, "profiles": list(made)}
 
     def _sweep_rate(self, htcondor_rate):
-        """HTCondor's saturation rate the unscaled points size from: trial 1's in every trial."""
-        first = self.tb.site.first_trial_value("e1.sustained_rx_rate")
-        return float(first if first is not None else htcondor_rate)
+        """HTCondor's saturation rate the unscaled points size from: `--set sizing_rate_mb_s`,
+        else trial 1's in every trial."""
+        return e1_scale.rate_to_size_from(self.params().get("sizing_rate_mb_s"),
+                                          self.tb.site.first_trial_value("e1.sustained_rx_rate"),
+                                          htcondor_rate, "sizing_rate_mb_s")[0]
 
     def point_latency(self, profile, rtt, factor):
         """`Measure Point    latency    profile=...    rtt=...    factor=...`: one point of

@@ -134,10 +134,41 @@ def scaled_columns(names, k):
             for n in names if scaled_profiles.base_name(n)}
 
 
-def manifest_entry(k, achieved_mbs, paper_mbs, made, factors, from_trial=1, path=None):
+def rate_to_size_from(set_value, first_trial, measured, name):
+    """(MB/s, where it came from): the rate a run sizes its points (or takes k) from. A
+    value given with `--set name=...` (an earlier run's, so that its trials and this run's
+    have the same sizes), else trial 1's measurement (so every trial of a repeated run is
+    sized alike), else this trial's."""
+    if set_value is not None:
+        return float(set_value), f"--set {name}"
+    if first_trial is not None:
+        return float(first_trial), "trial 1's saturation test"
+    return float(measured), "this trial's saturation test"
+
+
+# the --set values that fix a run's sizes and k, and the trial-1 records they default to
+SIZING_METRICS = {"sizing_rate_mb_s": "e1.sustained_rx_rate", "scale_rate_mb_s": "e1.achieved_rate"}
+
+
+def sizing_sets(parameters, records):
+    """{name: "MB/s"}: the `--set` values with which another run sizes its points and takes
+    its k as the run of `parameters` (its manifest's experiment_parameters) and `records`
+    did: the values it was given, else its trial 1's saturation rates. Only those found."""
+    out = {}
+    for name, metric in SIZING_METRICS.items():
+        value = (parameters or {}).get(name)
+        if value is None:
+            found = [r for r in records if r.get("name") == metric and r.get("params", {}).get("trial", 1) == 1]
+            value = found[-1]["value"] if found else None
+        if value is not None:
+            out[name] = repr(float(value))
+    return out
+
+
+def manifest_entry(k, achieved_mbs, paper_mbs, made, factors, source="trial 1's saturation test", path=None):
     """The manifest's `scale_model`: k and what it came from, the scaled demand, and every
     value each scaled profile changed or kept."""
-    return {"k": k, "achieved_mb_s": achieved_mbs, "paper_mb_s": paper_mbs, "k_from_trial": from_trial,
+    return {"k": k, "achieved_mb_s": achieved_mbs, "paper_mb_s": paper_mbs, "k_from": source,
             "rule": "k = HTCondor's achieved rate in the saturation test / the paper's expected rate (Table 3)",
             "sweep_demand_mb_s": {transfer.rate_label(f): k * paper_demand(f, path) for f in factors},
             "profiles": {name: {"spec": prof.spec, "base": prof.derived["base"],
@@ -148,7 +179,7 @@ def manifest_entry(k, achieved_mbs, paper_mbs, made, factors, from_trial=1, path
 def describe(entry):
     """Lines for the console: k and each scaled profile's changed values."""
     lines = [f"  scale model: k = {entry['achieved_mb_s']:.2f} MB/s / {entry['paper_mb_s']:g} MB/s = "
-             f"{entry['k']:g} (trial {entry['k_from_trial']}'s saturation test); demand "
+             f"{entry['k']:g} ({entry['k_from']}); demand "
              + ", ".join(f"{r} = {v:.3g} MB/s" for r, v in entry["sweep_demand_mb_s"].items())]
     for name, made in entry["profiles"].items():
         changed = [f"{c['key']} ({c['role']}) {c['value']} -> {c['scaled']}" for c in made["sysctl"]

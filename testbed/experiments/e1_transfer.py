@@ -61,21 +61,31 @@ EXPERIMENT = Experiment(
         "rate_factors": Param("ints", "rates of the sweep as multiples of W", rows=True),
         "input_mb": Param("int", "input file per job, MB"),
         "max_output_mb": Param("int", "cap on a job's output, MB"),
+        "sizing_rate_mb_s": Param("float", "HTCondor's saturation rate (MB/s) the unscaled points' output "
+                                           "is sized from (unset: trial 1's saturation test; an earlier "
+                                           "run's e1.sustained_rx_rate gives its sizes)",
+                                  optional=True, minimum=0.001),
+        "scale_rate_mb_s": Param("float", "HTCondor's achieved rate (MB/s) the scale model's k is taken "
+                                          "from (unset: trial 1's saturation test; an earlier run's "
+                                          "e1.achieved_rate gives its k)", optional=True, minimum=0.001),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG (10-50x slower than native): the
         # two ends of the paper's latency range, 2W only, 4 short jobs per point.
         "ci": {"tcp_seconds": 5, "saturation_jobs": 8, "saturation_compute_s": 10, "saturation_load": 1.5,
                "sweep_jobs": 4, "sweep_compute_s": 5, "sweep_load": 0.25, "rtts": [0, 80],
-               "rate_factors": [2], "input_mb": 1, "max_output_mb": 4},
+               "rate_factors": [2], "input_mb": 1, "max_output_mb": 4,
+               "sizing_rate_mb_s": None, "scale_rate_mb_s": None},
         # a user's first run: minutes on the small site
         "quick": {"tcp_seconds": 10, "saturation_jobs": 32, "saturation_compute_s": 20, "saturation_load": 1.5,
                   "sweep_jobs": 8, "sweep_compute_s": 20, "sweep_load": 0.25, "rtts": [0, 80],
-                  "rate_factors": [1, 2], "input_mb": 1, "max_output_mb": 16},
+                  "rate_factors": [1, 2], "input_mb": 1, "max_output_mb": 16,
+                  "sizing_rate_mb_s": None, "scale_rate_mb_s": None},
         # the paper's latency points, more jobs, longer compute
         "full": {"tcp_seconds": 10, "saturation_jobs": 0, "saturation_compute_s": 60, "saturation_load": 2.0,
                  "sweep_jobs": 32, "sweep_compute_s": 60, "sweep_load": 0.25, "rtts": [0, 10, 20, 40, 80],
-                 "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256},
+                 "rate_factors": [1, 2], "input_mb": 5, "max_output_mb": 256,
+                 "sizing_rate_mb_s": None, "scale_rate_mb_s": None},
     },
     # the paper's two columns of Table 4 on an HTCondor 8.6-like site (profiles/table4-*.yaml),
     # as they are and scaled to this site (model/scaled_profiles.py, k from the saturation test);
