@@ -212,11 +212,12 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     class FakeRun:
         path = PROJECT_ROOT / "results" / "nothing"
 
-    def fake_run(topo, suite, profiles, scale, sets=None, repeat=None, pause_unused=None, pin=None):
+    def fake_run(topo, suite, profiles, scale, sets=None, repeat=None, pause_unused=None, pin=None, echo=print):
         seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat, profiles=profiles,
                     quiet=(pause_unused, pin))
         return 0, FakeRun()
     monkeypatch.setattr(suites, "run", fake_run)
+    monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert verbs.cmd_demo(args) == 0

@@ -372,6 +372,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     def down(topo):
         raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
     monkeypatch.setattr(suites, "run", run)
+    monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(site, "down", down)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
     with pytest.raises(KeyboardInterrupt):
@@ -418,3 +419,34 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
     assert runner.site_left(topo, state) == []
     wan.record(state, wan.effective_links(topo, [netem.Link(a="origin", b="dtn", rtt_ms=40)]))
     assert runner.site_left(topo, state) == ["left: WAN origin<->dtn 40 ms (undo: ./tb -t default wan clear)"]
+
+
+def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
+    from testbed.cli import experiments as cli
+    from testbed.machines import site
+    from testbed.experiments import registry, runner as suites
+    from testbed.results import robot_output
+    calls = []
+    monkeypatch.setattr(cli, "_run", lambda argv: 0)
+    monkeypatch.setattr(cli, "build_docs", lambda: 0)
+    monkeypatch.setattr(site, "active_topology", lambda: None)
+    monkeypatch.setattr(site, "claim_domains", lambda topo: None)
+    monkeypatch.setattr(site, "up", lambda topo, profile, health=None: calls.append("up"))
+    monkeypatch.setattr(site, "down", lambda topo: calls.append("down"))
+    monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
+        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",))})
+    deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]
+    monkeypatch.setattr(suites, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
+    monkeypatch.setattr(robot_output, "failure_lines", lambda path: [])
+
+    def run(topo, suite, profiles, scale, echo=print):
+        calls.append("run")
+        rc = 1 if calls.count("run") == 1 else 0
+        return rc, types.SimpleNamespace(path=PROJECT_ROOT / "results" / f"r{calls.count('run')}", label="r",
+                                         manifest=lambda: {"suite": suite, "status": "failed" if rc else "complete"})
+    monkeypatch.setattr(suites, "run", run)
+    assert cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 0
+    assert calls == ["up", "run", "down", "up", "run", "down"]
+    out = capsys.readouterr().out
+    assert "a guest's kernel died during smoke" in out and "double fault" in out
+    assert "end to end: PASS" in out and "runs that met a dead guest:" in out and "r1" in out

@@ -332,3 +332,31 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
          f"{', '.join(str(r) for r in rcs)}); {run_.path}")
     write_report(run_, echo)
     return rc, run_
+
+
+def run_on_live_guests(topo, suite, profile_names, scale, bring_back, may_recover=True, echo=print, **run_args):
+    """One suite run as `testbed test` and the demo run it (`run_args`: `run`'s sets,
+    repeat, ...): (rc, runs, recovered). TCG guests now and
+    then panic under load; a kernel death on a guest's console is the emulator's fault, not
+    the suite's. When a guest's kernel died before the run, or during a run that failed,
+    and `may_recover`, the site is brought back (`bring_back()`: down and up) and the suite
+    runs once more; a run that met the dead guest stays in `runs` with its status, and
+    `recovered` says what died (None when nothing did). Without `may_recover` a dead guest
+    fails the suite as in `run`."""
+    runs, recovered = [], None
+    died = dead_guests(topo)
+    if died and may_recover:
+        recovered = f"before {suite}: {dead_text(topo, died)}"
+        echo(f"testbed: {recovered}; bringing {topo.name} back before {suite}")
+        bring_back()
+    rc, run_ = run(topo, suite, profile_names, scale, echo=echo, **run_args)
+    runs.append(run_)
+    died = dead_guests(topo) if rc != 0 else {}
+    if died and may_recover and recovered is None:
+        recovered = f"during {suite} (run {run_.label}, kept as {run_.manifest().get('status')}): " \
+                    f"{dead_text(topo, died)}"
+        echo(f"testbed: {recovered}; bringing {topo.name} back and running {suite} once more")
+        bring_back()
+        rc, run_ = run(topo, suite, profile_names, scale, echo=echo, **run_args)
+        runs.append(run_)
+    return rc, runs, recovered
