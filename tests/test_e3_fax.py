@@ -5,7 +5,7 @@ import json
 import pytest
 
 from testbed.experiments import e3_fax as fax
-from testbed.experiments import e3_site
+from testbed.experiments import e3_points, e3_site
 from testbed.experiments import registry
 from testbed.model import constants as c
 from testbed.model.errors import ConfigError
@@ -193,8 +193,21 @@ def test_figures_ratios_spread_and_tables():
     assert fax.spread([]) is None
     table = fax.cell_table(recs, "e3.events_per_s", SITES, 10)
     assert table.splitlines()[1].split() == ["a", "100", "50", "20"]
-    assert fax.diagonal_not_slower(100, 110) and not fax.diagonal_not_slower(50, 100)
     assert "off-diagonal / diagonal: 5 ms 0.50, 80 ms 0.20" in fax.render_summary(recs)
+
+
+def test_round_trip_share_bounds_what_the_rtt_can_cost_a_counted_reader():
+    at = dict(cache_mb=10, reader="root", learn_entries=100)
+    recs = [_rec("e3.events_per_s", 1000, storage="a", compute="a", rtt_ms=0, **at),
+            # 2 calls of 110.5 KB: 4 doublings of the 14480-byte initial window, so 5 RTTs a call
+            _rec("e3.read_calls", 2, storage="b", compute="a", rtt_ms=20, **at),
+            _rec("e3.bytes_read_mb", 0.221, storage="b", compute="a", rtt_ms=20, **at),
+            _rec("e3.read_calls", 9, storage="a", compute="a", rtt_ms=0, **at)]
+    # the diagonal's loop: 2000 events at 1000 ev/s = 2 s; the far cell's: 2 x 5 x 20 ms = 0.2 s
+    assert e3_points.round_trip_share(recs, 10, "root", 2000) == {20: pytest.approx(0.1)}
+    # a reader that counts no calls (uproot) and a cache size without cells have no bound
+    assert e3_points.round_trip_share(recs, 10, "uproot", 2000) == {}
+    assert e3_points.round_trip_share(recs, 30, "root", 2000) == {}
 
 
 def test_ratios_are_per_reader_and_leave_the_learning_rows_out():

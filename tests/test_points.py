@@ -247,6 +247,11 @@ def test_e3_diagonal_and_concurrency_points():
     assert [(x[1], x[3]["rtt_ms"]) for x in m.records] == [(0.9, 5), (1.3, 80)]
     assert m.failures == ["the 80 ms root cells read 1.3 x the diagonal's events/s: the diagonal is slower beyond noise"]
     assert e3_points.diagonal({5: 0.9, 80: 0.5}, 10, "root").verdict() is None
+    # the far cells' reads could cost at most 10% of the loop in round trips: kept, not judged
+    quiet = e3_points.diagonal({20: 1.27}, 10, "root", {20: 0.1})
+    assert quiet.checks == [] and quiet.records[0][1] == 1.27 and "not judged" in quiet.lines[0]
+    # where they could cost more than the band, the ratio is judged
+    assert e3_points.diagonal({80: 1.3}, 10, "root", {80: 1.4}).failures
     r = {"per_job": [10.0, 11.0], "rtt_ms": 40, "reader": "uproot", "redirect_rtt_ms": 0}
     assert len(e3_points.concurrency(r, "2").records) == 2 and e3_points.concurrency(r, "2").verdict() is None
     assert e3_points.concurrency(r, 4).failures == ["2 of 4 jobs reported"]

@@ -94,7 +94,10 @@ class FaxLibrary(ExperimentLibrary):
 
     def point_diagonal(self, cache, reader):
         """Off-diagonal over diagonal events/s per RTT from this run's `reader` cells."""
-        return e3_points.diagonal(fax.off_over_diag(self.tb.run.metrics(), cache, reader), cache, reader)
+        records = self.tb.run.metrics()
+        events = fax.expected_events(self.params(), every=int(self.params()["read_every"]))
+        return e3_points.diagonal(fax.off_over_diag(records, cache, reader), cache, reader,
+                                  e3_points.round_trip_share(records, cache, reader, events))
 
     def point_concurrency(self, jobs):
         """`jobs` concurrent jobs of the run's first reader in the concurrency cell."""

@@ -326,11 +326,6 @@ def spread(values):
     return max(values) / min(values)
 
 
-def diagonal_not_slower(diag_eps, far_eps, noise=0.25):
-    """True when the diagonal is not slower than the farthest cell beyond `noise` (a fraction)."""
-    return diag_eps >= far_eps * (1 - noise)
-
-
 def tcp_rtt_script(probes, count=9):
     """Python (guest) that times TCP connects from each source address to (dtn, port) and
     prints one JSON line {src, port, ms} with the fastest (the emulator only adds delay: a

@@ -32,7 +32,9 @@ ROWS = (
         Case("diagonal-vs-rtt-{cache}mb-{reader}", POINT_TEMPLATE, args=("diagonal", "cache={cache}", "reader={reader}"),
              tags=("matrix", "summary", "cache:{cache}", "reader:{reader}"),
              doc="Off-diagonal over diagonal events/s per RTT from this run's {reader} cells; the\n"
-                 "diagonal may not be slower than the farthest cell beyond 25% (TCG noise)."),
+                 "diagonal may not be slower than the farthest cell beyond 25% (TCG noise); not judged\n"
+                 "where the reader counts its reads (ROOT) and they could spend at most 25% of the\n"
+                 "diagonal's event loop in round trips (one job per cell cannot tell that from noise)."),
         axes=(READER, CACHE)), Rows(
         Case("learning-{phase}-{where}-{cache}mb", POINT_TEMPLATE,
              args=("learning", "learn={learn}", "where={where}", "cache={cache}"),

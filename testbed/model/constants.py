@@ -180,6 +180,7 @@ E3_HOST_OCTET_BASE = 200            # site i: worker alias on the site network .
 E3_JOB_RSS_MB_GUESS = {"uproot": 110, "root": 550}  # a job's peak RSS (MB) before this run measured one
 E3_JOB_PRIVATE_MB_GUESS = {"uproot": 110, "root": 200}  # ... and its private (anonymous) part
 E3_ROOT_LEARN_ENTRIES = 100          # TTreeCache's own default learning phase (entries)
+TCP_INITIAL_WINDOW_BYTES = 10 * 1448  # Linux's initial congestion window (RFC 6928), restarted after idle
 E3_CONDOR_CONF = "/etc/condor/config.d/72-e3-users.conf"
 E3_LOCAL_DIR = "/var/lib/tb-e3"     # baselines: a file on the worker's disk (not /tmp or /var/tmp:
                                     # HTCondor mounts a job's own scratch there) and in /dev/shm
