@@ -494,12 +494,16 @@ LIMITS = [rec("e5.collector_limit", 32, "startds", rtt_ms=0, tiers=1, per_worker
           rec("e5.collector_limit", 8, "startds", rtt_ms=100, tiers=1, per_worker=4, found=1, limit="lost")]
 
 
-def test_the_claim_reads_the_wan_limit_over_the_lan_limit_only_when_the_wan_ramp_found_one():
+def test_the_claim_reads_the_wan_limit_over_the_lan_limit_and_is_out_of_reach_with_idle_collectors():
     claim = {c.id: c for c in verdict.load_file(e5.EXPERIMENT.paper_path)}["e5-wan-collector-limit-below-lan"]
-    assert claim.per_trial(LIMITS) == [0.25] and claim.paper == 0.1
-    assert verdict.evaluate(claim, LIMITS).why.endswith("on the paper's side")
-    not_found = [LIMITS[0], dict(LIMITS[1], params=dict(LIMITS[1]["params"], found=0))]
-    assert verdict.evaluate(claim, not_found).verdict == verdict.NO_DATA
+    assert claim.value.per_trial(LIMITS) == [0.25] and claim.paper == 0.1
+    duty = [rec("e5.collector_ramp_stat", x, "", stat="RecentDaemonCoreDutyCycle", collector="cm1", rtt_ms=100,
+                tiers=1) for x in (0.04, 0.06)]
+    got = verdict.evaluate(claim, LIMITS + duty)
+    assert got.verdict == verdict.OUT_OF_REACH and not got.judged
+    busy = [dict(d, value=0.9) for d in duty]
+    assert verdict.evaluate(claim, LIMITS + busy).why.startswith("one trial has no interval; its value is on the "
+                                                                 "paper's side")
 
 
 def test_the_report_shows_each_limit_beside_the_papers_and_draws_the_ramps(tmp_path):

@@ -140,6 +140,6 @@ def test_each_claim_rows_documentation_states_the_declared_claim():
             continue
         rows = {r.name: r.doc for r in suites.read(exp.suite_path).rows}
         for c in verdict.load_file(exp.paper_path):
-            want = [c.where, c.words, f"Judged over every trial of the run ({c.expression()}, paper {c.expect.text})."]
+            want = [c.where, " ".join(c.words.split()), f"({c.value.text()}, paper {c.paper_text()})."]
             missing = [w for w in want if w not in rows[c.id]]
             assert not missing, f"{exp.suite}: row {c.id} does not say {missing}"

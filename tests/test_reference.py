@@ -11,6 +11,7 @@ from testbed.results import compare, reference, runs as results, verdict
 
 CLAIM = """claims:
   - id: loss-grows
+    kind: claim
     words: "loss grows with latency"
     where: "seed 000, Figure 2"
     value: {ratio: [{metric: e1.efficiency_lost, params: {rtt_ms: 80}},
@@ -20,8 +21,9 @@ CLAIM = """claims:
 
 
 def make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63), (0.3, 0.57)), suite="e1", scale="quick",
-             topology="default", status="complete", profiles=("default",)):
-    """A finished repeated run: per trial (loss at 0 ms, loss at 80 ms) for each profile."""
+             topology="default", status="complete", profiles=("default",), declared=None):
+    """A finished repeated run: per trial (loss at 0 ms, loss at 80 ms) for each profile; its
+    experiment declares `declared` trials (default: as many as it ran)."""
     run = results.Run.create(suite, list(profiles), topology={"name": topology}, profile_contents={},
                              accel="tcg", scale=scale, root=tmp_path / "results")
     for trial, (at0, at80) in enumerate(losses, 1):
@@ -29,7 +31,7 @@ def make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63), (0.3, 0.57)), suite="e1"
         for k, p in enumerate(profiles):
             rec.record("e1.efficiency_lost", at0 * (k + 1), "ratio", rtt_ms=0, profile=p)
             rec.record("e1.efficiency_lost", at80 * (k + 1), "ratio", rtt_ms=80, profile=p)
-    run.update(trials=len(losses))
+    run.update(trials=len(losses), trials_declared=declared or max(1, len(losses)))
     if status != "running":
         run.finish(status)
     return run
@@ -165,7 +167,7 @@ def test_both_verdict_tables_side_by_side(tmp_path, paper):
     ref, _ = reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
     run = make_run(tmp_path, losses=((0.6, 0.3), (0.6, 0.33), (0.6, 0.27)))
     headers, rows = reference.verdict_rows(ref, run, paper)
-    assert headers[:4] == ["claim", "reference", "median [interval]", "this run"]
+    assert headers[:4] == ["claim", "reference", "mean [interval] (trials)", "this run"]
     assert rows[0][:2] == ["loss-grows", "reproduced"] and rows[0][3] == "contradicted"
     assert rows[0][2].startswith("2 [") and rows[0][-2:] == ["> 1", "changed"]
     text = reference.render_drift(ref, run, paper)
@@ -260,10 +262,12 @@ def test_a_merge_replaces_a_ramps_limit_wherever_the_new_ramp_stopped():
 
 
 def test_add_trials_numbers_a_later_runs_trials_after_the_references(tmp_path, paper):
-    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))          # trials 1 and 2
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)), declared=3)   # trials 1 and 2 of 3
     results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)
-    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
-    later = make_run(tmp_path, losses=((0.3, 0.57),))                      # one more trial
+    with pytest.raises(ConfigError, match="ran 2 trials where e1 declares 3 at quick"):
+        reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper, force=True)
+    later = make_run(tmp_path, losses=((0.3, 0.57),), declared=3)          # one more trial
     kept, replaced = reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
     assert replaced is None
     at80 = sorted((r["params"]["trial"], r["value"]) for r in kept.metrics()
@@ -298,10 +302,10 @@ def test_add_trials_refuses_another_profile_and_a_key_without_a_reference(tmp_pa
 
 
 def test_a_merge_after_an_add_names_the_added_trials_and_what_replaced_them(tmp_path, paper):
-    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)), declared=3)
     results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)
-    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
-    later = make_run(tmp_path, losses=((0.3, 0.57),))
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper, force=True)
+    later = make_run(tmp_path, losses=((0.3, 0.57),), declared=3)
     reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
     other = make_run(tmp_path, losses=())                          # measures e1.other only
     results.Run(other.path, trial=1).record("e1.other", 6.0, "s", rtt_ms=40)
@@ -318,9 +322,9 @@ def test_a_merge_after_an_add_names_the_added_trials_and_what_replaced_them(tmp_
 
 def test_the_cli_adds_a_runs_trials_and_refuses_merge_with_add_trials(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(reference, "REFERENCE_ROOT", tmp_path / "ref")
-    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)))
-    assert cli.main(["reference", "save", str(first.path)]) == 0
-    later = make_run(tmp_path, losses=((0.3, 0.57),))
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)), declared=3)
+    assert cli.main(["reference", "save", str(first.path), "--force"]) == 0
+    later = make_run(tmp_path, losses=((0.3, 0.57),), declared=3)
     capsys.readouterr()
     assert cli.main(["reference", "save", str(later.path), "--merge", "--add-trials"]) == 2
     assert "do not go together" in capsys.readouterr().err
@@ -328,3 +332,53 @@ def test_the_cli_adds_a_runs_trials_and_refuses_merge_with_add_trials(tmp_path, 
     out = capsys.readouterr().out
     assert f"added {later.label} to " in out and "as trial 3 of the points it measured" in out
     assert "Does reference e1/quick-default reproduce the paper?" in out
+
+
+def test_trials_of_other_code_or_another_site_are_never_judged_together(tmp_path, paper):
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)), declared=3)
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper, force=True)
+    for field, value in (("git_revision", "0123abc"), ("code", {"measurement": "ffff"}),
+                         ("versions", {"condor": "25.14.1"}), ("experiment_parameters", {"sweep_jobs": 16})):
+        later = make_run(tmp_path, losses=((0.3, 0.57),), declared=3)
+        later.update(**{field: value})
+        for how in ({"add_trials": True}, {"merge": True}):
+            with pytest.raises(ConfigError, match=f"{field.split('_')[0]}"):
+                reference.save(later, root=tmp_path / "ref", paper_dir=paper, **how)
+    assert len(reference.Reference(tmp_path / "ref" / "e1" / "quick-default").metrics()) == 4   # untouched
+
+
+def test_added_trials_never_pass_the_declared_count_and_are_numbered_without_gaps(tmp_path, paper):
+    first = make_run(tmp_path, losses=((0.3, 0.6),), declared=2)
+    results.Run(first.path, trial=1).record("e1.setup_only", 1.0, "s")
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper, force=True)
+    later = make_run(tmp_path, losses=((0.3, 0.57),), declared=2)
+    kept, _ = reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    assert sorted({r["params"]["trial"] for r in kept.metrics()}) == [1, 2]
+    third = make_run(tmp_path, losses=((0.3, 0.5),), declared=2)
+    with pytest.raises(ConfigError, match="would have 3 trials where e1 declares 2 at quick"):
+        reference.save(third, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+
+
+def test_a_replaced_reference_is_kept_in_history_with_why(tmp_path, paper):
+    first, second = make_run(tmp_path), make_run(tmp_path, losses=((0.3, 0.9), (0.3, 0.95)))
+    reference.save(first, root=tmp_path / "ref", paper_dir=paper)
+    reference.save(second, root=tmp_path / "ref", paper_dir=paper, why="claims re-declared; a fresh run",
+                   now=lambda: "2026-11-28T12:00:00Z")
+    ((old, replaced),) = reference.history("e1", "quick-default", root=tmp_path / "ref")
+    assert old.metrics() == first.metrics() and old.manifest()["reference"]["run"] == first.label
+    assert replaced == {"replaced_by": second.label, "when": "2026-11-28T12:00:00Z",
+                        "why": "claims re-declared; a fresh run"}
+    assert [r.key for r in reference.listing(tmp_path / "ref")] == ["quick-default"]   # history is not a reference
+    from testbed.report import experiment_sections
+    lines = "\n".join(experiment_sections.history_lines(reference.find("e1", "quick-default", tmp_path / "ref"),
+                                                          tmp_path / "ref"))
+    assert f"`{first.label}`" in lines and "claims re-declared; a fresh run" in lines
+
+
+def test_a_run_records_the_hash_of_the_code_that_measured_it(tmp_path):
+    from testbed.results import provenance
+    run = make_run(tmp_path)
+    assert run.manifest()["code"]["measurement"] == provenance.measurement_hash()
+    files = provenance.measured_files()
+    assert "testbed/experiments/e1_transfer.py" in files and "robot/suites/e1_transfer_limits.robot" in files
+    assert "testbed/results/verdict.py" not in files and not any(f.startswith("testbed/report/") for f in files)

@@ -94,7 +94,7 @@ def test_an_axis_must_be_a_row_parameter_and_take_one_source():
 
 
 def test_claim_rows_escape_the_paper_files_text_and_robot_reads_it_back(tmp_path):
-    item = {"id": "x-claim", "words": "a ${var} \\ and  two   spaces", "where": "#3, Table 2",
+    item = {"id": "x-claim", "kind": "claim", "words": "a ${var} \\ and  two   spaces", "where": "#3, Table 2",
             "value": {"metric": "x.m", "params": {"rtt_ms": 80}}, "expect": "< 1"}
     claims = verdict.load_claims(Reader({"claims": [item]}, "results/paper/x.yaml"), "x")
     text = rows.render_claims(claims)
@@ -102,7 +102,7 @@ def test_claim_rows_escape_the_paper_files_text_and_robot_reads_it_back(tmp_path
     tests, results = robot_tests(tmp_path, suite_text({"claims": text}))
     test = results[1]
     assert test.doc == ('#3, Table 2: "a ${var} \\ and two spaces"\n'
-                        "Judged over every trial of the run (x.m{rtt_ms=80}, paper < 1).")
+                        "A claim, judged over every trial of the run (x.m{rtt_ms=80}, paper < 1).")
     assert (test.name, list(test.tags), test.status) == ("x-claim", ["claim"], "PASS")
     assert tests[1].template == "Paper Claim Should Hold" and [str(a) for a in tests[1].body[0].args] == ["x-claim"]
 

@@ -183,7 +183,7 @@ def test_a_repeated_run_runs_the_suite_once_per_trial_into_one_folder(fake_site,
 @pytest.mark.parametrize("bad", [0, -2, True, "3"])
 def test_a_repeat_that_is_not_a_whole_number_from_1_is_refused(bad):
     with pytest.raises(ConfigError, match="--repeat"):
-        runner.trials_for("quick", bad)
+        runner.trials_for("e1", "quick", bad)
 
 
 @pytest.mark.parametrize("suite_status, status", [("PASS", "complete"), ("SKIP", "complete"), ("FAIL", "failed")])

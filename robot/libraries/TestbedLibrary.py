@@ -131,15 +131,18 @@ class TestbedLibrary:
 
     @keyword
     def paper_claim_should_hold(self, claim_id):
-        """One of the paper's headline claims (results/paper/<suite>.yaml `claims:`), judged
-        over every trial of this run: FAIL when contradicted, SKIP when this run has no data
-        for it (or it is judged after a later trial), PASS with the verdict as the message."""
+        """One of the paper's claims, checks or findings (results/paper/<suite>.yaml `claims:`),
+        judged over every trial of this run: FAIL when contradicted (a check: when it fails);
+        SKIP when it cannot fail: no data, one trial (its value and side in the message), out
+        of reach, or judged after a later trial; PASS with the verdict as the message."""
         found, why = self.site.claim_verdict(claim_id)
         if found is None:
             logger.console(f"  {why}")
             raise SkipExecution(why)
         line = found.line()
         logger.console(f"  {line}")
+        if not found.judged:
+            raise SkipExecution(line)
         if not found.passes:
             raise AssertionError(line)
         BuiltIn().set_test_message(line)

@@ -187,10 +187,15 @@ def build_parser():
                    help="keep it even if it is still running, has failed rows or unreadable robot output")
     s.add_argument("--merge", action="store_true",
                    help="keep the points of the reference already there that this run did not measure "
-                        "(a suite kept from two runs, each with rows of its own)")
+                        "(a suite kept from two runs, each with rows of its own); only from a run of the "
+                        "same code, parameters, box and site")
     s.add_argument("--add-trials", action="store_true",
-                   help="add this run's trials to the reference's trials of the same points (a row too "
-                        "long to repeat in one run, measured again later on the same kind of site)")
+                   help="add this run's trials to the reference's, up to the count the experiment declares "
+                        "(a row too long to repeat in one run); only from a run of the same code, "
+                        "parameters, box and site")
+    s.add_argument("--why", default="", metavar="TEXT",
+                   help="why the reference this run replaces is replaced (kept with it in "
+                        "results/reference/history/)")
     s.set_defaults(func=cmd_reference_save)
     s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
     s.set_defaults(func=cmd_reference_list)

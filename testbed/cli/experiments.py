@@ -12,7 +12,7 @@ def cmd_run(args):
     scale = getattr(args, "scale", None) or "quick"
     sets = suites.parse_sets(args.set)
     suites.check(args.suite, scale, args.profile or [], sets, _topology(args))  # before the site is touched
-    suites.trials_for(scale, getattr(args, "repeat", None))
+    suites.trials_for(args.suite, scale, getattr(args, "repeat", None))
     topo, ssh, state = _site(args)
     sets = _sized_for_site(args.suite, scale, topo, state, sets)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
@@ -81,7 +81,8 @@ def cmd_reference_save(args):
     run = results.resolve(args.run)
     if args.merge and args.add_trials:
         raise TestbedError("testbed reference save: --merge and --add-trials do not go together")
-    kept, replaced = reference.save(run, force=args.force, merge=args.merge, add_trials=args.add_trials)
+    kept, replaced = reference.save(run, force=args.force, merge=args.merge, add_trials=args.add_trials,
+                                    why=args.why)
     print(reference.verdicts_text(kept))
     if args.add_trials:
         added = kept.origin()["added"][-1]

@@ -15,7 +15,7 @@ from pathlib import Path
 from testbed.experiments import e1_transfer
 from testbed.model import tables
 from testbed.model.errors import ConfigError
-from testbed.results import verdict
+from testbed.results import intervals
 from testbed.results.runs import RESULTS_ROOT, Run, folder_written_whole, matching, write_json_atomic, write_records
 
 GOAL_CV = 0.10
@@ -45,7 +45,7 @@ def quiet_text(run):
 
 def report(arms, point):
     """The table of (label, Run) arms and the goal's line; returns (text, CVs). Each CV is
-    printed with its standard error (verdict.cv_standard_error): 5 trials pin a CV down to
+    printed with its standard error (intervals.cv_standard_error): 5 trials pin a CV down to
     about a third of itself, so two arms' CVs within it of each other are not told apart."""
     rows, cvs, ses = [], [], []
     for label, run in arms:
@@ -54,8 +54,8 @@ def report(arms, point):
         cells = [label, run.label, "-" if jobs is None else str(jobs), len(values)]
         cv = se = None
         if len(values) >= 2:
-            mean, sd, cv = verdict.spread(values)
-            se = None if cv is None else verdict.cv_standard_error(cv, len(values))
+            mean, sd, cv = intervals.spread(values)
+            se = None if cv is None else intervals.cv_standard_error(cv, len(values))
             rows.append(cells + [f"{mean:.3f}", f"{sd:.3f}", "-" if cv is None else _percent(cv, se),
                                  quiet_text(run)])
         else:

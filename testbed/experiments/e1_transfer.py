@@ -94,7 +94,8 @@ EXPERIMENT = Experiment(
     # the demo: Table 4's two columns as measured (the scaled pair doubles the points and the
     # demo's half hour on a fresh machine would not hold them); `./tb run e1` runs all four
     demo_profiles=TABLE4,
-    # every claim of results/paper/e1.yaml reads the 2W points: the demo leaves out W's half
+    # the demo's half hour holds the 2W points (Figure 2's red line, the latency claim) and
+    # leaves out W's half, where the tuning claim reads (the paper's tuned line is at W only)
     demo_sets={"rate_factors": [2]},
     row_profiles=PAPER_PROFILES + ("default", "wan-tuned", "transfer-plain"),
     metrics=("e1.tcp_rate", "e1.expected_rate", "e1.achieved_rate", "e1.sustained_rx_rate",

@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from testbed.model import tables
-from testbed.results import verdict
+from testbed.results.expressions import Selector, Slope
 from testbed.results.figures import number
 from testbed.results.runs import last_value as last, matching
 
@@ -45,8 +45,8 @@ def last_param(records, name, key, **params):
 def submit_mb_per_job(records):
     """The drop of the submit guest's MemAvailable per running job across the ramp's steps
     (the least-squares slope; the median over the trials), or None without two steps."""
-    slope = verdict.Slope(verdict.Selector("e5.guest_mem_available", {"host": "submit"}),
-                          verdict.Selector("e5.ramp_running"), "step", -1.0)
+    slope = Slope(Selector("e5.guest_mem_available", {"host": "submit"}),
+                  Selector("e5.ramp_running"), "step", -1.0)
     per_trial = list(slope.values(records).values())
     return statistics.median(per_trial) if per_trial else None
 

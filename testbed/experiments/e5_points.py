@@ -6,7 +6,7 @@ steps' nested figures are recorded as the steps end); these functions turn what 
 actions returned into the point's own records and checks."""
 from testbed.experiments.points import Measured
 from testbed.experiments import e5_config
-from testbed.results.verdict import least_squares_slope
+from testbed.results.expressions import least_squares_slope
 
 
 def submit_mb_per_job(steps, host):

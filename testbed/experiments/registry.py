@@ -139,6 +139,9 @@ class Experiment:
     x_params: tuple = ("t",)       # record parameters that are plot x axes, in order of preference
     paper: str | None = None       # results/paper/NAME.yaml, the paper's figures
     headline: bool = False         # the one `testbed demo` runs
+    # Trials per run at each scale, declared before any run: a reference is judged on exactly
+    # these (`reference save` refuses another count); `--repeat` makes a run of its own
+    trials: dict = field(default_factory=lambda: {"ci": 1, "quick": 3, "full": 3})
     # The profiles `testbed demo` compares (empty: `profiles`): what fits the demo's half hour
     demo_profiles: tuple = ()
     # The `--set` values `testbed demo` adds to the quick scale to stay within its half hour
@@ -184,6 +187,9 @@ class Experiment:
         if not set(self.measured) <= set(self.uses):
             raise ValueError(f"{self.name}: measured {sorted(set(self.measured) - set(self.uses))} "
                              f"is not among the roles it uses")
+        if set(self.trials) != set(SCALES) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in self.trials.values()):
+            raise ValueError(f"{self.name}: trials must give a whole number >= 1 for each of {', '.join(SCALES)}")
         if set(self.scales) != set(SCALES):
             raise ValueError(f"{self.name}: scales must be exactly {', '.join(SCALES)}")
         for scale, values in self.scales.items():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.model.errors import ConfigError
+from testbed.results import verdict
 
 CLAIMS = "claims"
 CLAIM_TEMPLATE = "Paper Claim Should Hold"
@@ -226,14 +227,18 @@ def robot_text(text):
 
 
 def claim_doc(claim):
-    return (f'{robot_text(claim.where)}: "{robot_text(claim.words)}"\n'
-            f"Judged over every trial of the run ({robot_text(claim.expression())}, "
-            f"paper {robot_text(claim.expect.text)}).")
+    words = robot_text(claim.words) if claim.kind == verdict.FINDING else f'"{robot_text(claim.words)}"'
+    how = ("Checked in every trial of the run" if claim.kind == verdict.CHECK
+           else f"A {claim.kind}, judged over every trial of the run")
+    return (f"{robot_text(claim.where)}: {words}\n"
+            f"{how} ({robot_text(claim.value.text())}, paper {robot_text(claim.paper_text())}).")
 
 
 def render_claims(claims):
-    """The `claims` block: one `Paper Claim Should Hold` row per claim, in order."""
-    return "\n".join(render_case(c.id, claim_doc(c), [CLAIM_TAG], CLAIM_TEMPLATE, [c.id]) for c in claims)
+    """The `claims` block: one `Paper Claim Should Hold` row per claim, check, finding or
+    model, in order, tagged `claim` and its kind."""
+    return "\n".join(render_case(c.id, claim_doc(c), list(dict.fromkeys([CLAIM_TAG, c.kind])), CLAIM_TEMPLATE,
+                                  [c.id]) for c in claims)
 
 
 def render_all(exp, claims):

@@ -37,9 +37,6 @@ SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 REPORT = "summary.html"
 DEFAULT_CONSOLE_WIDTH = 100   # robot's console when the output is not a terminal (a CI log)
 MIN_CONSOLE_WIDTH = 40        # below this robot's status column leaves no room for a row's name
-# trials per run unless --repeat says otherwise: a claim's verdict needs an interval (quick,
-# full); a `ci` run checks that the suite works, in minutes
-DEFAULT_TRIALS = {"ci": 1, "quick": 3, "full": 3}
 
 
 def suite_file(name):
@@ -81,10 +78,11 @@ def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
     return argv + list(select) + [str(suite_file(suite))]
 
 
-def trials_for(scale, repeat=None):
-    """How many times a run repeats its suite: `repeat` when given (>= 1), else DEFAULT_TRIALS."""
+def trials_for(suite, scale, repeat=None):
+    """How many times a run repeats its suite: `repeat` when given (>= 1), else the count the
+    experiment declares for the scale (registry `trials`)."""
     if repeat is None:
-        return DEFAULT_TRIALS[scale]
+        return registry.get(suite).trials[scale]
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ConfigError("testbed run", "--repeat", f"{repeat!r}: must be a whole number >= 1")
     return repeat
@@ -263,7 +261,7 @@ def dead_text(topo, died):
 
 def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
-    """Run one suite `repeat` times (default: DEFAULT_TRIALS at the scale) into one new results
+    """Run one suite `repeat` times (default: the trials it declares at the scale) into one new results
     folder, close its manifest and write its report; returns (robot rc, Run): the first
     non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
     `pause_unused`, `pin` (None: the topology's or the scale's choice, experiments/quiet.py):
@@ -273,7 +271,7 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
     check(suite, scale, profile_names, sets, topo)
-    trials = trials_for(scale, repeat)
+    trials = trials_for(suite, scale, repeat)
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
@@ -281,7 +279,7 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(topo, suite, profile_list, scale, sets)
-    run_.update(trials=trials, quiet=entry, **({"selection": list(select)} if select else {}))
+    run_.update(trials=trials, trials_declared=exp.trials[scale], quiet=entry, **({"selection": list(select)} if select else {}))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
          + (f", {trials} trials" if trials > 1 else ""))
     echo(quiet.summary(entry))

@@ -151,7 +151,8 @@ class Session:
         trials, trial = manifest.get("trials") or 1, manifest.get("trial") or 1
         if trial < trials:
             return None, f"judged after the last trial (this is trial {trial} of {trials})"
-        found = verdict.evaluate(claims[claim_id], results.Run(self.run.path).metrics())
+        judged = verdict.evaluate_all(list(claims.values()), results.Run(self.run.path).metrics())
+        found = next(v for v in judged if v.claim.id == claim_id)
         return (None, found.line()) if found.verdict == verdict.NO_DATA else (found, None)
 
     # --- profiles and WAN -----------------------------------------------------------

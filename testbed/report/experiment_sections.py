@@ -1,6 +1,8 @@
 """The generated sections of the experiment pages: each experiment's parameters at every
 scale, the paper's figures and claims, every row of its suite, and its kept reference runs
 with their results and verdicts (or a plain line saying none is kept)."""
+from pathlib import Path
+
 from testbed.experiments import registry
 from testbed.model.errors import ConfigError
 from testbed.report import suites
@@ -52,13 +54,40 @@ def paper_section(exp):
                  f["note"]] for f in figures]
     lines = [f"The paper's figures (`{exp.paper}`):", "",
              table(["metric", "parameters", "paper", "unit", "source", "note"], fig_rows), "",
-             "The paper's headline claims, each judged per run by `testbed compare` "
-             "(and by the suite's claim rows):", ""]
-    for c in verdict.load_file(exp.paper_path):
-        paper = f" The paper's own number: {c.paper:g}." if c.paper is not None else ""
-        lines.append(f"- **`{c.id}`**: \"{c.words}\" ({c.where}). Judged on `{c.expression()}`, "
-                     f"the paper's side `{c.expect.text}`.{paper}" + (f" {' '.join(c.note.split())}" if c.note else ""))
+             "What the paper says it measured, each judged per run by `testbed compare` "
+             "(and by the suite's claim rows), declared before any run:", ""]
+    claims = verdict.load_file(exp.paper_path)
+    for title, kind in (("Paper claims (the seed's own words; only these are tallied)", verdict.CLAIM),
+                        ("Scale models (a model's answer to a claim, not a reproduction of its own)", verdict.MODEL),
+                        ("Mechanism checks (counts the configuration fixes: hold or fail in every trial)",
+                         verdict.CHECK),
+                        ("Findings of this testbed (beyond the paper)", verdict.FINDING)):
+        picked = [c for c in claims if c.kind == kind]
+        if picked:
+            lines += [f"**{title}**", ""] + [claim_item(c) for c in picked] + [""]
     return "\n".join(lines)
+
+
+def claim_item(c):
+    """One claim as a list item: its words and place, what it reads, the paper's figure and
+    band, how that figure is derived, its reach condition and its note."""
+    words = c.words if c.kind == verdict.FINDING else f'"{c.words}"'
+    parts = [f"- **`{c.id}`**: {words} ({c.where}). Judged on `{c.value.text()}`, the paper's side "
+             f"`{c.expect.text}`."]
+    if c.model_of:
+        parts.append(f"The scale model of `{c.model_of}`.")
+    if c.band:
+        parts.append(f"The paper's figure: {c.paper:g}, band `{c.band.text}` ([{c.band.lo:.3g}, {c.band.hi:.3g}]).")
+    elif c.paper is not None:
+        parts.append(f"The paper's figure: {c.paper:g}.")
+    if c.derived:
+        parts.append(f"Derived: {' '.join(c.derived.split())}.")
+    if c.reach:
+        parts.append(f"In reach when `{c.reach.value.text()}` `{c.reach.expect.text}` in every trial; "
+                     f"else out of reach: {' '.join(c.reach.resource.split())}")
+    if c.note:
+        parts.append(" ".join(c.note.split()))
+    return " ".join(parts)
 
 
 def rows_section(exp):
@@ -80,9 +109,30 @@ def _kept_line(ref):
     merged += "".join(f" Trial{'s' * (len(x['trials']) != 1)} {', '.join(map(str, x['trials']))} of the points "
                       f"run `{x['run']}` measured {'are' if len(x['trials']) != 1 else 'is'} added from it "
                       f"(`testbed reference save --add-trials`)." for x in origin.get("added") or [])
+    problems = reference.protocol_problems(ref)
+    protocol = (" **Not judged under the declared protocol**: " + "; ".join(problems) + ". Its verdicts are the "
+                "record of that run, not a reproduction." if problems else
+                " Judged on the trials its experiment declares, from one run of the measurement code "
+                f"`{(m.get('code') or {}).get('measurement')}` (the project's own now).")
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
             f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
-            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}")
+            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}{protocol}")
+
+
+def history_lines(ref, root=None):
+    """The references this one replaced, each with its tally of paper claims and why."""
+    rows = []
+    for run, replaced in reference.history(ref.experiment, ref.key, root):
+        judged = compare.verdicts([run])
+        tally = verdict.tally(judged[0][1]) if judged else "no claims"
+        m = run.manifest()
+        rows.append([f"`{(m.get('reference') or {}).get('run', run.path.name)}`",
+                     f"`{str(m.get('git_revision', '?'))[:12]}`", trials_text(m), tally,
+                     f"`{replaced.get('replaced_by')}`", replaced.get("when", "?"), replaced.get("why", "")])
+    if not rows:
+        return []
+    return ["Every run judged for this reference before it, kept in `results/reference/history/`:", "",
+            table(["run", "git", "trials", "paper claims", "replaced by", "when", "why"], rows), ""]
 
 
 def missing_line(name, what="reference run"):
@@ -100,7 +150,7 @@ def reference_section(exp, root=None):
     parts = []
     for ref in refs:
         scale, _, topo = ref.key.partition("-")
-        parts += [f"### `{scale}` scale on `{topo}`", "", _kept_line(ref), ""]
+        parts += [f"### `{scale}` scale on `{topo}`", "", _kept_line(ref), ""] + history_lines(ref, root)
         headers, rows, _legend = compare.table([ref], figures)
         parts += [table(headers, rows) if rows else "The reference holds no metrics.", ""]
         extra = compare.experiment_tables([ref], registry.table_makers())
@@ -109,7 +159,8 @@ def reference_section(exp, root=None):
         judged = compare.verdicts([ref])
         if judged:
             vh, vrows = verdict.table(judged[0][1])
-            parts += [f"Verdicts ({verdict.INTERVAL_METHOD}):", "", table(vh, vrows), ""]
+            parts += [f"Verdicts (paper claims: {verdict.tally(judged[0][1])}; {verdict.INTERVAL_METHOD}; "
+                      f"{verdict.HOLM_METHOD}):", "", table(vh, vrows), ""]
     return "\n".join(parts)
 
 
@@ -125,6 +176,55 @@ def overview_section(root=None):
                      len(suites.read(exp.suite_path).rows), claims,
                      ", ".join(f"`{k}`" for k in kept.get(name, [])) or "none yet"])
     return table(["experiment", "what", "paper", "suite", "rows", "claims", "references kept"], rows)
+
+
+def verdicts_section(key="quick-default", root=None):
+    """Every experiment's paper claims, checks and findings in one table, from the references
+    kept at `key`: the seed's words, the paper's figure, the mean [interval] with the trial
+    values, the verdict, Holm's correction over all the paper claims of the table at once;
+    the tally per verdict, and each reference's protocol."""
+    pairs, refs = [], []
+    for name, exp in registry.experiments().items():
+        if not exp.paper:
+            continue
+        path = Path(root or reference.REFERENCE_ROOT) / name / key
+        if (path / "manifest.json").exists():
+            ref = reference.Reference(path)
+            refs.append(ref)
+            pairs += [(ref, v) for v in verdict.evaluate_all(verdict.load_file(exp.paper_path), ref.metrics())]
+    if not pairs:
+        return f"No references kept at `{key}` yet."
+    corrected = verdict.holm([v for _ref, v in pairs])
+    lines = [f"Paper claims over all experiments: {verdict.tally(corrected)} ({verdict.INTERVAL_METHOD}; "
+             f"{verdict.HOLM_METHOD}, {sum(v.claim.tallied and v.p is not None for v in corrected)} claims "
+             f"with an interval).", ""]
+    by_ref = {}
+    for (ref, _v), v in zip(pairs, corrected):
+        by_ref.setdefault(ref.experiment, []).append(v)
+    for title, kind in (("Paper claims", (verdict.CLAIM, verdict.MODEL)), ("Mechanism checks", (verdict.CHECK,)),
+                        ("Findings of this testbed", (verdict.FINDING,))):
+        rows = []
+        for ref in refs:
+            for _section, vs in verdict.ordered(by_ref[ref.experiment]):
+                for v in vs:
+                    if v.claim.kind in kind:
+                        c = v.claim
+                        words = c.words if c.kind == verdict.FINDING else f'"{" ".join(c.words.split())}"'
+                        rows.append([f"[{ref.experiment}]({ref.experiment}.md)",
+                                     ("↳ " if c.kind == verdict.MODEL else "") + f"`{c.id}`", f"{words} ({c.where})",
+                                     c.paper_text(), v.estimate(), str(len(v.values)),
+                                     "-" if v.p_holm is None else f"{v.p_holm:.3g}",
+                                     f"**{v.verdict}**" + (" (model)" if c.kind == verdict.MODEL else "")])
+        if rows:
+            lines += [f"**{title}**", "", table(["experiment", "claim", "the seed's words (place)", "paper",
+                                                 "mean [95% interval] (trial values)", "trials", "p (Holm)",
+                                                 "verdict"], rows), ""]
+    protocol = [[f"[{r.experiment}]({r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
+                 "; ".join(reference.protocol_problems(r)) or "declared trials, one run, the current measurement code"]
+                for r in refs]
+    lines += ["Where each row's trials come from (a reference not under the declared protocol is the record of "
+              "that run, not a reproduction):", "", table(["experiment", "run", "protocol"], protocol)]
+    return "\n".join(lines)
 
 
 def first_comparison_section(root=None):

@@ -28,7 +28,7 @@ from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader, load_yaml
-from testbed.results import verdict
+from testbed.results import intervals, verdict
 
 PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
@@ -133,7 +133,7 @@ def cell_text(value, per_trial):
     """A table cell: the value, and with several trials the 95% interval on their mean."""
     if len(per_trial) < 2:
         return _fmt(float(value))
-    _mean, _median, lo, hi = verdict.interval(per_trial)
+    _mean, _median, lo, hi = intervals.interval(per_trial)
     return f"{_fmt(float(value))} [{_fmt(lo)}, {_fmt(hi)}] n={len(per_trial)}"
 
 
@@ -280,7 +280,7 @@ def plots(runs, outdir, axes=None, figure_makers=None):
                 # repeated trials: the median and the 95% interval at each x
                 xs = list(by_x)
                 mids = [statistics.median(ys) for ys in by_x.values()]
-                bands = [verdict.interval(ys)[2:] if len(ys) > 1 else (m, m) for ys, m in zip(by_x.values(), mids)]
+                bands = [intervals.interval(ys)[2:] if len(ys) > 1 else (m, m) for ys, m in zip(by_x.values(), mids)]
                 ax.errorbar(xs, mids, yerr=[[max(0.0, m - lo) for m, (lo, _) in zip(mids, bands)],
                                             [max(0.0, hi - m) for m, (_, hi) in zip(mids, bands)]],
                             marker="o", capsize=3, label=label + " (median, 95% interval)")
@@ -328,11 +328,13 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
         for run, judged in verdicts(runs):
             vh, vrows = verdict.table(judged)
             parts.append(f"<h2>Does {esc(run.label)} reproduce the paper?</h2>"
-                         f"<p>{esc(verdict.INTERVAL_METHOD)}</p><table><tr>"
+                         f"<p>paper claims: {esc(verdict.tally(judged))}; {esc(verdict.INTERVAL_METHOD)}; "
+                         f"{esc(verdict.HOLM_METHOD)}</p><table><tr>"
                          + "".join(f"<th>{esc(h)}</th>" for h in vh) + "</tr>")
-            colour = {verdict.REPRODUCED: "#dfd", verdict.CONTRADICTED: "#fdd"}
+            colour = {verdict.REPRODUCED: "#dfd", verdict.HOLDS: "#dfd", verdict.DIRECTION_ONLY: "#ffd",
+                      verdict.CONTRADICTED: "#fdd", verdict.FAILS: "#fdd", verdict.OUT_OF_REACH: "#eee"}
             for row in vrows:
-                bg = colour.get(row[1], "#fff")
+                bg = colour.get(row[1].replace(" (model)", ""), "#fff")
                 parts.append(f"<tr style='background:{bg}'>" + "".join(f"<td>{esc(str(c))}</td>" for c in row)
                              + "</tr>")
             parts.append("</table><ul>" + "".join(f"<li>{esc(x.line())}</li>" for x in judged) + "</ul>")

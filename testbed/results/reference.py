@@ -33,19 +33,22 @@ each such run with the trials it became.
 point and profile the reference's median [95% interval] and the run's, and the drift
 (the run's median over the reference's); and the two verdict tables side by side.
 """
+import json
 import re
 from pathlib import Path
 
+from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
-from testbed.results import compare, robot_output, verdict
+from testbed.results import compare, intervals, provenance, robot_output, verdict
 from testbed.results.runs import (RESULTS_ROOT, Run, folder_written_whole, trials_count, trials_text, utc,
                                   write_json_atomic, write_records, write_synced)
 
 REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
 VERDICTS_FILE = "verdicts.md"
+HISTORY = "history"             # results/reference/history/<experiment>/<key>/<run>/: replaced references
 CLAIM_TAG = "claim"            # the suites' claim rows (robot/resources/experiment.resource)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -117,6 +120,57 @@ def problems(run):
     return found
 
 
+def trial_count_problem(manifest):
+    """Why a run's trials are not the count its experiment declares at its scale, or ""."""
+    declared, ran = manifest.get("trials_declared"), manifest.get("trials") or 1
+    if declared is None:
+        return f"its manifest declares no trial count (ran {ran})"
+    return "" if ran == declared else (f"ran {ran} trial{'s' * (ran != 1)} where {manifest.get('suite')} declares "
+                                       f"{declared} at {manifest.get('scale')}")
+
+
+def protocol_problems(ref, root=PROJECT_ROOT):
+    """Why a reference is not judged under the declared protocol ([] when it is): its trials
+    from one declared run (or runs of one provenance), the declared count, the measurement
+    code it was measured with, and whether that code is still the project's."""
+    m, origin = ref.manifest(), ref.origin()
+    found = []
+    miscounted = trial_count_problem(m)
+    if miscounted and not (origin.get("added") and m.get("trials_declared")):
+        found.append(miscounted)
+    others = [x["run"] for x in (origin.get("merged") or []) + (origin.get("added") or [])]
+    if others and not origin.get("provenance_checked"):
+        found.append(f"holds the records of {len(others) + 1} runs kept together without a check of their code "
+                     f"and site")
+    code = provenance.field_of(m, "code.measurement")
+    if not code:
+        found.append("its manifest has no hash of the code that measured it")
+    elif Path(root) == PROJECT_ROOT and code != provenance.measurement_hash(root):
+        found.append(f"measured with code {code}; the project's measurement code is now "
+                     f"{provenance.measurement_hash(root)}")
+    return found
+
+
+def keep_history(older, root, replaced_by, why, now):
+    """Move the reference `older` replaces into history/<experiment>/<key>/<its run>/, with
+    replaced.json saying by which run, when and why: the docs list every run ever judged."""
+    dest = Path(root) / HISTORY / older.experiment / older.key / str(older.origin().get("run") or "unknown")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("manifest.json", "metrics.jsonl", VERDICTS_FILE):
+        if (older.path / name).exists():
+            write_synced(dest / name, (older.path / name).read_text())
+    write_json_atomic(dest / "replaced.json", {"replaced_by": replaced_by, "when": now(), "why": why})
+
+
+def history(experiment, key, root=None):
+    """[(Run, {replaced_by, when, why})] of the references kept before this one, oldest first."""
+    base = Path(root or REFERENCE_ROOT) / HISTORY / experiment / key
+    out = []
+    for path in sorted(base.glob("*/replaced.json")):
+        out.append((Run(path.parent), json.loads(path.read_text())))
+    return sorted(out, key=lambda x: x[1].get("when", ""))
+
+
 def verdicts_text(run, paper_dir=compare.PAPER_DIR):
     """The verdict table of `run`'s claims, as `compare --against paper` prints it."""
     return verdict.render_text(compare.verdicts([run], paper_dir)) or \
@@ -153,14 +207,15 @@ def _verdicts_md(m, label, experiment, key, text, merged_from=None, added=None):
             f"```text\n{text}\n```\n")
 
 
+def trial_of(record):
+    return int((record.get("params") or {}).get("trial") or 1)
+
+
 def with_trials_added(old_records, new_records):
     """The older reference's records, then the new run's with each trial renumbered after
-    the last trial the reference has of any point the run measured; (records, [new trial
-    numbers]). One offset for all, so a claim's points stay paired by trial; a point every
-    run measures (a suite set-up's figure) can make the added trial skip a number."""
-    measured = {point_of(r) for r in new_records}
-    last = max((int((r.get("params") or {}).get("trial") or 1) for r in old_records if point_of(r) in measured),
-               default=0)
+    the reference's last trial; (records, [new trial numbers]). One offset for all, so a
+    claim's points stay paired by trial and the trials stay numbered without gaps."""
+    last = max((trial_of(r) for r in old_records), default=0)
     renumbered = [dict(r, params={**(r.get("params") or {}),
                                   "trial": last + int((r.get("params") or {}).get("trial") or 1)})
                   for r in new_records]
@@ -195,12 +250,16 @@ class _Kept(Run):
         return self._label
 
 
-def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False, add_trials=False):
+def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False, add_trials=False,
+         why=""):
     """Keep `run` as the reference of its experiment, scale and topology; returns
     (Reference, the label of the run it replaced or None). Refused (ConfigError) when
     `problems` finds any, unless `force`; always when the run has no metrics. With `merge`,
     the reference the key has keeps every point `run` did not measure (`merged`); with
-    `add_trials`, `run`'s trials are added to the reference's (`with_trials_added`)."""
+    `add_trials`, `run`'s trials are added to the reference's (`with_trials_added`); both
+    only from a run of the same provenance (results/provenance.py). A reference it replaces
+    goes to history/ with `why`. A run of another trial count than its experiment declares
+    is refused unless `force`."""
     manifest = run.manifest()
     experiment, key = key_of(manifest, run.manifest_path)
     records = run.metrics()
@@ -212,10 +271,21 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
     parent = Path(root or REFERENCE_ROOT) / experiment
     target = parent / key
     older = Reference(target) if (target / "manifest.json").exists() else None
+    if (merge or add_trials) and older is not None:
+        provenance.refuse_mixed(older.manifest(), manifest, run.manifest_path)
     if add_trials:
         return _add_trials(run, records, older, target, paper_dir, now, found), None
+    miscounted = trial_count_problem(manifest)
+    if miscounted and not merge:
+        if not force:
+            raise ConfigError(run.manifest_path, "trials", f"not kept as a reference: {miscounted} (a reference is "
+                                                           f"judged on the declared trials; --force keeps it anyway)")
+        found = found + [miscounted]
     replaced = older.origin().get("run") if older else None
-    origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found}
+    origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found,
+              "provenance_checked": not (merge and older is not None and not older.origin().get("provenance_checked"))}
+    if older is not None and not merge:
+        keep_history(older, Path(root or REFERENCE_ROOT), run.label, why or "replaced", now)
     if merge and older:
         new_count = len(records)
         measured, old_records = {point_of(r) for r in records}, older.metrics()
@@ -245,15 +315,16 @@ def _add_trials(run, records, older, target, paper_dir, now, overridden):
     if older is None:
         raise ConfigError(target, "", f"no reference to add {run.label}'s trials to (keep one first)")
     kept = older.manifest()
-    for field in ("profiles", "accel"):
-        if manifest.get(field) != kept.get(field):
-            raise ConfigError(run.manifest_path, field, f"{manifest.get(field)!r} where the reference has "
-                                                        f"{kept.get(field)!r}: its trials measure other points")
     origin = older.origin()
     if run.label in {origin.get("run")} | {x["run"] for x in origin.get("merged") or []} | \
             {x["run"] for x in origin.get("added") or []}:
         raise ConfigError(run.manifest_path, "", f"{run.label} is already in the reference")
     combined, trials = with_trials_added(older.metrics(), records)
+    declared = kept.get("trials_declared")
+    if declared is not None and max(trials) > declared:
+        raise ConfigError(run.manifest_path, "trials", f"the reference would have {max(trials)} trials where "
+                                                       f"{kept.get('suite')} declares {declared} at {kept.get('scale')}: "
+                                                       f"more trials are a run of their own, judged on its own")
     origin = dict(origin, added=(origin.get("added") or []) + [
         {"run": run.label, "kept": now(), "selection": manifest.get("selection"), "records": len(records),
          "trials": trials, "overridden": overridden}])
@@ -337,7 +408,7 @@ def drift_rows(ref, run):
                 if values[a]:
                     drift = f"{values[b] / values[a]:.2f}x"
                 if len(per[a]) > 1:
-                    _mean, _median, lo, hi = verdict.interval(per[a])
+                    _mean, _median, lo, hi = intervals.interval(per[a])
                     outside = "yes" if not lo <= values[b] <= hi else "no"
             out.append([metric, compare.format_params(dict(params)), profile, unit] + cells + [drift, outside])
     headers = ["metric", "parameters", "profile", "unit", "reference", "this run", "drift", "outside ref. interval"]
@@ -349,8 +420,7 @@ def _judged(v):
         return "-", "-"
     if v.verdict == verdict.NO_DATA:
         return v.verdict, "-"
-    est = f"{v.median:.3g}" + (f" [{v.lo:.3g}, {v.hi:.3g}]" if len(v.values) > 1 else "")
-    return v.verdict, est
+    return v.verdict, v.estimate()
 
 
 def verdict_rows(ref, run, paper_dir=compare.PAPER_DIR):
@@ -362,9 +432,9 @@ def verdict_rows(ref, run, paper_dir=compare.PAPER_DIR):
         a, b = on_ref.get(cid), on_run.get(cid)
         claim = (a or b).claim
         (va, ea), (vb, eb) = _judged(a), _judged(b)
-        rows.append([cid, va, ea, vb, eb, claim.expect.text + (f" ({claim.paper:g})" if claim.paper is not None else ""),
-                     "same" if va == vb else "changed"])
-    return ["claim", "reference", "median [interval]", "this run", "median [interval]", "paper", "verdict"], rows
+        rows.append([cid, va, ea, vb, eb, claim.paper_text(), "same" if va == vb else "changed"])
+    return ["claim", "reference", "mean [interval] (trials)", "this run", "mean [interval] (trials)", "paper",
+            "verdict"], rows
 
 
 def render_drift(ref, run, paper_dir=compare.PAPER_DIR):

@@ -2,7 +2,8 @@
 
     manifest.json   what ran where: topology (contents and file), full profile contents,
                     scale, typed parameters (`--set` overrides and all the suite's), versions,
-                    git revision, kvm|tcg, host cores/RAM, start/end, status,
+                    git revision, the measurement code's hash (`code`, results/provenance.py),
+                    kvm|tcg, host cores/RAM, start/end, status, trials run and declared,
                     the DTN's RAID members (`disks`: count, level, chunk, limits,
                     host cache mode; testbed/machines/disks.py), the host's noise
                     (`quiet`: the guests paused, kept running and pinned, the
@@ -36,6 +37,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.results import provenance
 
 RESULTS_ROOT = PROJECT_ROOT / "results"
 STATUSES = ("running", "complete", "interrupted", "failed")
@@ -178,7 +180,8 @@ class Run:
         manifest = {"suite": suite, "profiles": list(profiles), "scale": scale,
                     "parameters": dict(parameters or {}), "topology": topology,
                     "profile_contents": profile_contents, "accel": accel,
-                    "git_revision": git_revision(), "host": host_facts(), "versions": {},
+                    "git_revision": git_revision(), "code": {"measurement": provenance.measurement_hash()},
+                    "host": host_facts(), "versions": {},
                     "start": utc(), "end": None, "status": "running"}
         if disks is not None:
             manifest["disks"] = disks
