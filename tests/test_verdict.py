@@ -331,3 +331,29 @@ def test_a_cvs_standard_error_shrinks_with_the_trials():
     assert intervals.cv_standard_error(0.1, 17) == pytest.approx(intervals.cv_standard_error(0.1, 5) / 2)   # 4x the (n - 1): half
     with pytest.raises(ValueError, match="two values or more"):
         intervals.cv_standard_error(0.1, 1)
+
+
+def claim_row(found):
+    """TestbedLibrary's `Paper Claim Should Hold` with a site whose run judged the claim as `found`."""
+    from types import SimpleNamespace
+
+    from robot.utils import Importer
+    lib = Importer("test library").import_class_or_module_by_path(
+        str(PROJECT_ROOT / "robot" / "libraries" / "TestbedLibrary.py"))
+    me = SimpleNamespace(site=SimpleNamespace(claim_verdict=lambda cid: (found, None)))
+    return lib.paper_claim_should_hold(me, found.claim.id)
+
+
+def test_a_claim_row_skips_what_cannot_fail_and_fails_a_contradiction_or_a_failed_check():
+    from robot.api.exceptions import SkipExecution
+    with pytest.raises(SkipExecution, match="one trial has no interval; its value is against the paper"):
+        claim_row(v.evaluate(claim(), losses([(0.6, 0.3)])))          # one trial: never a PASS
+    reach = {"value": {"metric": "e1.tcp_rate"}, "expect": "> 1250", "resource": "the NIC", "plan": "KVM"}
+    far = v.evaluate(claim(reach=reach), losses([(0.3, 0.6), (0.3, 0.63)]) +
+                     [rec("e1.tcp_rate", 300.0, t) for t in (1, 2)])
+    with pytest.raises(SkipExecution, match="out of reach"):
+        claim_row(far)
+    with pytest.raises(AssertionError, match="contradicted"):
+        claim_row(v.evaluate(claim(), losses([(0.6, 0.3), (0.6, 0.33), (0.6, 0.27)])))
+    with pytest.raises(AssertionError, match="fails"):
+        claim_row(v.evaluate(claim("= 0.2", kind="check", ratio=False), [rec("e1.achieved_over_expected", 0.3)]))
