@@ -171,7 +171,7 @@ def test_both_verdict_tables_side_by_side(tmp_path, paper):
     assert rows[0][:2] == ["loss-grows", "reproduced"] and rows[0][3] == "contradicted"
     assert rows[0][2].startswith("2 [") and rows[0][-2:] == ["> 1", "changed"]
     text = reference.render_drift(ref, run, paper)
-    assert "1 of 1 changed" in text and "drift = this run's median / the reference's" in text
+    assert "1 of 1 changed" in text and "drift = this run's mean / the reference's" in text
     assert "0.50x" in text
 
 

@@ -147,8 +147,10 @@ def build_parser():
     s.add_argument("--include", action="append", default=[], metavar="TAG",
                    help="run only tests with this tag (e.g. RTT80, profile:wan-tuned); repeatable")
     s.add_argument("--repeat", type=int, default=None, metavar="N",
-                   help="run the suite N times into the one results folder (default: 1 at ci, 3 at quick "
-                        "and full): each point gets a median and 95%% interval, each claim a verdict")
+                   help="run the suite N times into the one results folder (default: the trials the "
+                        "experiment declares for the scale, 1 at ci and 3 at quick and full): each point gets a "
+                        "mean and 95%% interval, each claim a verdict; another count is a run of its own, "
+                        "never kept as the reference without --force")
     s.add_argument("--from-snapshot", default=None, metavar="NAME",
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.add_argument("--pause-unused", action=argparse.BooleanOptionalAction, default=None,

@@ -96,7 +96,8 @@ def collect(runs, axes=None, trials=None):
     """(columns, rows, series): rows {(metric, params-tuple, unit): {column: value}},
     series {metric: {(column, other-params): [(x, y)]}} for plotting. `axes`: the x
     parameters, {suite: (name, ...)} or one tuple for all runs. A repeated run's records
-    carry `trial`: a row's value is the median over the trials of each trial's mean, and
+    carry `trial`: a row's value is the mean over the trials of each trial's mean (the centre
+    of its 95% t interval), and
     `trials` (a dict, when given) receives {row key: {column: [each trial's mean]}}."""
     columns = []
     sums = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
@@ -123,14 +124,14 @@ def collect(runs, axes=None, trials=None):
     for key in sorted(sums, key=lambda k: (k[0], [str(v) for v in k[1]])):
         per_trial = {col: [sum(v) / len(v) for _t, v in sorted(by_trial.items())]
                      for col, by_trial in sums[key].items()}
-        rows[key] = {col: statistics.median(v) for col, v in per_trial.items()}
+        rows[key] = {col: statistics.fmean(v) for col, v in per_trial.items()}
         if trials is not None:
             trials[key] = per_trial
     return columns, rows, series
 
 
 def cell_text(value, per_trial):
-    """A table cell: the value, and with several trials the 95% interval on their mean."""
+    """A table cell: the value (with several trials their mean) and the 95% interval on it."""
     if len(per_trial) < 2:
         return _fmt(float(value))
     _mean, _median, lo, hi = intervals.interval(per_trial)
@@ -277,13 +278,13 @@ def plots(runs, outdir, axes=None, figure_makers=None):
             for x, y in points:
                 by_x.setdefault(x, []).append(y)
             if x_name != SERIES_PARAM and any(len(ys) > 1 for ys in by_x.values()):
-                # repeated trials: the median and the 95% interval at each x
+                # repeated trials: the mean and the 95% interval at each x
                 xs = list(by_x)
-                mids = [statistics.median(ys) for ys in by_x.values()]
+                mids = [statistics.fmean(ys) for ys in by_x.values()]
                 bands = [intervals.interval(ys)[2:] if len(ys) > 1 else (m, m) for ys, m in zip(by_x.values(), mids)]
                 ax.errorbar(xs, mids, yerr=[[max(0.0, m - lo) for m, (lo, _) in zip(mids, bands)],
                                             [max(0.0, hi - m) for m, (_, hi) in zip(mids, bands)]],
-                            marker="o", capsize=3, label=label + " (median, 95% interval)")
+                            marker="o", capsize=3, label=label + " (mean, 95% interval)")
                 continue
             ax.plot([p[0] for p in points], [p[1] for p in points],
                     marker="" if x_name == SERIES_PARAM else "o", label=label)

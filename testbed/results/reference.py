@@ -30,8 +30,8 @@ experiment, scale, topology, profiles and accelerator is added; the origin's `ad
 each such run with the trials it became.
 
 `drift` puts a run beside the reference of its experiment, scale and topology: per metric,
-point and profile the reference's median [95% interval] and the run's, and the drift
-(the run's median over the reference's); and the two verdict tables side by side.
+point and profile the reference's mean [95% interval] and the run's, and the drift
+(the run's mean over the reference's); and the two verdict tables side by side.
 """
 import json
 import re
@@ -389,8 +389,8 @@ def list_table(root=None, paper_dir=compare.PAPER_DIR):
 
 # --- a run against its reference -------------------------------------------------------------
 def drift_rows(ref, run):
-    """(headers, rows): per metric, point and profile the reference's and the run's median
-    [95% interval] n, the drift (run / reference) and whether the run's median is outside
+    """(headers, rows): per metric, point and profile the reference's and the run's mean
+    [95% interval] n, the drift (run / reference) and whether the run's mean is outside
     the reference's interval."""
     spreads = {}
     columns, rows, _ = compare.collect([ref, run], axes=compare.DEFAULT_AXES, trials=spreads)
@@ -441,7 +441,7 @@ def render_drift(ref, run, paper_dir=compare.PAPER_DIR):
     """The terminal text of `compare RUN --against reference`."""
     m, origin = ref.manifest(), ref.origin()
     head = (f"{run.label} against {ref.label} (kept from {origin.get('run', '?')}, {trials_text(m)}, "
-            f"git {str(m.get('git_revision', ''))[:12]}); drift = this run's median / the reference's; "
+            f"git {str(m.get('git_revision', ''))[:12]}); drift = this run's mean / the reference's; "
             f"{verdict.INTERVAL_METHOD}")
     headers, rows = drift_rows(ref, run)
     parts = [head, tables.render(headers, rows) if rows else "no metrics in either run"]
