@@ -235,6 +235,35 @@ def test_provisioner_runs_hosts_as_they_are_added_and_names_the_failed(tmp_path,
     assert set(provision.last_run) == set(topo.hosts)
 
 
+def test_a_guest_whose_ssh_did_not_connect_is_tried_again_and_a_failed_command_is_not(tmp_path, monkeypatch,
+                                                                                       capsys):
+    from testbed.machines import provision
+    from testbed.remote.ssh import Result
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(provision, "CONNECT_RETRY_S", 0)
+    topo = topology.load("small")
+    bundle = tmp_path / "b.tgz"
+    bundle.write_bytes(b"\x1f\x8b")
+    tries = {}
+
+    class FakeSSH:
+        def run(self, host, command, check=True, input_bytes=None, timeout=None):
+            tries[host] = tries.get(host, 0) + 1
+            if host == "cm1" and tries[host] < 3:     # sshd too slow to send its banner, twice
+                return Result(host, 255, "", "Connection timed out during banner exchange\n")
+            if host == "dtn":                         # apply.sh itself exited 255: never run twice
+                return Result(host, 255, "", "mdadm: exited 255\n")
+            return Result(host, 0, f"testbed: {host} provisioned\n", "")
+    work = provision.Provisioner(topo, profiles.load("default"), ssh=FakeSSH(),
+                                 bundles={h: bundle for h in topo.hosts})
+    with work:
+        with pytest.raises(TestbedError, match="provisioning failed on dtn$"):
+            work.finish(topo.hosts)
+    assert tries["cm1"] == 3 and tries["dtn"] == 1
+    assert "cm1: SSH did not connect (Connection timed out during banner exchange); again in 0 s (1 of 6)" in \
+        capsys.readouterr().out
+
+
 def test_a_vm_that_already_runs_counts_as_booted_without_a_second_attempt(capsys):
     # `vagrant up` of running VMs prints no "Machine booted and ready" (seen on a second `./tb demo`)
     handed = []

@@ -69,7 +69,14 @@ class Provisioner:
 
     def _one(self, name):
         ssh = self.ssh or first_contact_ssh(self.topo, self.state, [name])
-        result = ssh.run(name, self.command_for(name), False, self.bundles[name].read_bytes())
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            result = ssh.run(name, self.command_for(name), False, self.bundles[name].read_bytes())
+            if not result.never_connected or attempt == CONNECT_ATTEMPTS:
+                break
+            print(f"[{time.monotonic() - self.started:6.0f}s] {name}: SSH did not connect "
+                  f"({result.stderr.strip().splitlines()[-1][-120:]}); again in {CONNECT_RETRY_S} s "
+                  f"({attempt} of {CONNECT_ATTEMPTS})", flush=True)
+            time.sleep(CONNECT_RETRY_S)
         lines = [l for l in result.stdout.splitlines() if l.startswith("testbed:")]
         seconds = round(time.monotonic() - self.started, 1)
         print(f"[{seconds:6.0f}s] {name}: "
@@ -90,6 +97,9 @@ class Provisioner:
 
 
 last_run = {}  # {host: seconds until its provisioning finished}, of the last call
+# a guest whose sshd does not answer yet (just booted, the host's cores busy with the other
+# guests) is tried again this many times, this far apart, before its provisioning fails
+CONNECT_ATTEMPTS, CONNECT_RETRY_S = 6, 15
 
 
 def first_contact_ssh(topo, state, names):

@@ -13,6 +13,11 @@ from testbed.remote import console
 
 # ssh's own failure (no connection, the connection lost) and this module's time-out
 UNREACHED = (255, 124)
+# what ssh prints when it never reached the remote shell: the command did not start, so
+# running it again cannot run it twice (a guest under TCG that has just booted can be too
+# slow to send sshd's banner within ConnectTimeout)
+NOT_CONNECTED = ("during banner exchange", "kex_exchange_identification", "Connection refused",
+                 "Connection timed out", "Connection reset by peer", "No route to host")
 
 
 @dataclass
@@ -25,6 +30,11 @@ class Result:
     @property
     def ok(self):
         return self.rc == 0
+
+    @property
+    def never_connected(self):
+        """ssh failed before the remote command started (see NOT_CONNECTED)."""
+        return self.rc == 255 and any(text in self.stderr for text in NOT_CONNECTED)
 
 
 class SSH:
