@@ -382,3 +382,19 @@ def test_a_run_records_the_hash_of_the_code_that_measured_it(tmp_path):
     files = provenance.measured_files()
     assert "testbed/experiments/e1_transfer.py" in files and "robot/suites/e1_transfer_limits.robot" in files
     assert "testbed/results/verdict.py" not in files and not any(f.startswith("testbed/report/") for f in files)
+
+
+def test_a_reference_says_whether_it_is_judged_under_the_declared_protocol(tmp_path, paper):
+    first = make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63)), declared=3)
+    kept, _ = reference.save(first, root=tmp_path / "ref", paper_dir=paper, force=True)
+    assert reference.protocol_problems(kept) == ["ran 2 trials where e1 declares 3 at quick"]
+    later = make_run(tmp_path, losses=((0.3, 0.57),), declared=3)
+    kept, _ = reference.save(later, root=tmp_path / "ref", paper_dir=paper, add_trials=True)
+    assert reference.protocol_problems(kept) == []              # three trials, one provenance
+    legacy = make_run(tmp_path)
+    m = legacy.manifest()
+    del m["code"], m["trials_declared"]
+    results.write_json_atomic(legacy.manifest_path, m)
+    old, _ = reference.save(legacy, root=tmp_path / "old", paper_dir=paper, force=True)
+    assert reference.protocol_problems(old) == ["its manifest declares no trial count (ran 3)",
+                                                 "its manifest has no hash of the code that measured it"]

@@ -113,7 +113,7 @@ def _kept_line(ref):
     protocol = (" **Not judged under the declared protocol**: " + "; ".join(problems) + ". Its verdicts are the "
                 "record of that run, not a reproduction." if problems else
                 " Judged on the trials its experiment declares, from one run of the measurement code "
-                f"`{(m.get('code') or {}).get('measurement')}` (the project's own now).")
+                f"`{(m.get('code') or {}).get('measurement')}`, the project's current measurement code.")
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
             f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
             f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}{protocol}")

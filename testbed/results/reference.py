@@ -37,7 +37,6 @@ import json
 import re
 from pathlib import Path
 
-from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
@@ -120,23 +119,24 @@ def problems(run):
     return found
 
 
-def trial_count_problem(manifest):
-    """Why a run's trials are not the count its experiment declares at its scale, or ""."""
-    declared, ran = manifest.get("trials_declared"), manifest.get("trials") or 1
+def trial_count_problem(manifest, ran=None):
+    """Why a run's trials (`ran`, default the manifest's count) are not the count its
+    experiment declares at its scale, or ""."""
+    declared, ran = manifest.get("trials_declared"), ran or manifest.get("trials") or 1
     if declared is None:
         return f"its manifest declares no trial count (ran {ran})"
     return "" if ran == declared else (f"ran {ran} trial{'s' * (ran != 1)} where {manifest.get('suite')} declares "
                                        f"{declared} at {manifest.get('scale')}")
 
 
-def protocol_problems(ref, root=PROJECT_ROOT):
+def protocol_problems(ref):
     """Why a reference is not judged under the declared protocol ([] when it is): its trials
     from one declared run (or runs of one provenance), the declared count, the measurement
     code it was measured with, and whether that code is still the project's."""
     m, origin = ref.manifest(), ref.origin()
     found = []
-    miscounted = trial_count_problem(m)
-    if miscounted and not (origin.get("added") and m.get("trials_declared")):
+    miscounted = trial_count_problem(m, len({trial_of(r) for r in ref.metrics()}))
+    if miscounted:
         found.append(miscounted)
     others = [x["run"] for x in (origin.get("merged") or []) + (origin.get("added") or [])]
     if others and not origin.get("provenance_checked"):
@@ -145,9 +145,9 @@ def protocol_problems(ref, root=PROJECT_ROOT):
     code = provenance.field_of(m, "code.measurement")
     if not code:
         found.append("its manifest has no hash of the code that measured it")
-    elif Path(root) == PROJECT_ROOT and code != provenance.measurement_hash(root):
+    elif code != provenance.measurement_hash():
         found.append(f"measured with code {code}; the project's measurement code is now "
-                     f"{provenance.measurement_hash(root)}")
+                     f"{provenance.measurement_hash()}")
     return found
 
 
@@ -282,8 +282,8 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merg
                                                            f"judged on the declared trials; --force keeps it anyway)")
         found = found + [miscounted]
     replaced = older.origin().get("run") if older else None
-    origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found,
-              "provenance_checked": not (merge and older is not None and not older.origin().get("provenance_checked"))}
+    # merged or added runs are refused unless of the same provenance (`refuse_mixed` above)
+    origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found, "provenance_checked": True}
     if older is not None and not merge:
         keep_history(older, Path(root or REFERENCE_ROOT), run.label, why or "replaced", now)
     if merge and older:
