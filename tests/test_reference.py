@@ -398,3 +398,31 @@ def test_a_reference_says_whether_it_is_judged_under_the_declared_protocol(tmp_p
     old, _ = reference.save(legacy, root=tmp_path / "old", paper_dir=paper, force=True)
     assert reference.protocol_problems(old) == ["its manifest declares no trial count (ran 3)",
                                                  "its manifest has no hash of the code that measured it"]
+
+
+def test_a_reference_says_whether_its_measurement_code_is_the_projects(tmp_path, paper, monkeypatch):
+    from testbed.results import provenance
+    kept, _ = reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
+    code = kept.manifest()["code"]["measurement"]
+    assert reference.code_line(kept) == f"measurement code `{code}`, the project's current"
+    monkeypatch.setattr(provenance, "measurement_hash", lambda root=None: "0" * 16)
+    assert reference.code_line(kept).endswith(f"has changed since (`{'0' * 16}`): a fresh run measures it")
+    assert reference.protocol_problems(kept) == []     # a later change ages a reference, it does not void it
+
+
+def test_comparing_a_kept_reference_writes_its_report_outside_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(reference, "REFERENCE_ROOT", tmp_path / "ref")
+    monkeypatch.setattr(results, "RESULTS_ROOT", tmp_path / "results")
+    kept, _ = reference.save(make_run(tmp_path), root=tmp_path / "ref")
+    before = sorted(p.name for p in kept.path.iterdir())
+    for argv in (["compare", str(kept.path), "--against", "paper"], ["compare", str(kept.path), "--against",
+                                                                       "reference"]):
+        assert cli.main(argv) == 0
+    assert sorted(p.name for p in kept.path.iterdir()) == before      # reading a reference leaves it as it is
+    reports = tmp_path / "results" / "reports" / "e1-quick-default"
+    assert (reports / "compare.html").exists() and (reports / "compare-reference.html").exists()
+    assert "outside" in capsys.readouterr().out
+
+
+def test_a_value_on_the_edge_of_a_zero_width_interval_is_inside():
+    assert reference.within(6.4, 6.4 + 1e-15, 6.4 + 1e-15) and not reference.within(6.5, 6.4, 6.4)

@@ -112,8 +112,7 @@ def _kept_line(ref):
     problems = reference.protocol_problems(ref)
     protocol = (" **Not judged under the declared protocol**: " + "; ".join(problems) + ". Its verdicts are the "
                 "record of that run, not a reproduction." if problems else
-                " Judged on the trials its experiment declares, from one run of the measurement code "
-                f"`{(m.get('code') or {}).get('measurement')}`, the project's current measurement code.")
+                f" Judged on the trials its experiment declares, from one run; {reference.code_line(ref)}.")
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
             f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
             f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}{protocol}")
@@ -220,7 +219,7 @@ def verdicts_section(key="quick-default", root=None):
                                                  "mean [95% interval] (trial values)", "trials", "p (Holm)",
                                                  "verdict"], rows), ""]
     protocol = [[f"[{r.experiment}]({r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
-                 "; ".join(reference.protocol_problems(r)) or "declared trials, one run, the current measurement code"]
+                 "; ".join(reference.protocol_problems(r)) or f"declared trials, one run; {reference.code_line(r)}"]
                 for r in refs]
     lines += ["Where each row's trials come from (a reference not under the declared protocol is the record of "
               "that run, not a reproduction):", "", table(["experiment", "run", "protocol"], protocol)]

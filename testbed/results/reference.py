@@ -34,6 +34,7 @@ point and profile the reference's mean [95% interval] and the run's, and the dri
 (the run's mean over the reference's); and the two verdict tables side by side.
 """
 import json
+import math
 import re
 from pathlib import Path
 
@@ -131,8 +132,8 @@ def trial_count_problem(manifest, ran=None):
 
 def protocol_problems(ref):
     """Why a reference is not judged under the declared protocol ([] when it is): its trials
-    from one declared run (or runs of one provenance), the declared count, the measurement
-    code it was measured with, and whether that code is still the project's."""
+    from one declared run (or runs of one provenance), the declared count, and the hash of
+    the measurement code it was measured with."""
     m, origin = ref.manifest(), ref.origin()
     found = []
     miscounted = trial_count_problem(m, len({trial_of(r) for r in ref.metrics()}))
@@ -142,13 +143,18 @@ def protocol_problems(ref):
     if others and not origin.get("provenance_checked"):
         found.append(f"holds the records of {len(others) + 1} runs kept together without a check of their code "
                      f"and site")
-    code = provenance.field_of(m, "code.measurement")
-    if not code:
+    if not provenance.field_of(m, "code.measurement"):
         found.append("its manifest has no hash of the code that measured it")
-    elif code != provenance.measurement_hash():
-        found.append(f"measured with code {code}; the project's measurement code is now "
-                     f"{provenance.measurement_hash()}")
     return found
+
+
+def code_line(ref):
+    """Whether the reference was measured with the project's current measurement code."""
+    code, now = provenance.field_of(ref.manifest(), "code.measurement"), provenance.measurement_hash()
+    if not code:
+        return "measurement code unrecorded"
+    return (f"measurement code `{code}`, the project's current" if code == now else
+            f"measurement code `{code}`; the project's has changed since (`{now}`): a fresh run measures it")
 
 
 def keep_history(older, root, replaced_by, why, now):
@@ -409,10 +415,16 @@ def drift_rows(ref, run):
                     drift = f"{values[b] / values[a]:.2f}x"
                 if len(per[a]) > 1:
                     _mean, _median, lo, hi = intervals.interval(per[a])
-                    outside = "yes" if not lo <= values[b] <= hi else "no"
+                    outside = "no" if within(values[b], lo, hi) else "yes"
             out.append([metric, compare.format_params(dict(params)), profile, unit] + cells + [drift, outside])
     headers = ["metric", "parameters", "profile", "unit", "reference", "this run", "drift", "outside ref. interval"]
     return headers, out
+
+
+def within(value, lo, hi):
+    """`lo <= value <= hi`, an edge met within float rounding (a zero-width interval of trials
+    that all gave 6.4 holds a run's 6.4)."""
+    return lo <= value <= hi or math.isclose(value, lo, rel_tol=1e-9) or math.isclose(value, hi, rel_tol=1e-9)
 
 
 def _judged(v):
