@@ -52,19 +52,10 @@ def cmd_compare(args):
     runs = compare.check_runs(args.runs, results.resolve)
     if args.against == "reference":
         return _compare_with_references(runs, args.html)
-    html = args.html or _report_path(runs[-1], "compare.html" if len(runs) == 1 else f"compare-{len(runs)}-runs.html")
+    html = args.html or (runs[-1].path / ("compare.html" if len(runs) == 1 else
+                                          f"compare-{len(runs)}-runs.html"))
     _print_comparison(runs, against_paper=args.against == "paper", html=html)
     return 0
-
-
-def _report_path(run, name):
-    """Where a comparison's HTML report goes: the run's own folder, or for a kept reference
-    (a folder in git that reading it must leave as it is) results/reports/<experiment>-<key>/."""
-    from testbed.results import reference, runs as results
-    kept = reference.REFERENCE_ROOT.resolve()
-    if run.path.resolve().is_relative_to(kept):
-        return results.RESULTS_ROOT / "reports" / "-".join(run.path.resolve().relative_to(kept).parts) / name
-    return run.path / name
 
 
 def _compare_with_references(runs, html=None):
@@ -75,7 +66,7 @@ def _compare_with_references(runs, html=None):
     pairs = [(reference.for_run(run), run) for run in runs]  # every reference found before printing
     for i, (ref, run) in enumerate(pairs, 1):
         print(reference.render_drift(ref, run))
-        path = _report_path(run, "compare-reference.html")
+        path = run.path / "compare-reference.html"
         if html:
             path = Path(html) if len(pairs) == 1 else Path(html).with_name(f"{Path(html).stem}-{i}{Path(html).suffix}")
         path, pngs = compare.render_html([ref, run], path, compare.load_paper(), title=f"{run.label} against {ref.label}",

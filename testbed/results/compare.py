@@ -18,6 +18,7 @@ pass them from the registry (`figure_makers`, `table_makers`: {suite: callable})
 without them there are only the table and the line plots.
 """
 import html
+import json
 import math
 import statistics
 import sys
@@ -28,7 +29,7 @@ from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader, load_yaml
-from testbed.results import intervals, verdict
+from testbed.results import intervals, runs as run_folders, verdict
 
 PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
@@ -302,9 +303,26 @@ def plots(runs, outdir, axes=None, figure_makers=None):
     return written + experiment_figures(runs, outdir, figure_makers)
 
 
+def report_path(path):
+    """Where an HTML report asked for at `path` goes: there, unless that is inside a kept
+    reference (a folder in git whose manifest names the run it was kept from), which reading
+    must leave as it is: then results/reports/<experiment>-<key>/ under the same name."""
+    path = Path(path)
+    try:
+        manifest = json.loads((path.parent / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return path
+    if not isinstance(manifest, dict) or not manifest.get("reference"):
+        return path
+    return run_folders.RESULTS_ROOT / "reports" / f"{manifest.get('suite')}-{path.parent.name}" / path.name
+
+
 def render_html(runs, path, figures=None, title="testbed comparison", axes=None, figure_makers=None,
                 table_makers=None):
-    path = Path(path)
+    """The HTML report of `runs` (tables, plots, verdicts) written at `report_path(path)`;
+    returns (the path written, [PNGs])."""
+    path = report_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     pngs = plots(runs, path.parent / (path.stem + "-plots"), axes, figure_makers)
     headers, rows, legend = table(runs, figures)
     esc = html.escape
