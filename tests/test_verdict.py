@@ -357,3 +357,11 @@ def test_a_claim_row_skips_what_cannot_fail_and_fails_a_contradiction_or_a_faile
         claim_row(v.evaluate(claim(), losses([(0.6, 0.3), (0.6, 0.33), (0.6, 0.27)])))
     with pytest.raises(AssertionError, match="fails"):
         claim_row(v.evaluate(claim("= 0.2", kind="check", ratio=False), [rec("e1.achieved_over_expected", 0.3)]))
+
+
+def test_holm_over_verdicts_already_corrected_is_the_same_correction():
+    edge = losses([(0.3, 0.3 * x) for x in (1.5, 1.9, 1.7)])
+    once = v.evaluate_all([claim(id=f"c{i}") for i in range(4)], edge)
+    twice = v.holm(once)
+    assert [(x.verdict, x.p_holm) for x in twice] == [(x.verdict, x.p_holm) for x in once]
+    assert [x.why.count("Holm") for x in twice] == [x.why.count("Holm") for x in once]

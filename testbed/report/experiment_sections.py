@@ -190,7 +190,8 @@ def verdicts_section(key="quick-default", root=None):
         if (path / "manifest.json").exists():
             ref = reference.Reference(path)
             refs.append(ref)
-            pairs += [(ref, v) for v in verdict.evaluate_all(verdict.load_file(exp.paper_path), ref.metrics())]
+            records = ref.metrics()   # judged raw here: Holm's correction is over the whole table, once
+            pairs += [(ref, verdict.evaluate(c, records)) for c in verdict.load_file(exp.paper_path)]
     if not pairs:
         return f"No references kept at `{key}` yet."
     corrected = verdict.holm([v for _ref, v in pairs])

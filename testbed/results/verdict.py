@@ -9,9 +9,9 @@ before any run is judged by it:
       where: "seed 004, section 4.5"
       value: {metric: e5.negotiation_wan_over_lan}
       expect: "> 1"               # the paper's side
-      paper: 38.4                 # the paper's own effect size, where it gives one
+      paper: 11.5                 # the paper's own effect size, where it gives one
       band: "x2"                  # declared beforehand: a factor either way, or +- tol
-      derived: "1153 s / 30 s"    # how `paper` follows from the seed's figures
+      derived: "1153 s x 0.3 / 30 s"   # how `paper` follows from the seed's figures
       reach: {value: ..., expect: "> 1", resource: "...", plan: "..."}
 
 Kinds:
@@ -293,6 +293,7 @@ class Verdict:
     p: float | None = None           # the one-sided t test's p (claims, two trials or more)
     p_holm: float | None = None      # p after Holm's step-down over the table's claims
     raw: str = ""                    # the verdict before Holm's correction
+    raw_why: str = ""                # `why` before Holm's correction (set by `holm`)
 
     @property
     def judged(self):
@@ -415,12 +416,13 @@ def holm(verdicts):
         if id(v) not in adjusted:
             out.append(replace(v, verdict=v.raw or v.verdict, p_holm=None))
             continue
-        p_holm, verdict, why = adjusted[id(v)], v.raw, v.why
+        before = v.raw_why if v.p_holm is not None else v.why
+        p_holm, verdict, why = adjusted[id(v)], v.raw, before
         if v.raw in (REPRODUCED, DIRECTION_ONLY) and p_holm >= ALPHA:
             verdict = INCONCLUSIVE
-            why = "; ".join(x for x in (v.why, f"on the paper's side alone, but not after Holm's correction over "
-                                               f"{m} claims (adjusted p {p_holm:.3g})") if x)
-        out.append(replace(v, verdict=verdict, p_holm=p_holm, why=why))
+            why = "; ".join(x for x in (before, f"on the paper's side alone, but not after Holm's correction over "
+                                                f"{m} claims (adjusted p {p_holm:.3g})") if x)
+        out.append(replace(v, verdict=verdict, p_holm=p_holm, why=why, raw_why=before))
     return out
 
 
