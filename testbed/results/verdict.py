@@ -76,7 +76,7 @@ class Expectation:
     tol: float = 0.0   # for "~": the absolute half-width
 
     @classmethod
-    def parse(cls, text, error, field_name="expect"):
+    def parse(cls, text, error):
         m = EXPECT.match(str(text))
         try:
             if m and m.group("op"):
@@ -86,7 +86,7 @@ class Expectation:
                 return cls(str(text).strip(), "~", c, abs(c) * tol / 100 if m.group("pct") else tol)
         except ValueError:
             pass
-        raise error(field_name, f"{text!r} is not '> x', '< x', '= x' or '~ x +- tol' (tol a number or N%)")
+        raise error("expect", f"{text!r} is not '> x', '< x', '= x' or '~ x +- tol' (tol a number or N%)")
 
     def holds(self, value):
         """Whether one value is on the expected side (for `=`: equal within 1e-6 relative)."""
@@ -285,7 +285,6 @@ class Verdict:
     values: tuple
     verdict: str
     mean: float | None = None
-    median: float | None = None
     lo: float | None = None
     hi: float | None = None
     more_trials: int | None = None   # for inconclusive: trials the observed spread would need
@@ -349,15 +348,14 @@ def trials_needed(values, expect):
 def _check(claim, values):
     """A check holds when every trial's value meets `expect`."""
     off = [f"trial {i} gave {x:.6g}" for i, x in enumerate(values, 1) if not claim.expect.holds(x)]
-    mean = statistics.fmean(values)
-    return Verdict(claim, values, FAILS if off else HOLDS, mean, statistics.median(values),
-                   why="; ".join(off), raw=FAILS if off else HOLDS)
+    return Verdict(claim, values, FAILS if off else HOLDS, statistics.fmean(values), why="; ".join(off),
+                   raw=FAILS if off else HOLDS)
 
 
-def _out_of_reach(claim, records):
-    """The one-line reason `claim` is out of reach in these records, or None when it is in reach
-    (or its reach condition was not measured: said in the verdict instead)."""
-    found = claim.reach.value.by_trial(records)
+def _out_of_reach(claim, found):
+    """The one-line reason `claim` is out of reach given its reach expression's value in each
+    trial ({trial: value}), or None when it is in reach (or was not measured: said in the
+    verdict instead)."""
     missed = {t: x for t, x in sorted(found.items()) if not claim.reach.expect.holds(x)}
     if not missed:
         return None
@@ -373,23 +371,23 @@ def evaluate(claim, records):
         return Verdict(claim, values, NO_DATA, raw=NO_DATA)
     if claim.kind == CHECK:
         return _check(claim, values)
-    mean, median, lo, hi = interval(values)
+    mean, _median, lo, hi = interval(values)
     n = len(values)
-    if claim.reach is not None:
-        why = _out_of_reach(claim, records)
+    reached = claim.reach.value.by_trial(records) if claim.reach is not None else None
+    if reached:
+        why = _out_of_reach(claim, reached)
         if why:
-            return Verdict(claim, values, OUT_OF_REACH, mean, median, why=why, raw=OUT_OF_REACH)
-    unmeasured = "its reach condition was not measured" if claim.reach is not None and \
-        not claim.reach.value.by_trial(records) else ""
+            return Verdict(claim, values, OUT_OF_REACH, mean, why=why, raw=OUT_OF_REACH)
+    unmeasured = "its reach condition was not measured" if reached == {} else ""
     if n < 2:
         side = claim.expect.side(mean, mean)
         leaning = {REPRODUCED: "on the paper's side", CONTRADICTED: "against the paper"}.get(side, "at the edge")
         why = "; ".join(x for x in (f"one trial has no interval; its value is {leaning}", unmeasured) if x)
-        return Verdict(claim, values, INCONCLUSIVE, mean, median, why=why, raw=INCONCLUSIVE)
+        return Verdict(claim, values, INCONCLUSIVE, mean, why=why, raw=INCONCLUSIVE)
     if len(set(values)) == 1:
         why = ("every trial gave the same value: a count the configuration fixes, not a measurement "
                "with a spread (a check, not a reproduction)")
-        return Verdict(claim, values, INCONCLUSIVE, mean, median, why=why, raw=INCONCLUSIVE)
+        return Verdict(claim, values, INCONCLUSIVE, mean, why=why, raw=INCONCLUSIVE)
     verdict, why = claim.expect.side(lo, hi), unmeasured
     if verdict == REPRODUCED and unmeasured:
         verdict = INCONCLUSIVE
@@ -398,8 +396,7 @@ def evaluate(claim, records):
         why = (f"the size is outside the band [{claim.band.lo:.3g}, {claim.band.hi:.3g}]: "
                f"mean / paper = {mean / claim.paper:.3g}" if claim.paper else "the size is outside the band")
     more = trials_needed(values, claim.expect) if verdict == INCONCLUSIVE else None
-    return Verdict(claim, values, verdict, mean, median, lo, hi, more, why, claim.expect.p_value(values),
-                   raw=verdict)
+    return Verdict(claim, values, verdict, mean, lo, hi, more, why, claim.expect.p_value(values), raw=verdict)
 
 
 def holm(verdicts):
