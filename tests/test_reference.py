@@ -31,7 +31,7 @@ def make_run(tmp_path, losses=((0.3, 0.6), (0.3, 0.63), (0.3, 0.57)), suite="e1"
         for k, p in enumerate(profiles):
             rec.record("e1.efficiency_lost", at0 * (k + 1), "ratio", rtt_ms=0, profile=p)
             rec.record("e1.efficiency_lost", at80 * (k + 1), "ratio", rtt_ms=80, profile=p)
-    run.update(trials=len(losses), trials_declared=declared or max(1, len(losses)))
+    run.update(trials=max(1, len(losses)), trials_declared=declared or max(1, len(losses)))
     if status != "running":
         run.finish(status)
     return run

@@ -7,11 +7,11 @@ RSS of a worker's condor_startd processes at a step; the largest such value, the
 favourable) or, before any run has, from the constant E5_STARTD_MB; every refusal says which.
 The startds themselves are a config fragment (e5_config.use_startds, rendered from
 provision/templates/e5/startds.conf.j2) installed on every worker at once and removed after."""
-import json
 from pathlib import Path
 
 from testbed.experiments.e5_config import dedicated_ccb_hosts
 from testbed.model.constants import MEM_AVAILABLE_CMD
+from testbed.model.errors import TestbedError
 from testbed.model.startd_memory import StartdMemory
 from testbed.results.runs import RESULTS_ROOT, Run
 from testbed.services.gateway import Daemons
@@ -29,13 +29,13 @@ def measured_startd_memory(root=None, suite="e5", exclude=None):
     for manifest in sorted(root.glob("*/manifest.json"), reverse=True):
         if exclude is not None and manifest.parent.resolve() == Path(exclude).resolve():
             continue
-        try:
-            if json.loads(manifest.read_text()).get("suite") != suite:
+        try:  # a damaged folder of another run is not this run's concern
+            run = Run(manifest.parent)
+            if run.manifest().get("suite") != suite:
                 continue
-        except (OSError, json.JSONDecodeError):
+            values = [float(r["value"]) for r in run.metrics() if r["name"] == RSS_METRIC and r["value"] > 0]
+        except (OSError, TestbedError):
             continue
-        values = [float(r["value"]) for r in Run(manifest.parent).metrics()
-                  if r.get("name") == RSS_METRIC and float(r.get("value", 0)) > 0]
         if values:
             return StartdMemory(round(max(values), 1), f"measured in run {manifest.parent.name}, its largest "
                                                        f"mean RSS of a worker's condor_startd processes")

@@ -106,6 +106,59 @@ def validate_metric(name, value, unit, params):
             raise ConfigError("metrics.jsonl", f"{name}.{key}", "parameters are scalars")
 
 
+def check_record(rec, where):
+    """ConfigError naming `where` (file:line) unless `rec` is a metric record as `Run.record`
+    writes it: a metric name, a finite number, a unit, scalar parameters (a trial >= 1)."""
+    if not isinstance(rec, dict):
+        raise ConfigError(where, "", f"a record is a JSON object, not {type(rec).__name__}")
+    missing = [k for k in ("name", "value") if k not in rec]
+    if missing:
+        raise ConfigError(where, "", f"the record has no {' or '.join(missing)}")
+    rec.setdefault("unit", "")
+    rec.setdefault("params", {})
+    if not isinstance(rec["params"], dict):
+        raise ConfigError(where, "params", f"must be an object, not {type(rec['params']).__name__}")
+    try:
+        validate_metric(rec["name"], rec["value"], rec["unit"], rec["params"])
+    except ConfigError as exc:
+        raise ConfigError(where, exc.field, exc.problem) from None
+    trial = rec["params"].get("trial", 1)
+    if isinstance(trial, bool) or not isinstance(trial, int) or trial < 1:
+        raise ConfigError(where, f"{rec['name']}.trial", f"must be a whole number >= 1, not {trial!r}")
+
+
+# The manifest fields readers rely on, and their types; any may be absent (a manifest of an
+# older version, a run killed before it was closed), none may have another type
+MANIFEST_TYPES = {"suite": str, "profiles": list, "scale": str, "parameters": dict,
+                  "experiment_parameters": dict, "topology": (dict, str), "profile_contents": dict,
+                  "accel": str, "git_revision": str, "code": dict, "host": dict, "versions": dict,
+                  "start": str, "end": (str, type(None)), "status": str, "trials": int, "trial": int,
+                  "trials_declared": int, "selection": list, "disks": dict, "quiet": dict,
+                  "placement": dict, "scale_model": dict, "kept_from": str}
+
+
+def check_manifest(data, path):
+    """ConfigError naming the manifest and the field unless `data` has the types
+    MANIFEST_TYPES gives, a known status and trial counts >= 1."""
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", f"a manifest is a JSON object, not {type(data).__name__}")
+    for key, kind in MANIFEST_TYPES.items():
+        if key not in data:
+            continue
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise ConfigError(path, key, f"must be {names.replace('NoneType', 'null')}, "
+                                         f"not {type(value).__name__} {value!r:.40}")
+    if "status" in data and data["status"] not in STATUSES:
+        raise ConfigError(path, "status", f"{data['status']!r} is not one of {', '.join(STATUSES)}")
+    for key in ("trials", "trial", "trials_declared"):
+        if key in data and data[key] < 1:
+            raise ConfigError(path, key, f"must be >= 1, not {data[key]}")
+    if any(not isinstance(p, str) for p in data.get("profiles", [])):
+        raise ConfigError(path, "profiles", "must be a list of profile names")
+
+
 def write_synced(path, text):
     """Write `text` to `path` and sync it to disk (mode 0644)."""
     with open(path, "w") as fh:
@@ -194,12 +247,16 @@ class Run:
         return run
 
     def manifest(self):
+        """The manifest, its fields' types checked (check_manifest): a ConfigError naming the
+        field when one is wrong. Fields a manifest of an older version lacks stay absent."""
         try:
-            return json.loads(self.manifest_path.read_text())
+            data = json.loads(self.manifest_path.read_text())
         except FileNotFoundError:
             raise ConfigError(self.path, "manifest.json", "not a results folder (no manifest)") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError(self.manifest_path, "", f"invalid JSON: {exc.msg}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(self.manifest_path, "", f"invalid JSON: {getattr(exc, 'msg', exc)}") from None
+        check_manifest(data, self.manifest_path)
+        return data
 
     def update(self, **fields):
         data = self.manifest()
@@ -236,19 +293,31 @@ class Run:
         return path
 
     def metrics(self):
-        """Every complete record (a torn last line from a crash is skipped)."""
+        """Every record, each checked (check_record): a damaged line is a ConfigError naming
+        file:line and what is wrong, except a last line cut short (a crash while appending),
+        which is skipped with a warning on stderr."""
         out = []
         if not self.metrics_path.exists():
             return out
-        for line in self.metrics_path.read_text().splitlines():
-            line = line.strip()
-            if not line:
+        try:
+            text = self.metrics_path.read_text()
+        except UnicodeDecodeError:
+            raise ConfigError(self.metrics_path, "", "not UTF-8 text") from None
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
                 continue
+            where = f"{self.metrics_path}:{number}"
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if self.trial is None or rec.get("params", {}).get("trial", 1) == self.trial:
+            except json.JSONDecodeError as exc:
+                if number == len(lines) and not text.endswith("\n"):
+                    print(f"testbed: {where}: the last line is cut short (a run stopped while writing it); "
+                          f"skipped", file=sys.stderr)
+                    continue
+                raise ConfigError(where, "", f"not a JSON record: {exc.msg}") from None
+            check_record(rec, where)
+            if self.trial is None or rec["params"].get("trial", 1) == self.trial:
                 out.append(rec)
         return out
 
@@ -257,14 +326,23 @@ class Run:
         return self.path.name
 
 
+def _suite_of(manifest_path):
+    """The suite a manifest names, or None when it cannot be read (said on stderr): one
+    damaged folder does not hide the others from `latest-<suite>`."""
+    try:
+        return Run(manifest_path.parent).manifest().get("suite")
+    except (OSError, TestbedError) as exc:
+        print(f"testbed: skipped {manifest_path.parent.name}: {exc}", file=sys.stderr)
+        return None
+
+
 def resolve(ref, root=None):
     """A run given as a path, a folder name under results/, or `latest[-suite]`."""
     root = Path(root or RESULTS_ROOT)
     text = str(ref)
     if text.startswith("latest"):
         suite = text[len("latest-"):] if text.startswith("latest-") else None
-        runs = sorted(p for p in root.glob("*/manifest.json")
-                      if suite is None or json.loads(p.read_text()).get("suite") == suite)
+        runs = sorted(p for p in root.glob("*/manifest.json") if suite is None or _suite_of(p) == suite)
         if not runs:
             raise ConfigError(root, ref, "no runs found")
         return Run(runs[-1].parent)
