@@ -91,3 +91,40 @@ def test_every_profile_is_a_robot_variable_file():
     for path in sorted((PROJECT_ROOT / "profiles").glob("*.yaml")):
         names = {name for name, _ in YamlImporter().import_variables(str(path))}
         assert {"name", "roles"} <= names, path
+
+
+@pytest.mark.parametrize("key, value, what", [
+    ("USER_JOB_WRAPPER", "/tmp/w.sh", "runs_commands"),
+    ("STARTD_CRON_PROBE_EXECUTABLE", "/tmp/p.sh", "runs_commands"),
+    ("SCHEDD", "/tmp/schedd", "runs_commands"),
+    ("STARTD.STARTER", "/tmp/starter", "runs_commands"),
+    ("STARTER_JOB_HOOK_KEYWORD", "X", "runs_commands"),
+    ("FILETRANSFER_PLUGINS", "/tmp/p.py", "runs_commands"),
+    ("SEC_DEFAULT_ENCRYPTION", "OPTIONAL", "weakens_encryption"),
+])
+def test_a_profile_that_runs_commands_or_weakens_encryption_must_declare_it(tmp_path, key, value, what):
+    roles = {"worker": {"condor": {key: value}}}
+    path = write(tmp_path, "bad", {"name": "bad", "roles": roles})
+    with pytest.raises(ConfigError) as err:
+        profiles.load(path)
+    assert str(err.value).startswith(f"{path}: roles.worker.condor.{key}: ")
+    assert f"declares: {{{what}: <reason>}}" in str(err.value) and "\n" not in str(err.value)
+    write(tmp_path, "ok", {"name": "ok", "roles": roles, "declares": {what: "a test of the declaration"}})
+    assert profiles.load(tmp_path / "ok.yaml").declares == {what: "a test of the declaration"}
+
+
+def test_a_declaration_is_inherited_kept_in_the_manifest_and_needs_a_reason(tmp_path):
+    child = profiles.load("table4-default")           # extends transfer-plain, which declares
+    assert "weakens_encryption" in child.declares and child.as_dict()["declares"] == child.declares
+    from testbed.model import scaled_profiles
+    assert scaled_profiles.scaled(child, 0.01).declares == child.declares
+    for declares, problem in (({"weakens_encryption": ""}, "needs a one-line reason"),
+                              ({"anything": "x"}, "unknown key")):
+        path = write(tmp_path, "p", {"name": "p", "declares": declares})
+        with pytest.raises(ConfigError, match=problem):
+            profiles.load(path)
+
+
+def test_ccb_address_belongs_to_the_topology():
+    with pytest.raises(ConfigError, match="owned by the topology"):
+        profiles._check_condor_security(profiles.Reader({}, "p.yaml"), "CCB_ADDRESS", "evil:9618")

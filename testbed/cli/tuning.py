@@ -10,6 +10,8 @@ def cmd_profile_show(args):
         print("extends: " + " <- ".join(prof.chain))
     if prof.reference:
         print(f"reference: {prof.reference}")
+    for what, why in sorted(prof.declares.items()):
+        print(f"declares {what}: {why}")
     print(tables.render(["role", "section", "key", "value"], profiles.flatten(prof)))
     from testbed.model import links
     for link in links.parse_links(prof.wan, prof.source, "wan"):
@@ -20,6 +22,8 @@ def cmd_profile_show(args):
 def cmd_profile_diff(args):
     from testbed.model import profiles, tables
     a, b = _profile(args.a), _profile(args.b)
+    for what in sorted(set(a.declares) | set(b.declares)):  # what one runs that the other does not
+        print(f"declares {what}: {a.name}: {a.declares.get(what, '-')}; {b.name}: {b.declares.get(what, '-')}")
     rows = profiles.diff(a, b)
     if not rows:
         print(f"profiles {a.name} and {b.name} set the same values")

@@ -28,7 +28,7 @@ CONDOR_FORBIDDEN = {"ALLOW_WRITE", "ALLOW_ADMINISTRATOR", "ALLOW_DAEMON", "SEC_P
                     "COLLECTOR_HOST", "UID_DOMAIN", "TRUST_UID_DOMAIN", "NETWORK_INTERFACE",
                     "ENABLE_RUNTIME_CONFIG", "ENABLE_PERSISTENT_CONFIG", "LOCAL_CONFIG_FILE",
                     "LOCAL_CONFIG_DIR", "REQUIRE_LOCAL_CONFIG_FILE", "QUEUE_SUPER_USERS",
-                    "QUEUE_ALL_USERS_TRUSTED", "CERTIFICATE_MAPFILE"}
+                    "QUEUE_ALL_USERS_TRUSTED", "CERTIFICATE_MAPFILE", "CCB_ADDRESS"}
 # Security-weakening knob names, with or without a SUBSYS./LOCALNAME. prefix: (pattern, problem).
 _PREFIX = r"(?:[A-Z0-9_]+\.)*"
 CONDOR_SECURITY_KNOBS = [
@@ -45,6 +45,17 @@ SEC_PROTECTION = re.compile(r"SEC_[A-Z_]+_(ENCRYPTION|INTEGRITY)")
 # transfer-plain's exception (see profiles/transfer-plain.yaml): authentication stays
 # REQUIRED, but both ends of a file transfer may agree on no encryption/integrity.
 SEC_OPTIONAL_ALLOWED = {"SEC_DEFAULT_ENCRYPTION", "SEC_DEFAULT_INTEGRITY"}
+# What a profile must declare (`declares: {WHAT: why}`) before it may set such knobs: the
+# declaration is shown by `profile show`/`profile diff` and kept in every run's manifest.
+# Knobs that name a program HTCondor runs as root in the guests: daemon binaries, wrappers,
+# hooks, cron jobs, plugins and the folders binaries come from.
+_DAEMONS = ("MASTER|SCHEDD|STARTD|STARTER|SHADOW|COLLECTOR|NEGOTIATOR|SHARED_PORT|CREDD|HAD|"
+            "REPLICATION|PROCD|KBDD|GRIDMANAGER|JOB_ROUTER|DEFRAG|ROOSTER|TRANSFERD|CKPT_SERVER")
+RUNS_COMMANDS = re.compile(_PREFIX + r"((" + _DAEMONS + r")|.*_EXECUTABLE|.*JOB_WRAPPER|.*_HOOK_.*|.*HOOK_KEYWORD"
+                           r"|.*_CRON_.*|.*_PLUGINS?|.*_GAHP|MAIL|PREEN|SBIN|BIN|LIBEXEC|RELEASE_DIR"
+                           r"|DOCKER|SINGULARITY|APPTAINER|.*_PROXY_PROGRAM|.*_SCRIPT)")
+DECLARATIONS = {"runs_commands": "sets knobs that name a program HTCondor runs as root",
+                "weakens_encryption": "lets daemons agree on no encryption or integrity check"}
 
 
 @dataclass
@@ -57,6 +68,7 @@ class Profile:
     roles: dict = field(default_factory=dict)  # role -> section -> key -> value
     wan: list = field(default_factory=list)
     derived: dict = field(default_factory=dict)  # a scaled profile's {base, k} (scaled_profiles.py)
+    declares: dict = field(default_factory=dict)  # DECLARATIONS it makes: {what: why}, with its bases'
 
     @property
     def spec(self):
@@ -77,7 +89,7 @@ class Profile:
     def as_dict(self):
         out = {"name": self.name, "description": self.description, "reference": self.reference,
                "extends_chain": list(self.chain), "roles": copy.deepcopy(self.roles),
-               "wan": copy.deepcopy(self.wan)}
+               "wan": copy.deepcopy(self.wan), "declares": dict(self.declares)}
         if self.derived:
             out["derived"] = dict(self.derived, spec=self.spec)
         return out
@@ -201,7 +213,7 @@ def load(name_or_path, _seen=()):
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ConfigError(path, "", f"no such profile (known: {known})")
     r = Reader(load_yaml(path), path)
-    r.only({"name", "description", "reference", "extends", "roles", "wan"})
+    r.only({"name", "description", "reference", "extends", "roles", "wan", "declares"})
     name = r.str("name", path.stem)
     if not PROFILE_NAME.fullmatch(name):
         raise r.error("name", f"must be letters, digits, '.', '_' or '-' (it is written into "
@@ -213,14 +225,53 @@ def load(name_or_path, _seen=()):
     if wan:
         from testbed.model.links import parse_links
         parse_links(wan, path, "wan")
+    declares = _parse_declarations(r)
     chain = [name]
     if "extends" in r.data:
         parent = load(r.str("extends"), _seen + (name,))
         roles = _merge(parent.roles, roles)
         wan = wan or parent.wan
         chain += parent.chain
+        declares = {**parent.declares, **declares}
+    _check_declared(r, roles, declares)
     return Profile(name=name, source=path, description=r.data.get("description", ""),
-                   reference=r.data.get("reference", ""), chain=chain, roles=roles, wan=wan)
+                   reference=r.data.get("reference", ""), chain=chain, roles=roles, wan=wan,
+                   declares=declares)
+
+
+def _parse_declarations(reader):
+    """{what: why} of the profile's `declares:`: each a DECLARATIONS key with a one-line reason."""
+    if "declares" not in reader.data:
+        return {}
+    d = reader.sub("declares")
+    d.only(set(DECLARATIONS))
+    out = {}
+    for what, why in d.data.items():
+        if not isinstance(why, str) or not why.strip() or _unsafe_text(why):
+            raise d.error(what, "needs a one-line reason (why the profile needs it)")
+        out[str(what)] = why.strip()
+    return out
+
+
+def needed_declarations(roles):
+    """{what: first (role, key) that needs it} for the profile's merged HTCondor knobs."""
+    needs = {}
+    for role in sorted(roles, key=PROFILE_ROLES.index):
+        for key, value in sorted(roles[role].get("condor", {}).items()):
+            upper = key.upper()
+            if RUNS_COMMANDS.fullmatch(upper):
+                needs.setdefault("runs_commands", (role, key))
+            if SEC_PROTECTION.fullmatch(upper) and str(value).strip().upper() == "OPTIONAL":
+                needs.setdefault("weakens_encryption", (role, key))
+    return needs
+
+
+def _check_declared(reader, roles, declares):
+    for what, (role, key) in needed_declarations(roles).items():
+        if what not in declares:
+            raise reader.error(f"roles.{role}.condor.{key}",
+                               f"{DECLARATIONS[what]}; the profile must say so and why "
+                               f"(declares: {{{what}: <reason>}})")
 
 
 def diff(a, b):

@@ -144,7 +144,8 @@ def scaled(profile, k):
         name=name, source=profile.source,
         description=f"{profile.description} Socket buffer limits x k = {k:g} (scale model, docs/scaling.md).",
         reference=f"{profile.reference}; scaled by k = {k:g}", chain=[name] + list(profile.chain),
-        roles=roles, wan=scale_links(profile.wan, k), derived={"base": profile.name, "k": k})
+        roles=roles, wan=scale_links(profile.wan, k), derived={"base": profile.name, "k": k},
+        declares=dict(profile.declares))
 
 
 def load_spec(text):

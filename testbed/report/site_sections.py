@@ -74,6 +74,8 @@ def profiles_section():
             facts.append(f"Extends: {' <- '.join(f'`{n}`' for n in prof.chain[1:])}.")
         if prof.reference:
             facts.append(f"Source: {prof.reference}.")
+        facts += [f"**Declares `{what}`** ({profiles.DECLARATIONS[what]}): {why}."
+                  for what, why in sorted(prof.declares.items())]
         parts += [" ".join(facts), ""]
         why = _leading_comment(prof.source)
         if why:
