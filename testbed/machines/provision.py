@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from testbed import PROJECT_ROOT
 from testbed.model.state import TestbedState
 from testbed.model.errors import TestbedError
-from testbed.remote.ssh import SSH
+from testbed.remote.ssh import SSH, forget_host_key
 
 
 def provision(topo, profile, hosts=None, ssh=None, accelerator=None, bundles=None):
@@ -69,6 +69,8 @@ class Provisioner:
 
     def _one(self, name):
         ssh = self.ssh or first_contact_ssh(self.topo, self.state, [name])
+        if not self.topo.hosts[name].existing:
+            forget_host_key(self.state, self.topo, name)  # provisioning pins the key the guest has now
         for attempt in range(1, CONNECT_ATTEMPTS + 1):
             result = ssh.run(name, self.command_for(name), False, self.bundles[name].read_bytes())
             if not result.never_connected or attempt == CONNECT_ATTEMPTS:

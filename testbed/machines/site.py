@@ -20,7 +20,7 @@ from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console
 from testbed.remote.profile_record import record_profile
-from testbed.remote.ssh import SSH
+from testbed.remote.ssh import SSH, guest_known_hosts
 
 ACTIVE = "active-topology"
 BRINGUP_RECORD = "bringup.json"
@@ -351,6 +351,7 @@ def down(topo, echo=print):
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()
     box_choice.forget(topo)
+    guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
     return _down_result(topo, left, started)
 
 

@@ -1,8 +1,10 @@
 """Run commands on the testbed's hosts over SSH: a VM on the site network with the
-per-testbed key as `vagrant`; an existing host (topology `existing:`) at its own address
-as its own user with its own key, its host key remembered on first contact."""
+per-testbed key as `vagrant`, its host key pinned when it is provisioned and checked on
+every connection; an existing host (topology `existing:`) at its own address as its own
+user with its own key, its host key remembered on first contact."""
 import shlex
 import subprocess
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -18,6 +20,31 @@ UNREACHED = (255, 124)
 # slow to send sshd's banner within ConnectTimeout)
 NOT_CONNECTED = ("during banner exchange", "kex_exchange_identification", "Connection refused",
                  "Connection timed out", "Connection reset by peer", "No route to host")
+
+# what ssh prints when the host key differs from the one pinned
+KEY_CHANGED = ("REMOTE HOST IDENTIFICATION HAS CHANGED", "Host key verification failed")
+_pins = threading.Lock()
+
+
+def guest_known_hosts(state):
+    """The pinned host keys of a testbed's VMs, one line per VM under its alias."""
+    return state.dir / "ssh" / "guest_known_hosts"
+
+
+def key_alias(topo, host):
+    """The name a VM's host key is pinned under, whichever address reaches it."""
+    return f"{topo.name}-{host}"
+
+
+def forget_host_key(state, topo, host):
+    """Drop a VM's pinned key, so that its next connection pins the key the guest has now:
+    provisioning does this (a VM created again, by `up` or by plain Vagrant, has a new key
+    from its first boot)."""
+    path, alias = guest_known_hosts(state), key_alias(topo, host)
+    with _pins:
+        if path.exists():
+            path.write_text("".join(l for l in path.read_text().splitlines(keepends=True)
+                                    if l.split(" ", 1)[0] != alias))
 
 
 @dataclass
@@ -72,7 +99,10 @@ class SSH:
         else:
             ip = self.addresses.get(host) or self.topo.hosts[host].site_ip
             opts = [a for k in [self.state.ssh_key, *self.extra_keys] for a in ("-i", str(k))]
-            opts += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+            # the key of the guest's first connection after provisioning forgot the old one
+            # is pinned; any other key is refused (run() names the VM)
+            opts += ["-o", "StrictHostKeyChecking=accept-new", "-o", f"UserKnownHostsFile={guest_known_hosts(self.state)}",
+                     "-o", f"HostKeyAlias={key_alias(self.topo, host)}"]
             if host in self.addresses and self.proxies.get(host):
                 opts += ["-o", f"ProxyCommand={self.proxies[host]}"]
             target = f"vagrant@{ip}"
@@ -105,6 +135,10 @@ class SSH:
         result = self._run(host, command, input_bytes, timeout)
         if result.rc in UNREACHED:
             self.check_alive(host)
+        if result.rc == 255 and not self.existing(host) and any(t in result.stderr for t in KEY_CHANGED):
+            raise RemoteError(f"{host}: its SSH host key is not the one pinned when it was provisioned "
+                              f"({guest_known_hosts(self.state)}, {key_alias(self.topo, host)}); if the VM was created "
+                              f"again outside the testbed, `testbed -t {self.topo.name} provision {host}` pins its new key")
         if check and not result.ok:
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
             raise RemoteError(f"{host}: `{command[:80]}` failed (rc {result.rc}): "
