@@ -11,6 +11,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from testbed.experiments import registry, runner as suites, session
+from testbed.remote import repair_record
 from testbed.model import scaled_profiles, topology
 
 
@@ -79,7 +80,10 @@ class TestbedLibrary:
     def start_experiment(self, suite):
         """Open the run's results folder (the one `testbed run` made, or a new one)
         and write the guests' software versions (and each existing host's hardware and
-        OS) into its manifest."""
+        OS) into its manifest. Refused on a site an earlier teardown could not restore."""
+        problem = repair_record.refusal(self.topo, self.state)
+        if problem:
+            raise AssertionError(problem)
         if self.context:
             self.run = self.context.open_run()
         else:
@@ -92,6 +96,18 @@ class TestbedLibrary:
             self.run.update(existing_hosts=hosts)
         logger.console(f"  results: {self.run.path}")
         return str(self.run.path)
+
+    @keyword
+    def restore_step(self, name, *args):
+        """One restore step of a suite's teardown (`Restore Step    Clear WAN`). A step that fails
+        is recorded (remote/repair_record.py: the next run refuses until the site is brought
+        up again) and fails the teardown; Robot still runs the steps after it."""
+        try:
+            return BuiltIn().run_keyword(name, *args)
+        except Exception as exc:
+            repair_record.record(self.state, _var("SUITE NAME", "?"), " ".join([name, *map(str, args)]), exc)
+            logger.console(f"  restore failed: {name}: {exc}; the site needs repair")
+            raise
 
     @keyword
     def finish_experiment(self):

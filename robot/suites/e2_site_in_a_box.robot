@@ -245,7 +245,7 @@ Put The Origin Behind The WAN
 Finish E2 And Restore The Site
     [Documentation]    The topology's member limits back (a --set may have changed them), then
     ...    what every experiment restores.
-    Run Keyword And Ignore Error    Restore The Topology Disk Limits
+    Restore Step    Restore The Topology Disk Limits
     Finish Experiment And Restore The Site
 
 RAID Write Speedup

@@ -603,5 +603,5 @@ Build The Sites
     Build The Federation And Its Data
 
 Remove The Sites And Finish
-    Run Keyword And Ignore Error    Remove The Federation And Routing
+    Restore Step    Remove The Federation And Routing
     Finish Experiment And Restore The Site

@@ -145,6 +145,6 @@ Prepare The Nodes
     Use Whole Node Slots
 
 Restore The Nodes And Finish
-    Run Keyword And Ignore Error    Restore The Worker Slots
-    Run Keyword And Ignore Error    Unshare The Software Area
+    Restore Step    Restore The Worker Slots
+    Restore Step    Unshare The Software Area
     Finish Experiment And Restore The Site

@@ -407,12 +407,12 @@ Prepare The Pool
     Use Startds Per Worker    ${params}[startds_per_worker]    ${params}[startd_slots]
 
 Restore The Pool And Finish
-    Run Keyword And Ignore Error    Use Collector Shape    flat
-    Run Keyword And Ignore Error    Leave The Collectors As The Site Has Them
-    Run Keyword And Ignore Error    Bring Every Collector Back
-    Run Keyword And Ignore Error    Restore The Central Managers
-    Run Keyword And Ignore Error    Use Worker Configuration    default
-    Run Keyword And Ignore Error    Restore Startds Per Worker
+    Restore Step    Use Collector Shape    flat
+    Restore Step    Leave The Collectors As The Site Has Them
+    Restore Step    Bring Every Collector Back
+    Restore Step    Restore The Central Managers
+    Restore Step    Use Worker Configuration    default
+    Restore Step    Restore Startds Per Worker
     Finish Experiment And Restore The Site
 
 Pool Under Default On The LAN

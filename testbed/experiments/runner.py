@@ -29,7 +29,7 @@ from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
 from testbed.model.state import TestbedState
 from testbed.network import wan
-from testbed.remote import console, profile_record
+from testbed.remote import console, profile_record, repair_record
 from testbed.remote.poll import wait_for
 
 SCALES = registry.SCALES
@@ -275,6 +275,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
+    unrepaired = repair_record.refusal(topo, TestbedState(topo.name))
+    if unrepaired:
+        raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
     quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
@@ -322,6 +325,11 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
         if died:  # every later trial would fail in its set-up
             run_.update(stopped={"trial": trial, "dead_guests": died})
             echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
+            break
+        unrepaired = repair_record.refusal(topo, TestbedState(topo.name)) if trial < trials else None
+        if unrepaired:  # the next trial would measure the site its teardown left
+            run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(TestbedState(topo.name))})
+            echo(f"trials {trial + 1}-{trials} not run: {unrepaired}")
             break
     rc = next((r for r in rcs if r != 0), 0)
     status = "complete" if rc == 0 else "failed"

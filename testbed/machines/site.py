@@ -18,7 +18,7 @@ from testbed.model.state import TestbedState, state_root
 from testbed.model import hypervisors as hypervisor_model, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
-from testbed.remote import console
+from testbed.remote import console, repair_record
 from testbed.remote.profile_record import record_profile
 from testbed.remote.ssh import SSH, guest_known_hosts
 
@@ -352,6 +352,7 @@ def down(topo, echo=print):
         active.unlink()
     box_choice.forget(topo)
     guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
+    repair_record.clear(state)  # and what their suites could not restore
     return _down_result(topo, left, started)
 
 
