@@ -15,3 +15,9 @@ def _no_host_console_logs(monkeypatch, tmp_path_factory):
     guest that died in an earlier run here (its log stays after `down`) would otherwise make
     `testbed run` refuse in tests that fake the site. Tests of the consoles set their own."""
     monkeypatch.setenv("TESTBED_CONSOLE_DIR", str(tmp_path_factory.mktemp("console")))
+
+
+@pytest.fixture(autouse=True)
+def _own_host_ledger(monkeypatch, tmp_path_factory):
+    """Changes a test notes go to a ledger of its own, never this machine's."""
+    monkeypatch.setenv("TESTBED_HOST_LEDGER", str(tmp_path_factory.mktemp("ledger") / "host-ledger"))

@@ -13,6 +13,7 @@ set -euo pipefail
 accel=${1:?usage: libvirtd.sh kvm|tcg}
 marker=/run/testbed-libvirtd-kvm-masked
 log() { printf '[setup] %s\n' "$*"; }
+. "$(dirname "$0")/ledger.sh"
 # serialised: setup.sh and `testbed up` may both call this at once (a lock of its own,
 # so that setup.sh, which holds the set-up lock, can call it)
 exec 9>/run/lock/grid-testbed-libvirtd.lock
@@ -25,16 +26,19 @@ stop_libvirtd() {
   for _ in $(seq 1 20); do pgrep -x libvirtd >/dev/null || break; sleep 0.5; done
 }
 
-if ! pgrep -x virtlogd >/dev/null; then log "starting virtlogd"; daemon virtlogd -d; fi
+if ! pgrep -x virtlogd >/dev/null; then log "starting virtlogd"; ledger_note daemon virtlogd; daemon virtlogd -d; fi
 if [ "$accel" = tcg ] && [ -e /dev/kvm ] && [ ! -f "$marker" ]; then
   if pgrep -x libvirtd >/dev/null; then
-    log "restarting libvirtd with /dev/kvm masked (TCG host)"; stop_libvirtd
+    log "restarting libvirtd with /dev/kvm masked (TCG host)"; ledger_note restarted libvirtd; stop_libvirtd
   else
-    log "starting libvirtd with /dev/kvm masked (TCG host)"
+    log "starting libvirtd with /dev/kvm masked (TCG host)"; ledger_note daemon libvirtd
   fi
   install -m 0600 /dev/null /run/testbed-kvm-mask
   # libvirt's private per-domain /dev cannot copy a masked device node
-  grep -q '^namespaces = \[\]' /etc/libvirt/qemu.conf || echo 'namespaces = []' >> /etc/libvirt/qemu.conf
+  if ! grep -q '^namespaces = \[\]' /etc/libvirt/qemu.conf; then
+    ledger_note line "/etc/libvirt/qemu.conf namespaces = []"
+    echo 'namespaces = []' >> /etc/libvirt/qemu.conf
+  fi
   daemon unshare -m --propagation private sh -c 'mount --bind /run/testbed-kvm-mask /dev/kvm && exec libvirtd -d'
   touch "$marker"
 elif [ "$accel" = kvm ] && [ -f "$marker" ]; then
@@ -42,7 +46,7 @@ elif [ "$accel" = kvm ] && [ -f "$marker" ]; then
   stop_libvirtd
   rm -f "$marker"
 fi
-if ! pgrep -x libvirtd >/dev/null; then log "starting libvirtd"; daemon libvirtd -d; rm -f "$marker"; fi
+if ! pgrep -x libvirtd >/dev/null; then log "starting libvirtd"; ledger_note daemon libvirtd; daemon libvirtd -d; rm -f "$marker"; fi
 for _ in $(seq 1 30); do
   virsh -c qemu:///system version >/dev/null 2>&1 && break
   sleep 1

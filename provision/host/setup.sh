@@ -11,6 +11,7 @@ pkgs=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients qemu-system-
       rsync curl ca-certificates)
 
 log() { printf '[setup] %s\n' "$*"; }
+. "$root/provision/host/ledger.sh"
 
 if [ "$(id -u)" != 0 ]; then echo "setup: run as root (apt, libvirt, debootstrap)" >&2; exit 2; fi
 # one set-up at a time on this host: two `./tb` commands started together would
@@ -25,9 +26,13 @@ for p in "${pkgs[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   log "apt: installing ${missing[*]}"
+  for p in "${missing[@]}"; do ledger_note package "$p"; done
+  before=$(installed_packages)
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # the dependencies apt pulled in are the testbed's too
+  for p in $(comm -13 <(printf '%s\n' "$before") <(installed_packages)); do ledger_note package "$p"; done
 fi
 
 req=$root/requirements.txt
@@ -47,6 +52,7 @@ accel=$(cd "$root" && .venv/bin/python -c 'from testbed.machines import accel; p
 bash "$root/provision/host/libvirtd.sh" "$accel"
 # vagrant-libvirt's default storage pool
 if ! virsh -c qemu:///system pool-info default >/dev/null 2>&1; then
+  ledger_note pool default
   virsh -c qemu:///system pool-define-as default dir --target /var/lib/libvirt/images >/dev/null
   virsh -c qemu:///system pool-build default >/dev/null 2>&1 || true
 fi

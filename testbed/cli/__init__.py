@@ -7,7 +7,7 @@ import sys
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                      cmd_suites, cmd_test)
 from testbed.cli.report import cmd_report_docs
-from testbed.cli.site import (cmd_box_build, cmd_down, cmd_plan, cmd_provision, cmd_snapshot_delete,
+from testbed.cli.site import (cmd_box_build, cmd_down, cmd_host_changes, cmd_host_undo, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
 from testbed.cli.tuning import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
@@ -69,6 +69,14 @@ def build_parser():
     s = sub.add_parser("down", help="destroy the site's VMs and networks; undo what the testbed "
                                     "installed on its existing hosts")
     s.set_defaults(func=cmd_down)
+
+    host = sub.add_parser("host", help="what the project changed on this machine outside its folders, "
+                                       "and undoing it").add_subparsers(dest="sub", required=True)
+    s = host.add_parser("changes", help="list the host ledger: packages, libvirt settings, daemons, "
+                                        "pool, boxes and folders the project added")
+    s.set_defaults(func=cmd_host_changes)
+    s = host.add_parser("undo", help="undo every change of the ledger, newest first (no site may be up)")
+    s.set_defaults(func=cmd_host_undo)
 
     s = sub.add_parser("provision", help="re-render and re-apply host config on the running site, "
                                          "all hosts in parallel (after editing templates or scripts)")

@@ -80,6 +80,35 @@ def cmd_down(args):
     return site.down(_topology(args))
 
 
+def cmd_host_changes(args):
+    from testbed.machines import host_ledger
+    from testbed.model import tables
+    found = host_ledger.changes()
+    if not found:
+        print(f"the project has made no change to this machine outside its folders ({host_ledger.path()} is empty)")
+        return 0
+    print(tables.render(["kind", "what", "change"], [[c.kind, c.what, c.describe()] for c in found]))
+    print(f"{len(found)} change(s), in the order made ({host_ledger.path()}); `testbed host undo` undoes them")
+    return 0
+
+
+def cmd_host_undo(args):
+    from testbed.machines import domains, host_ledger
+    up = domains.testbed_domains()
+    if up:
+        raise TestbedError(f"testbed host undo: the testbed's VMs {', '.join(up)} still exist; "
+                           f"take their sites down first (`./tb -t TOPOLOGY down`)")
+    if not host_ledger.changes():
+        print("testbed host undo: nothing to undo (the ledger is empty)")
+        return 0
+    failed = host_ledger.undo()
+    if failed:
+        raise TestbedError(f"testbed host undo: {len(failed)} change(s) not undone (listed above; "
+                           f"kept in {host_ledger.path()})")
+    print("testbed host undo: every change undone; the next ./tb sets this machine up again")
+    return 0
+
+
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.services import health

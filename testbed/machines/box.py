@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.machines import host_ledger
 from testbed.model.errors import TestbedError
 
 RECIPE_DIR = PROJECT_ROOT / "provision" / "box"
@@ -73,6 +74,7 @@ class Box:
         if force or not self.built:
             if os.geteuid() != 0:
                 raise TestbedError("box build needs root (debootstrap, chroot, loop-free mkfs)")
+            host_ledger.note_dir(cache_root())
             tmp = self.dir.with_name(self.dir.name + ".partial")
             shutil.rmtree(tmp, ignore_errors=True)
             log(f"building box {self.name} (recipe hash {self.hash}); this takes a few minutes")
@@ -102,6 +104,7 @@ class Box:
             subprocess.run(["tar", "-C", str(self.dir), "-cf", str(tarball), "metadata.json",
                             "Vagrantfile", "box.img"], check=True)
         log(f"adding box {self.name} to vagrant")
+        host_ledger.note("box", self.name)
         # run outside the project so Vagrant does not load our Vagrantfile
         proc = subprocess.run(["vagrant", "box", "add", "--force", "--name", self.name, str(tarball)],
                               cwd=self.dir, capture_output=True, text=True)

@@ -127,6 +127,12 @@ def topology_domains(topo):
             if n.startswith(f"tb-{topo.name}-")]
 
 
+def testbed_domains():
+    """Every libvirt domain of this machine named as the testbed names its VMs (any topology,
+    any checkout)."""
+    return [n for n in _virsh("list", "--all", "--name").stdout.split() if n.startswith("tb-")]
+
+
 def sweep_libvirt(topo, names):
     """Remove these domains of the testbed and, when none of its domains is left, its volumes."""
     prefix = f"tb-{topo.name}-"

@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 
-from testbed.machines import accel, disks as disk_model, fabric, packages, render
+from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
 from testbed.machines.patched_box import box_for
 from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
@@ -142,6 +142,7 @@ def write(topo, profile, state=None, accelerator=None):
     data = build(topo, profile, state, accelerator)
     data["written"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     path = plan_path(state)
+    host_ledger.note_dir(console_dir().parent)
     console_dir().mkdir(parents=True, exist_ok=True)
     try:  # libvirt's qemu user writes the guests' consoles here
         shutil.chown(console_dir(), user="libvirt-qemu")
