@@ -41,7 +41,8 @@ def test_in_run_arguments_map_the_row_to_the_run_parameters():
 
 def _exp(points_declared, *cases):
     return Experiment(name="x", title="t", seed=None, suite="robot/suites/x.robot", uses=("worker",),
-                      params={"n": Param("ints", rows=True)}, scales=SCALES, points=points_declared,
+                      params={"n": Param("ints", rows=True, minimum=1, maximum=10)}, scales=SCALES,
+                      points=points_declared,
                       rows=(Block("b", Rows(*cases, axes=(Axis("n", param="n"),))),))
 
 

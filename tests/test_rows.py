@@ -23,7 +23,8 @@ POINT = Rows(Case("rtt{rtt}-{rate}-{profile}", args=("{profile}", "{rtt}", "{fac
 
 
 def experiment(blocks=(POINT,), suite="robot/suites/x.robot", name="points"):
-    params = {"rtts": Param("numbers", rows=True), "factors": Param("ints", rows=True), "jobs": Param("int")}
+    params = {"rtts": Param("numbers", rows=True, minimum=0, maximum=1000),
+              "factors": Param("ints", rows=True, minimum=1, maximum=10), "jobs": Param("int", minimum=1, maximum=100)}
     scales = {s: {"rtts": [0, 80.0], "factors": [1, 2], "jobs": 4} for s in SCALES}
     return Experiment(name="x", title="x", seed=None, suite=suite, params=params, scales=scales, uses=("submit",),
                       row_profiles=("a", "b"), rows=(Block(name, *blocks),) if blocks else ())

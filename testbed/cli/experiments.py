@@ -11,8 +11,10 @@ def cmd_run(args):
     from testbed.experiments import runner as suites
     scale = getattr(args, "scale", None) or "quick"
     sets = suites.parse_sets(args.set)
-    suites.check(args.suite, scale, args.profile or [], sets, _topology(args))  # before the site is touched
+    # bad input first: the parameters and their bounds whatever the topology and the site
+    exp = suites.check(args.suite, scale, args.profile or [], sets)
     suites.trials_for(args.suite, scale, getattr(args, "repeat", None))
+    exp.check_topology(scale, exp.parameters(scale, sets), _topology(args))  # before the site is touched
     topo, ssh, state = _site(args)
     sets = _sized_for_site(args.suite, scale, topo, state, sets)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state

@@ -27,7 +27,7 @@ import time
 from collections import namedtuple
 
 from testbed.experiments.points import POINT_TEMPLATE
-from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
 from testbed.network.sampler import Sampler, active_mean, in_window
 from testbed.services.condor import submit_description
@@ -50,24 +50,30 @@ EXPERIMENT = Experiment(
     name="e1", title="Limits of the HTCondor transfer system", seed="000_0d45099a021f325e",
     suite="robot/suites/e1_transfer_limits.robot", headline=True,
     params={
-        "tcp_seconds": Param("int", "iperf3 duration of the raw TCP measurement"),
-        "saturation_jobs": Param("int", "jobs in the saturation test (0: every worker slot)"),
-        "saturation_compute_s": Param("int", "seconds each saturation job computes"),
-        "saturation_load": Param("float", "saturation W as a multiple of raw TCP"),
-        "sweep_jobs": Param("int", "jobs per latency point"),
-        "sweep_compute_s": Param("int", "seconds each sweep job computes"),
-        "sweep_load": Param("float", "sweep W as a multiple of HTCondor's saturation rate"),
-        "rtts": Param("numbers", "RTTs submit <-> workers, ms", rows=True),
-        "rate_factors": Param("ints", "rates of the sweep as multiples of W", rows=True),
-        "input_mb": Param("int", "input file per job, MB"),
-        "max_output_mb": Param("int", "cap on a job's output, MB"),
+        # iperf3 -t 0 would run until stopped
+        "tcp_seconds": Param("int", "iperf3 duration of the raw TCP measurement", minimum=1, maximum=DAY_S),
+        "saturation_jobs": Param("int", "jobs in the saturation test (0: every worker slot)",
+                                 minimum=0, maximum=MAX_JOBS),
+        # a job's length divides its output size (equation 1): never 0
+        "saturation_compute_s": Param("int", "seconds each saturation job computes", minimum=1, maximum=DAY_S),
+        "saturation_load": Param("float", "saturation W as a multiple of raw TCP", minimum=0.01, maximum=100),
+        "sweep_jobs": Param("int", "jobs per latency point", minimum=1, maximum=MAX_JOBS),
+        "sweep_compute_s": Param("int", "seconds each sweep job computes", minimum=1, maximum=DAY_S),
+        "sweep_load": Param("float", "sweep W as a multiple of HTCondor's saturation rate", minimum=0.01, maximum=100),
+        "rtts": Param("numbers", "RTTs submit <-> workers, ms", rows=True, minimum=0, maximum=MAX_RTT_MS),
+        "rate_factors": Param("ints", "rates of the sweep as multiples of W", rows=True, minimum=1, maximum=100),
+        # files on the submit host's disk (constants.HOST_DISK_GB), one per job
+        "input_mb": Param("int", "input file per job, MB", minimum=0, maximum=1024),
+        "max_output_mb": Param("int", "cap on a job's output, MB", minimum=1, maximum=1024),
+        # MB/s: up to ten times the paper's 10 Gb/s NIC (constants.E1_LINK_MB_S)
         "sizing_rate_mb_s": Param("float", "HTCondor's saturation rate (MB/s) the unscaled points' output "
                                            "is sized from (unset: trial 1's saturation test; an earlier "
                                            "run's e1.sustained_rx_rate gives its sizes)",
-                                  optional=True, minimum=0.001),
+                                  optional=True, minimum=0.001, maximum=12500),
         "scale_rate_mb_s": Param("float", "HTCondor's achieved rate (MB/s) the scale model's k is taken "
                                           "from (unset: trial 1's saturation test; an earlier run's "
-                                          "e1.achieved_rate gives its k)", optional=True, minimum=0.001),
+                                          "e1.achieved_rate gives its k)", optional=True, minimum=0.001,
+                                 maximum=12500),
     },
     scales={
         # CI: 6 minutes per suite on the small site under TCG (10-50x slower than native): the

@@ -18,7 +18,7 @@ import shlex
 
 from testbed.experiments import e2_cache, e2_rows
 from testbed.experiments.e2_reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
-from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.machines import disks
 from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
                                      XROOTD_DIRECT_PORT)
@@ -32,21 +32,26 @@ EXPERIMENT = Experiment(
     name="e2", title="Site in a box", seed="001_a7ff0cb7e5a8d9a4",
     suite="robot/suites/e2_site_in_a_box.robot",
     params={
-        "clients": Param("ints", "parallel xrdcp clients per read round", rows=True),
-        "reads_per_client": Param("int", "random origin files each client reads"),
-        "writers": Param("int", "parallel dd writers on the RAID6"),
-        "write_mb": Param("int", "MB each writer writes"),
-        "origin_rtt_ms": Param("float", "RTT DTN <-> origin, ms"),
+        "clients": Param("ints", "parallel xrdcp clients per read round", rows=True, minimum=1, maximum=100),
+        "reads_per_client": Param("int", "random origin files each client reads", minimum=1, maximum=1000),
+        "writers": Param("int", "parallel dd writers on the RAID6", minimum=1, maximum=100),
+        # the writers' files are on the RAID (`testbed plan --for e2:SCALE` sizes its members)
+        "write_mb": Param("int", "MB each writer writes", minimum=1, maximum=1024),
+        "origin_rtt_ms": Param("float", "RTT DTN <-> origin, ms", minimum=0, maximum=MAX_RTT_MS),
+        # the topology's own bounds of disks.mb_per_s and disks.iops (model/topology.py)
         "member_mb_per_s": Param("float", "each RAID member's MB/s limit for the run (0: none; "
-                                          "unset: the topology's disks.mb_per_s)", optional=True),
+                                          "unset: the topology's disks.mb_per_s)", optional=True,
+                                 minimum=0, maximum=100000),
         "member_iops": Param("int", "each RAID member's IOPS limit for the run (0: none; "
-                                    "unset: the topology's disks.iops)", optional=True),
+                                    "unset: the topology's disks.iops)", optional=True, minimum=0, maximum=10**6),
         "unlimited_rows": Param("int", "1: also run the RAID writes with the member limits lifted "
-                                       "(the speed-up without emulated spindles); 0: not"),
-        "fio_seconds": Param("int", "seconds of each read-only fio check of one member"),
-        "rw_readers": Param("int", "readers of the RAID read/write competition (direct 1 MiB reads)"),
+                                       "(the speed-up without emulated spindles); 0: not", minimum=0, maximum=1),
+        # fio's --runtime=0 is no time limit at all
+        "fio_seconds": Param("int", "seconds of each read-only fio check of one member", minimum=1, maximum=DAY_S),
+        "rw_readers": Param("int", "readers of the RAID read/write competition (direct 1 MiB reads)",
+                            minimum=1, maximum=100),
         "rw_seconds": Param("int", "seconds of each phase of the read/write competition (reads alone, "
-                                   "writes alone, both at once)"),
+                                   "writes alone, both at once)", minimum=1, maximum=DAY_S),
         "latency_rows": Param("int", "1: also time one read each way (pass-through, cache miss) with the "
                                      "origin at 0 ms and at origin_rtt_ms: the round trips per MB each path "
                                      "waits for; 0: not", minimum=0, maximum=1),

@@ -31,7 +31,7 @@ from testbed.experiments.e3_site import (cells, condor_users_conf, data_script, 
                                          render_federation, rtt_matrix, script, server_port, site_address, site_names,
                                          site_user, users_script, worker_setup_commands,
                                          worker_teardown_commands)
-from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.machines.box import Box
 from testbed.model import constants as c
 from testbed.model.errors import ConfigError, RemoteError
@@ -42,27 +42,39 @@ EXPERIMENT = Experiment(
     name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
     seed="002_e7e8c88ce5ba9636", suite="robot/suites/e3_fax_wan_reads.robot",
     params={
-        "sites": Param("int", "emulated sites (each storage + compute); 3 or 4"),
-        "rtts": Param("numbers", "off-diagonal RTTs (ms), given to the site pairs in order, cycling"),
+        # one prio band per off-diagonal cell (e3_site.site_names)
+        "sites": Param("int", "emulated sites (each storage + compute); 3 or 4", minimum=2, maximum=4),
+        # an off-diagonal cell is remote: above the diagonal's 0 ms (e3_site.rtt_matrix)
+        "rtts": Param("numbers", "off-diagonal RTTs (ms), given to the site pairs in order, cycling",
+                      minimum=1, maximum=MAX_RTT_MS),
         "readers": Param("names", "readers of the matrix: root (ROOT, TTreeCache) and uproot; the first "
                                   "also reads the concurrency, connectivity and baseline jobs", rows=True),
         "extra_reader_rows": Param("int", "compute sites (a, b, ...) whose matrix row the readers after "
-                                          "the first read (0: every row)"),
-        "cache_mbs": Param("numbers", "read-ahead cache sizes (MB) of the matrix (ROOT: TTreeCache)", rows=True),
+                                          "the first read (0: every row)", minimum=0, maximum=4),
+        # a reader's cache is in the worker's memory
+        "cache_mbs": Param("numbers", "read-ahead cache sizes (MB) of the matrix (ROOT: TTreeCache)", rows=True,
+                           minimum=1, maximum=1024),
         "learn_entries": Param("ints", "TTreeCache learning phases (entries; 0 = none) of the learning rows; "
-                                       f"{c.E3_ROOT_LEARN_ENTRIES} (ROOT's default) is the matrix's", rows=True),
-        "concurrency": Param("ints", "concurrent jobs of the concurrency scan", rows=True),
-        "concurrency_rtt": Param("float", "RTT (ms) of the cell the concurrency scan runs in"),
-        "files_per_site": Param("int", "ROOT files per storage site"),
-        "events": Param("int", "events per file"),
-        "branches": Param("int", "branches of the TTree"),
-        "read_branches": Param("int", "branches the analysis reads (the paper: 512 of 8543)"),
-        "basket_events": Param("int", "values per basket buffer (ROOT's writer: buffers of 4x this many bytes)"),
-        "cluster_events": Param("int", "events per cluster of the files (0: one cluster)"),
-        "connectivity_every": Param("int", "the connectivity test reads every n-th event (10: the slides' 10%)"),
+                                       f"{c.E3_ROOT_LEARN_ENTRIES} (ROOT's default) is the matrix's", rows=True,
+                               minimum=0, maximum=10**7),
+        "concurrency": Param("ints", "concurrent jobs of the concurrency scan", rows=True, minimum=1, maximum=256),
+        # one of `rtts` (e3_site.concurrency_cell)
+        "concurrency_rtt": Param("float", "RTT (ms) of the cell the concurrency scan runs in",
+                                 minimum=1, maximum=MAX_RTT_MS),
+        # the files are on the DTN's RAID (`testbed plan --for e3:SCALE` sizes its members)
+        "files_per_site": Param("int", "ROOT files per storage site", minimum=1, maximum=100),
+        "events": Param("int", "events per file", minimum=1, maximum=10**7),
+        "branches": Param("int", "branches of the TTree", minimum=1, maximum=10000),
+        "read_branches": Param("int", "branches the analysis reads (the paper: 512 of 8543)", minimum=1, maximum=10000),
+        "basket_events": Param("int", "values per basket buffer (ROOT's writer: buffers of 4x this many bytes)",
+                               minimum=1, maximum=10**6),
+        "cluster_events": Param("int", "events per cluster of the files (0: one cluster)", minimum=0, maximum=10**7),
+        "connectivity_every": Param("int", "the connectivity test reads every n-th event (10: the slides' 10%)",
+                                    minimum=1, maximum=10**7),
         "read_every": Param("int", "the matrix, learning, concurrency and baseline jobs read every n-th event "
-                                   "(1: all; the baskets, bytes and round trips stay those of every event)", minimum=1),
-        "job_timeout_s": Param("int", "seconds a cell's jobs may take"),
+                                   "(1: all; the baskets, bytes and round trips stay those of every event)",
+                            minimum=1, maximum=10**7),
+        "job_timeout_s": Param("int", "seconds a cell's jobs may take", minimum=1, maximum=DAY_S),
     },
     scales={
         # CI on `small` under TCG, set-up included: 2 sites (2x2 cells, one RTT), one cache

@@ -29,7 +29,7 @@ import time
 
 from testbed import PROJECT_ROOT
 from testbed.experiments import e4_figures, e4_rows
-from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.registry import DAY_S, Experiment, Param
 from testbed.machines.render import render_run_file
 from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_CONF, E4_ROLE_ATTR,
                                      E4_SHARED_DIR, SUBMIT_HOME, JobStatus)
@@ -59,19 +59,29 @@ EXPERIMENT = Experiment(
     name="e4", title="Physics data production on HPC nodes", seed="003_f655f760dfef3c99",
     suite="robot/suites/e4_hpc_production.robot",
     params={
-        "nodes": Param("int", "task nodes (whole-node jobs) per layout; the dedicated layout allocates one more"),
-        "cpus_per_node": Param("int", "cpus of a node's partitionable slot (the whole-node job requests all)"),
-        "tasks_per_node": Param("int", "reconstruction tasks a node starts (paper: 60 Haswell, 100 KNL)"),
-        "events_mean": Param("int", "events per task, mean of a Gaussian"),
-        "events_sigma": Param("int", "events per task, standard deviation"),
-        "event_work": Param("int", "CPU work per event: sha256 rounds (Gaussian, sigma 20%)"),
-        "lookups_per_event": Param("int", "calibration look-ups per event (indexed time-range queries)"),
-        "dump_mb": Param("int", "size of the generated calibration DB dump, MB"),
-        "env_files": Param("int", "small files in the shared software area (metadata heavy)"),
-        "delay_max_s": Param("int", "random start delay, 1..this many seconds (paper 60)"),
-        "backfill_events": Param("int", "events of an event-service back-fill task (0 skips the row)"),
-        "calib_tasks": Param("int", "tasks of the estimator's calibration run (0 skips the estimator)"),
-        "job_timeout_s": Param("int", "seconds a layout's jobs may take, start-up included"),
+        # one node per worker startd (nodes_missing checks the topology's)
+        "nodes": Param("int", "task nodes (whole-node jobs) per layout; the dedicated layout allocates one more",
+                       minimum=1, maximum=1000),
+        "cpus_per_node": Param("int", "cpus of a node's partitionable slot (the whole-node job requests all)",
+                               minimum=1, maximum=1024),
+        "tasks_per_node": Param("int", "reconstruction tasks a node starts (paper: 60 Haswell, 100 KNL)",
+                                minimum=1, maximum=1024),
+        "events_mean": Param("int", "events per task, mean of a Gaussian", minimum=1, maximum=100000),
+        "events_sigma": Param("int", "events per task, standard deviation", minimum=0, maximum=100000),
+        "event_work": Param("int", "CPU work per event: sha256 rounds (Gaussian, sigma 20%)", minimum=1, maximum=10**7),
+        # the production row checks that the DB answered look-ups: at least one per event
+        "lookups_per_event": Param("int", "calibration look-ups per event (indexed time-range queries)",
+                                   minimum=1, maximum=1000),
+        # the dump and the software area are on the submit host's disk (constants.HOST_DISK_GB)
+        "dump_mb": Param("int", "size of the generated calibration DB dump, MB", minimum=1, maximum=2048),
+        "env_files": Param("int", "small files in the shared software area (metadata heavy)",
+                           minimum=1, maximum=200000),
+        "delay_max_s": Param("int", "random start delay, 1..this many seconds (paper 60)", minimum=1, maximum=DAY_S),
+        "backfill_events": Param("int", "events of an event-service back-fill task (0 skips the row)",
+                                 minimum=0, maximum=100000),
+        "calib_tasks": Param("int", "tasks of the estimator's calibration run (0 skips the estimator)",
+                             minimum=0, maximum=1024),
+        "job_timeout_s": Param("int", "seconds a layout's jobs may take, start-up included", minimum=1, maximum=DAY_S),
     },
     scales={
         # ci on `small` (one 1-vCPU worker): one node, two tasks (2:1 on the core), a 2 MB dump,

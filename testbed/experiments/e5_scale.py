@@ -24,8 +24,8 @@ import time
 from testbed.experiments import e5_figures, e5_rows, e5_uber
 from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.experiments.e5_failover import START_ATTRS, PoolEvents
-from testbed.experiments.registry import Experiment, Param
-from testbed.model.constants import E5_ROLE_ATTR, MEM_AVAILABLE_CMD, SUBMIT_HOME
+from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
+from testbed.model.constants import E5_ROLE_ATTR, MAX_STARTDS_PER_WORKER, MEM_AVAILABLE_CMD, SUBMIT_HOME
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
@@ -38,41 +38,60 @@ EXPERIMENT = Experiment(
     name="e5", title="How much higher can HTCondor fly", seed="004_b6b9f9503ced1c60",
     suite="robot/suites/e5_htcondor_scale.robot",
     params={
-        "ramp_start": Param("int", "running sleep jobs at the first ramp step"),
-        "ramp_max": Param("int", "the largest step tried (steps double from ramp_start)"),
-        "startds_per_worker": Param("int", "startds per worker VM for this run (0: the topology's)"),
+        # ramp_steps needs a first step of at least one job
+        "ramp_start": Param("int", "running sleep jobs at the first ramp step", minimum=1, maximum=MAX_JOBS),
+        "ramp_max": Param("int", "the largest step tried (steps double from ramp_start)", minimum=1, maximum=MAX_JOBS),
+        # a worker's startds and a startd's slots within the topology's own bounds (model/topology.py)
+        "startds_per_worker": Param("int", "startds per worker VM for this run (0: the topology's)",
+                                    minimum=0, maximum=MAX_STARTDS_PER_WORKER),
         "startd_slots": Param("int", "sleeper slots of each startd for this run (0: the topology's; 1 makes "
-                                     "the workers Uber glideins of one-slot startds)"),
-        "step_timeout_s": Param("int", "seconds a step may take before 'jobs' is the limit"),
-        "min_free_mb": Param("int", "a pool guest's MemAvailable below this (MB) is the memory limit"),
-        "streams_jobs": Param("int", "sleep jobs running on the worker whose TCP streams are counted (0 skips)"),
-        "negotiation_requests": Param("int", "idle jobs that cannot match, each its own resource request"),
-        "negotiation_rtts": Param("numbers", "schedd <-> central manager RTTs, ms", rows=True),
-        "negotiation_timeout_s": Param("int", "seconds to wait for a negotiation cycle that saw every request"),
+                                     "the workers Uber glideins of one-slot startds)", minimum=0, maximum=2000),
+        "step_timeout_s": Param("int", "seconds a step may take before 'jobs' is the limit", minimum=1, maximum=DAY_S),
+        # a guest's memory is at most 65536 MB (model/topology.py); 0 never calls memory the limit
+        "min_free_mb": Param("int", "a pool guest's MemAvailable below this (MB) is the memory limit",
+                             minimum=0, maximum=65536),
+        "streams_jobs": Param("int", "sleep jobs running on the worker whose TCP streams are counted (0 skips)",
+                              minimum=0, maximum=MAX_JOBS),
+        "negotiation_requests": Param("int", "idle jobs that cannot match, each its own resource request",
+                                      minimum=1, maximum=MAX_JOBS),
+        "negotiation_rtts": Param("numbers", "schedd <-> central manager RTTs, ms", rows=True,
+                                  minimum=0, maximum=MAX_RTT_MS),
+        "negotiation_timeout_s": Param("int", "seconds to wait for a negotiation cycle that saw every request",
+                                       minimum=1, maximum=DAY_S),
         "negotiation_cycles": Param("int", "cycles timed per RTT; the fastest is the point (TCG stalls "
-                                           "stretch single cycles from 0.07 to 2.7 s on an idle `small`)"),
-        "failover_jobs": Param("int", "sleep jobs running during the failovers (0: every slot but one)"),
-        "cm_kill": Param("int", "1: hard-kill the central manager with the active negotiator (0 skips)"),
-        "collector_kill": Param("int", "1: hard-kill one collector only (0 skips)"),
-        "ccb_outage_s": Param("int", "seconds one CCB server stays down (0 skips)"),
-        "failover_timeout_s": Param("int", "seconds a failover, a new match or a re-registration may take"),
+                                           "stretch single cycles from 0.07 to 2.7 s on an idle `small`)",
+                                    minimum=1, maximum=100),
+        "failover_jobs": Param("int", "sleep jobs running during the failovers (0: every slot but one)",
+                               minimum=0, maximum=MAX_JOBS),
+        "cm_kill": Param("int", "1: hard-kill the central manager with the active negotiator (0 skips)",
+                         minimum=0, maximum=1),
+        "collector_kill": Param("int", "1: hard-kill one collector only (0 skips)", minimum=0, maximum=1),
+        "ccb_outage_s": Param("int", "seconds one CCB server stays down (0 skips)", minimum=0, maximum=DAY_S),
+        "failover_timeout_s": Param("int", "seconds a failover, a new match or a re-registration may take",
+                                    minimum=1, maximum=DAY_S),
         "tree_settle_s": Param("int", "seconds every slot runs a sleeper before a collector shape is read "
-                                      "(0 skips the two-tier collector rows)"),
+                                      "(0 skips the two-tier collector rows)", minimum=0, maximum=DAY_S),
         # the collector ramp (e5_collector.py): startd daemons per worker in doubling steps
         "collector_ramp_rtts": Param("numbers", "worker <-> central hosts RTTs of the collector ramp, ms",
-                                     rows=True),
+                                     rows=True, minimum=0, maximum=MAX_RTT_MS),
         "collector_ramp_tiers": Param("ints", "collector tiers of the ramp: 1 (the CMs) and/or 2 (child "
-                                              "collectors forwarding to them)", rows=True),
-        "collector_ramp_start": Param("int", "startds per worker at the first step"),
+                                              "collectors forwarding to them)", rows=True, minimum=1, maximum=2),
+        "collector_ramp_start": Param("int", "startds per worker at the first step",
+                                      minimum=1, maximum=MAX_STARTDS_PER_WORKER),
         "collector_ramp_max": Param("int", "startds per worker at the last step (0: as many as the workers' "
-                                           "memory holds)"),
-        "collector_ramp_slots": Param("int", "sleeper slots of each ramp startd (0: the topology's)"),
-        "collector_join_s": Param("int", "seconds the step's startds have to run, then to be listed"),
-        "collector_hold_s": Param("int", "seconds over which a step's updates and lost updates are counted"),
+                                           "memory holds)", minimum=0, maximum=MAX_STARTDS_PER_WORKER),
+        "collector_ramp_slots": Param("int", "sleeper slots of each ramp startd (0: the topology's)",
+                                      minimum=0, maximum=2000),
+        "collector_join_s": Param("int", "seconds the step's startds have to run, then to be listed",
+                                  minimum=1, maximum=DAY_S),
+        "collector_hold_s": Param("int", "seconds over which a step's updates and lost updates are counted",
+                                  minimum=1, maximum=DAY_S),
         "ccb_startds": Param("int", "startds per worker while CCB on the children vs on its own hosts is "
-                                    "counted (0 skips)"),
-        "negotiation_matchable": Param("int", "idle jobs every free slot matches, each its own request (0 skips)"),
-        "matchable_rounds": Param("int", "cycles timed per RTT with matchable jobs (submitted anew each round)"),
+                                    "counted (0 skips)", minimum=0, maximum=MAX_STARTDS_PER_WORKER),
+        "negotiation_matchable": Param("int", "idle jobs every free slot matches, each its own request (0 skips)",
+                                       minimum=0, maximum=MAX_JOBS),
+        "matchable_rounds": Param("int", "cycles timed per RTT with matchable jobs (submitted anew each round)",
+                                  minimum=1, maximum=100),
     },
     scales={
         # CI on `small` (16 sleeper slots) under TCG: a ramp 8, 16, 50 requests at 0 and

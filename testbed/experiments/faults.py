@@ -12,12 +12,13 @@ import statistics
 import time
 
 from testbed.experiments.fault_reconnect import ReconnectFlows
-from testbed.experiments.registry import Experiment, Param
+from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.faults.condor import CondorFaults, compare_starts
 from testbed.faults.network import NetworkFaults
 from testbed.faults.security import SecurityChecks
 from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
-from testbed.model.constants import DTN_XROOTD_UNITS, FAULT_WORKDIR, RAID_MOUNT, RESTART_CUT_HOLD_S, JobStatus
+from testbed.model.constants import (DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, RESTART_CUT_HOLD_S,
+                                     JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.model.topology import ROLES
 from testbed.services import health
@@ -29,23 +30,33 @@ EXPERIMENT = Experiment(
     name="faults", title="Faults and the site's invariants", seed=None,
     suite="robot/suites/faults.robot",
     params={
-        "jobs": Param("int", "sleep jobs running through each fault"),
-        "job_margin_s": Param("int", "seconds each job sleeps beyond the fault's own length"),
-        "cutoff_s": Param("int", "seconds a worker is cut off the site network (less than the job lease)"),
+        "jobs": Param("int", "sleep jobs running through each fault", minimum=1, maximum=1000),
+        "job_margin_s": Param("int", "seconds each job sleeps beyond the fault's own length", minimum=1, maximum=DAY_S),
+        # a cut as long as the job lease loses the jobs (ReconnectFlows.check_cut)
+        "cutoff_s": Param("int", "seconds a worker is cut off the site network (less than the job lease)",
+                          minimum=1, maximum=JOB_LEASE_S - 1),
         "restart_cut_max_s": Param("int", f"longest cut around a schedd restart (it ends {RESTART_CUT_HOLD_S} s "
-                                          "after every job's new shadow started; less than the job lease)"),
-        "failover_limit_s": Param("int", "the standby negotiator must be active within this many seconds"),
-        "ccb_outage_s": Param("int", "seconds one CCB server stays down"),
-        "raid_files": Param("int", "origin files read through the caching proxy on a degraded array"),
-        "resync_timeout_s": Param("int", "longest wait for md0 to rebuild its members"),
-        "origin_down_bound_s": Param("int", "an uncached read with the origin down must fail within this"),
-        "transfer_jobs": Param("int", "jobs whose output crosses the bad WAN"),
-        "transfer_mb": Param("int", "MB of output per job under the bad WAN"),
-        "wan_rtt_ms": Param("float", "RTT submit <-> workers for the transfer-integrity test"),
-        "wan_loss_pct": Param("float", "packet loss (%) each way for the transfer-integrity test"),
+                                          "after every job's new shadow started; less than the job lease)",
+                                   minimum=1, maximum=JOB_LEASE_S - 1),
+        "failover_limit_s": Param("int", "the standby negotiator must be active within this many seconds",
+                                  minimum=1, maximum=DAY_S),
+        "ccb_outage_s": Param("int", "seconds one CCB server stays down", minimum=1, maximum=DAY_S),
+        # the origin holds at most 10000 files (model/topology.py)
+        "raid_files": Param("int", "origin files read through the caching proxy on a degraded array",
+                            minimum=1, maximum=10000),
+        "resync_timeout_s": Param("int", "longest wait for md0 to rebuild its members", minimum=1, maximum=DAY_S),
+        "origin_down_bound_s": Param("int", "an uncached read with the origin down must fail within this",
+                                     minimum=1, maximum=DAY_S),
+        "transfer_jobs": Param("int", "jobs whose output crosses the bad WAN", minimum=1, maximum=1000),
+        # the outputs land on the submit host's disk (constants.HOST_DISK_GB)
+        "transfer_mb": Param("int", "MB of output per job under the bad WAN", minimum=1, maximum=1024),
+        "wan_rtt_ms": Param("float", "RTT submit <-> workers for the transfer-integrity test",
+                            minimum=0, maximum=MAX_RTT_MS),
+        "wan_loss_pct": Param("float", "packet loss (%) each way for the transfer-integrity test",
+                              minimum=0, maximum=100),
         "long_faults": Param("int", "1: also the slow rows (worker cuts the shadows notice late, DTN reboot, "
                                     "RAID failures, CCB outage, transfers under loss, interrupted runs); "
-                                    "0 skips them"),
+                                    "0 skips them", minimum=0, maximum=1),
     },
     scales={
         # CI: about 9 minutes on the small site under TCG - security, schedd restarts, CM

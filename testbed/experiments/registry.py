@@ -13,6 +13,7 @@ paper file) and the kinds of point those rows measure (`points`). Nothing else l
 suites: `experiments()` imports every module here that defines EXPERIMENT.
 """
 import importlib
+import math
 import pkgutil
 import re
 from collections.abc import Callable
@@ -29,6 +30,10 @@ KINDS = {"int": "a whole number like 8", "float": "a number like 0.25",
          "ints": "a list of whole numbers like 1,2,4", "numbers": "a list of numbers like 0,20,40",
          "names": "a list of names like root,uproot"}
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+# Ceilings the experiments' parameters share: what one run on the testbed's guests can use
+DAY_S = 86400          # a duration or a wait, seconds
+MAX_RTT_MS = 1000      # an emulated round trip, ms (the papers' sites are at most 100 ms apart)
+MAX_JOBS = 100000      # jobs one run asks the schedd for at once (the papers' largest runs are below)
 
 
 def same_value(a, b):
@@ -52,22 +57,52 @@ def _number(text, whole):
     return value
 
 
+def _finite(value):
+    """A value that already has a type (from code or YAML): None if it is nan, infinite or
+    beyond any float."""
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:
+        return None
+
+
+def _fmt(value):
+    """A bound or a value as a user reads it: whole numbers in full, others like 0.25."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 @dataclass(frozen=True)
 class Param:
-    """One parameter of an experiment: its type (`int`, `float`, `ints`, `numbers`), what
-    it means, and whether the suite has one row per value (then a value must be one of
-    the full scale's: the rows are static in the .robot file, generated from the full
-    scale by an Axis of the registry entry's `rows` or written by hand)."""
+    """One parameter of an experiment: its type (`int`, `float`, `ints`, `numbers`, `names`),
+    what it means, the bounds of its values (every kind but `names`: `--set` and the scales
+    are checked against them), and whether the suite has one row per value (then a value
+    must be one of the full scale's: the rows are static in the .robot file, generated from
+    the full scale by an Axis of the registry entry's `rows` or written by hand)."""
     kind: str
     help: str = ""
     rows: bool = False
     optional: bool = False   # a scale may leave it None: "not set, the site's own" (e.g. the topology's)
     minimum: float | None = None   # the smallest value (of each value, for a list) the suite can use
-    maximum: float | None = None
+    maximum: float | None = None   # ... and the largest: every kind but `names` declares both
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"Param kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        bounds = (self.minimum, self.maximum)
+        if self.kind == "names":
+            if bounds != (None, None):
+                raise ValueError("a names Param has no minimum or maximum")
+            return
+        if not all(isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds):
+            raise ValueError(f"a {self.kind} Param needs a finite minimum and maximum (what the suite can use), "
+                             f"not {self.minimum!r} and {self.maximum!r}")
+        if self.minimum > self.maximum:
+            raise ValueError(f"a {self.kind} Param's minimum {self.minimum!r} is above its maximum {self.maximum!r}")
+
+    @property
+    def range(self):
+        """'min..max' as a user reads it ('' for names, which have no bounds)."""
+        return "" if self.kind == "names" else f"{_fmt(self.minimum)}..{_fmt(self.maximum)}"
 
     def parse(self, key, value):
         """A typed value from `--set` text (or a value that already has a type), within its
@@ -76,14 +111,10 @@ class Param:
         if self.kind == "names":
             return out
         for v in out if isinstance(out, list) else [out]:
-            if self.minimum is not None and v < self.minimum or self.maximum is not None and v > self.maximum:
-                raise ConfigError("--set", f"{key}={value}", f"{key} must be {self._bounds()}, not {v:g}")
+            if not self.minimum <= v <= self.maximum:
+                raise ConfigError("--set", f"{key}={value}", f"{key} must be from {_fmt(self.minimum)} to "
+                                                             f"{_fmt(self.maximum)}, not {_fmt(v)}")
         return out
-
-    def _bounds(self):
-        if self.minimum is not None and self.maximum is not None:
-            return f"from {self.minimum:g} to {self.maximum:g}"
-        return f"at least {self.minimum:g}" if self.minimum is not None else f"at most {self.maximum:g}"
 
     def _typed(self, key, value):
         bad = ConfigError("--set", f"{key}={value}", f"{key} must be {KINDS[self.kind]}")
@@ -97,7 +128,7 @@ class Param:
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             items = [v for v in items if str(v).strip()]
             out = [_number(v, self.kind == "ints") if not isinstance(v, (int, float)) or isinstance(v, bool)
-                   else v for v in items]
+                   else _finite(v) for v in items]
             if not out or any(v is None or isinstance(v, bool) for v in out) or \
                     (self.kind == "ints" and any(not isinstance(v, int) for v in out)):
                 raise bad
@@ -109,7 +140,7 @@ class Param:
             if out is None:
                 raise bad
             return out
-        out = float(value) if isinstance(value, (int, float)) else _number(value, False)
+        out = _finite(value) if isinstance(value, (int, float)) else _number(value, False)
         if out is None:
             raise bad
         return float(out)
@@ -197,8 +228,15 @@ class Experiment:
                 raise ValueError(f"{self.name}: scale {scale} must give every parameter "
                                  f"({', '.join(sorted(set(values) ^ set(self.params)))} differ)")
             for key, value in values.items():
-                if not self.params[key].check(value):
-                    raise ValueError(f"{self.name}: {scale}.{key} = {value!r} is not {KINDS[self.params[key].kind]}")
+                spec = self.params[key]
+                if value is None and spec.optional:
+                    continue
+                try:
+                    typed = spec.parse(key, value)
+                except ConfigError as exc:  # the wrong type, or outside the declared bounds
+                    raise ValueError(f"{self.name}: {scale}.{key} = {value!r}: {exc.problem}") from None
+                if typed != value:
+                    raise ValueError(f"{self.name}: {scale}.{key} = {value!r} is not {KINDS[spec.kind]}")
         check_declaration(self)
 
     @property
@@ -228,7 +266,7 @@ class Experiment:
         for key, value in (overrides or {}).items():
             name = str(key).lower()
             if name not in self.params:
-                known = ", ".join(sorted(self.params)) or "none"
+                known = ", ".join(f"{n} {self.params[n].range}".strip() for n in sorted(self.params)) or "none"
                 raise ConfigError("--set", str(key), f"{self.name} has no parameter {name!r} (known: {known})")
             spec = self.params[name]
             params[name] = spec.parse(name, value)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.model.errors import ConfigError
-from testbed.model.schema import Reader, load_yaml
+from testbed.model.schema import Reader, finite, load_yaml
 
 PROFILE_DIR = PROJECT_ROOT / "profiles"
 PROFILE_ROLES = ("all", "submit", "cm", "ccb", "worker", "dtn", "origin")
@@ -140,6 +140,8 @@ def _check_condor_security(reader, key, value):
 def _check_value(reader, section, key, value):
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         raise reader.error(key, f"must be a number or a string, got {value!r}")
+    if not finite(value):  # YAML's .nan and .inf: rendered, the words nan and inf
+        raise reader.error(key, f"must be a finite number, got {value!r}")
     problem = _unsafe_text(str(value))
     if problem:
         raise reader.error(key, f"value {problem}: {value!r}")

@@ -1,4 +1,5 @@
 """Small typed readers for YAML data that raise one-line ConfigErrors."""
+import math
 import re
 from pathlib import Path
 
@@ -75,6 +76,11 @@ def load_yaml(path):
     return data
 
 
+def finite(value):
+    """False for a float that is nan or infinite (YAML's .nan, .inf); True for any other value."""
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 def join(field, key):
     return f"{field}.{key}" if field else str(key)
 
@@ -127,6 +133,8 @@ class Reader:
             raise self.error(key, "is required")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"must be a number, got {value!r}")
+        if not finite(value):  # YAML's .nan passes every bound below, .inf any minimum
+            raise self.error(key, f"must be a finite number, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be >= {minimum}, got {value}")
         if maximum is not None and value > maximum:
