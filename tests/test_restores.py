@@ -36,8 +36,10 @@ def library(site, monkeypatch, outcomes):
             return "E9" if name == "${SUITE NAME}" else default
 
     monkeypatch.setattr(module, "BuiltIn", FakeBuiltIn)
+    from testbed.experiments import session
     lib = mod.__new__(mod)
-    lib.site = type("S", (), {"topo": site[0], "state": site[1]})()
+    lib.site = session.Session.__new__(session.Session)
+    lib.site.topo, lib.site.state = site
     return lib, ran
 
 

@@ -11,7 +11,6 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from testbed.experiments import registry, runner as suites, session
-from testbed.remote import repair_record
 from testbed.model import scaled_profiles, topology
 
 
@@ -81,7 +80,7 @@ class TestbedLibrary:
         """Open the run's results folder (the one `testbed run` made, or a new one)
         and write the guests' software versions (and each existing host's hardware and
         OS) into its manifest. Refused on a site an earlier teardown could not restore."""
-        problem = repair_record.refusal(self.topo, self.state)
+        problem = self.site.unrepaired()
         if problem:
             raise AssertionError(problem)
         if self.context:
@@ -100,12 +99,12 @@ class TestbedLibrary:
     @keyword
     def restore_step(self, name, *args):
         """One restore step of a suite's teardown (`Restore Step    Clear WAN`). A step that fails
-        is recorded (remote/repair_record.py: the next run refuses until the site is brought
+        is recorded (testbed/remote/repair_record.py: the next run refuses until the site is brought
         up again) and fails the teardown; Robot still runs the steps after it."""
         try:
             return BuiltIn().run_keyword(name, *args)
         except Exception as exc:
-            repair_record.record(self.state, _var("SUITE NAME", "?"), " ".join([name, *map(str, args)]), exc)
+            self.site.restore_failed(_var("SUITE NAME", "?"), " ".join([name, *map(str, args)]), exc)
             logger.console(f"  restore failed: {name}: {exc}; the site needs repair")
             raise
 

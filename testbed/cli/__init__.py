@@ -263,6 +263,8 @@ EXAMPLES = {
     "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run",
            "testbed -t small up --box debian13+patch:htcondor-reconnect-transkey"),
     "down": "testbed -t small down",
+    "host changes": "testbed host changes",
+    "host undo": "testbed host undo",
     "provision": "testbed provision worker1 worker2",
     "snapshot save": "testbed snapshot save pristine",
     "snapshot restore": "testbed snapshot restore pristine",

@@ -21,6 +21,7 @@ from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
 from testbed.services import health
+from testbed.remote import repair_record
 from testbed.remote.ssh import SSH
 from testbed.results import runs as results, verdict
 from testbed.services import tuning
@@ -97,6 +98,14 @@ class Session:
         self.derived_profiles = {}  # name -> a profile the suite made at run time (E1's scaled ones)
 
     # --- site and run ---------------------------------------------------------------
+    def unrepaired(self):
+        """The line refusing a run on a site an earlier teardown could not restore, or None."""
+        return repair_record.refusal(self.topo, self.state)
+
+    def restore_failed(self, suite, step, problem):
+        """Record a restore step of `suite`'s teardown that failed: the site needs repair."""
+        return repair_record.record(self.state, suite, step, problem)
+
     def wait_healthy(self, timeout, echo):
         return health.wait_healthy(self.topo, self.ssh, timeout=float(timeout), echo=echo, skip=self.paused)
 

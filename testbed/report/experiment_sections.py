@@ -28,12 +28,12 @@ def _value(v):
 
 
 def params_section(exp):
-    """Every parameter with its meaning and its value at each scale."""
+    """Every parameter with its meaning, the range `--set` accepts and its value at each scale."""
     if not exp.params:
         return f"`{exp.name}` has no parameters: every scale runs the same rows."
-    rows = [[f"`{name}`", p.help + (" (one suite row per value)" if p.rows else "")]
+    rows = [[f"`{name}`", p.help + (" (one suite row per value)" if p.rows else ""), p.range or "-"]
             + [_value(exp.scales[s][name]) for s in registry.SCALES] for name, p in exp.params.items()]
-    lines = [table(["parameter", "meaning"] + [f"`{s}`" for s in registry.SCALES], rows), "",
+    lines = [table(["parameter", "meaning", "range"] + [f"`{s}`" for s in registry.SCALES], rows), "",
              f"Profiles compared by default: {', '.join(f'`{p}`' for p in exp.profiles)}."]
     if exp.row_profiles:
         lines.append(f"The suite has rows for the profiles {', '.join(f'`{p}`' for p in exp.row_profiles)}.")
