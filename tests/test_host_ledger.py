@@ -55,10 +55,14 @@ def test_undo_goes_newest_first_keeps_what_failed_and_purges_packages_once(tmp_p
     assert any("libvirt storage pool default defined: error" in line for line in said)
 
 
-def test_undo_of_everything_removes_the_ledger():
-    host_ledger.note("daemon", "virtlogd")
+def test_undo_of_everything_removes_the_ledger_and_the_mask_marker(tmp_path, monkeypatch):
+    marker = tmp_path / "masked"
+    marker.write_text("")
+    monkeypatch.setattr(host_ledger, "MASK_FILES", (str(marker),))
+    host_ledger.note("daemon", "libvirtd")
     assert host_ledger.undo(run=lambda argv: (0, ""), echo=lambda line: None) == []
     assert not host_ledger.path().exists()
+    assert not marker.exists()   # else the next set-up would start libvirtd unmasked on a TCG host
 
 
 def test_the_cli_lists_and_refuses_to_undo_while_a_site_is_up(monkeypatch, capsys):

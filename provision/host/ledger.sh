@@ -9,5 +9,6 @@ ledger_note() {
   mkdir -p "$(dirname "$TESTBED_HOST_LEDGER")"
   grep -qxF "$line" "$TESTBED_HOST_LEDGER" 2>/dev/null || printf '%s\n' "$line" >> "$TESTBED_HOST_LEDGER"
 }
+ledger_has() { grep -qxF "$(printf '%s\t%s' "$1" "$2")" "$TESTBED_HOST_LEDGER" 2>/dev/null; }
 # the packages installed now (status "ii"), one per line, sorted
 installed_packages() { dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 == "ii" {print $2}' | sort; }

@@ -29,7 +29,10 @@ stop_libvirtd() {
 if ! pgrep -x virtlogd >/dev/null; then log "starting virtlogd"; ledger_note daemon virtlogd; daemon virtlogd -d; fi
 if [ "$accel" = tcg ] && [ -e /dev/kvm ] && [ ! -f "$marker" ]; then
   if pgrep -x libvirtd >/dev/null; then
-    log "restarting libvirtd with /dev/kvm masked (TCG host)"; ledger_note restarted libvirtd; stop_libvirtd
+    log "restarting libvirtd with /dev/kvm masked (TCG host)"
+    # the host's own libvirtd is restarted as it was by `host undo`; one the project started is stopped
+    ledger_has daemon libvirtd || ledger_note restarted libvirtd
+    stop_libvirtd
   else
     log "starting libvirtd with /dev/kvm masked (TCG host)"; ledger_note daemon libvirtd
   fi

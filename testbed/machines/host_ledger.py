@@ -14,6 +14,8 @@ from testbed.model.errors import TestbedError
 
 KINDS = ("package", "line", "daemon", "restarted", "pool", "box", "dir")
 VIRSH = ["virsh", "-c", "qemu:///system"]
+# provision/host/libvirtd.sh's marker of a masked libvirtd and the file it masks /dev/kvm with
+MASK_FILES = ("/run/testbed-libvirtd-kvm-masked", "/run/testbed-kvm-mask")
 
 
 def path():
@@ -106,6 +108,13 @@ def undo(run=_run, echo=print, remove_box=None):
     return failed
 
 
+def _forget_mask():
+    """libvirtd.sh's record that libvirtd runs with /dev/kvm masked: a libvirtd started later
+    must not be taken for that one (the next set-up masks it again)."""
+    for marker in MASK_FILES:
+        Path(marker).unlink(missing_ok=True)
+
+
 def _undo_one(change, run, remove_box):
     """None when undone, else what went wrong."""
     if change.kind == "line":
@@ -117,11 +126,11 @@ def _undo_one(change, run, remove_box):
         return None
     if change.kind == "daemon":
         rc, out = run(["pkill", "-x", change.what])
+        _forget_mask()
         return None if rc in (0, 1) else out      # 1: not running any more
     if change.kind == "restarted":
         run(["pkill", "-x", change.what])
-        for stale in ("/run/testbed-libvirtd-kvm-masked", "/run/testbed-kvm-mask"):
-            Path(stale).unlink(missing_ok=True)
+        _forget_mask()
         rc, out = run(["systemctl", "start", change.what]) if Path("/run/systemd/system").exists() \
             else run([change.what, "-d"])
         return None if rc == 0 else out
