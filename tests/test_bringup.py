@@ -1,5 +1,6 @@
 """Bring-up: boot waves, retries of a guest still booting, the plan the Vagrantfile reads."""
 import json
+import os
 import time
 from pathlib import Path
 
@@ -273,3 +274,20 @@ def test_a_vm_that_already_runs_counts_as_booted_without_a_second_attempt(capsys
                  "==> cm1: Running action triggers after up ..."]:
         run._step(line)
     assert "booted" in run.steps["cm1"] and handed == ["cm1"]
+
+
+def test_an_interrupted_bring_up_ends_the_vagrant_processes_still_running(tmp_path):
+    """Vagrant finishes its action under way on a Ctrl-C and holds the machine's lock until
+    then: `stop` ends it, so that the tear-down's `vagrant destroy` is not refused."""
+    import threading
+    run = site.VagrantRun(tmp_path / "log", time.monotonic(), {})
+    worker = threading.Thread(target=run, args=(["sleep", "300"], dict(os.environ)), daemon=True)
+    worker.start()
+    for _ in range(100):
+        if run.running:
+            break
+        time.sleep(0.05)
+    proc = next(iter(run.running))
+    assert run.stop(grace=5) == 1 and proc.poll() is not None
+    worker.join(timeout=5)
+    assert not worker.is_alive() and not run.running and run.stop() == 0

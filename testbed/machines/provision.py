@@ -55,8 +55,10 @@ class Provisioner:
     def __enter__(self):
         return self
 
-    def __exit__(self, *_exc):
-        self.pool.shutdown(wait=True)
+    def __exit__(self, exc_type, *_exc):
+        # after an interrupt or a failure, hosts not started are not provisioned, and nothing
+        # waits for those under way (their ssh ends with the Ctrl-C of the process group)
+        self.pool.shutdown(wait=exc_type is None, cancel_futures=exc_type is not None)
 
     def add(self, name):
         with self.lock:

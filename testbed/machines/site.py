@@ -89,6 +89,7 @@ class VagrantRun:
         self.log_path, self.started, self.steps = log_path, started, steps
         self.on_booted = on_booted  # called with a host's name when Vagrant has reached it
         self.last_step, self.tail, self.errors = {}, [], []
+        self.running = set()        # the vagrant processes not finished yet
 
     def __call__(self, argv, env):
         """Run to the end; safe to call from several threads (one per boot wave)."""
@@ -97,13 +98,32 @@ class VagrantRun:
             log.write(f"$ {' '.join(argv)}\n")
             proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
-            for line in proc.stdout:
-                log.write(line)
-                self.tail = (self.tail + [line.rstrip()])[-15:]
-                if ERROR_LINE.search(line):
-                    self.errors.append(line.strip()[:300])
-                self._step(line.strip())
-            return proc.wait()
+            self.running.add(proc)
+            try:
+                for line in proc.stdout:
+                    log.write(line)
+                    self.tail = (self.tail + [line.rstrip()])[-15:]
+                    if ERROR_LINE.search(line):
+                        self.errors.append(line.strip()[:300])
+                    self._step(line.strip())
+                return proc.wait()
+            finally:
+                self.running.discard(proc)
+
+    def stop(self, grace=20):
+        """End the vagrant processes still running (an interrupted bring-up): Vagrant answers
+        a Ctrl-C by finishing the action under way, and holds each machine's lock until
+        then, so a `vagrant destroy` right after would fail on those machines."""
+        live = [p for p in list(self.running) if p.poll() is None]
+        for proc in live:
+            proc.terminate()
+        for proc in live:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return len(live)
 
     def _step(self, text):
         m = STEP.match(text)
@@ -257,7 +277,14 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
             for host in topo.existing_hosts:
                 work.add(host.name)
             if topo.vm_hosts:
-                boot(topo, run, vagrant_env(topo, profile.name), size)
+                try:
+                    boot(topo, run, vagrant_env(topo, profile.name), size)
+                except BaseException:  # Ctrl-C, a failed boot: no vagrant left holding a machine
+                    stopped = run.stop()
+                    if stopped:
+                        print(f"[{time.monotonic() - started:6.0f}s] stopped {stopped} vagrant process(es) "
+                              "still booting", flush=True)
+                    raise
             record["phases"]["boot"] = round(time.monotonic() - started, 1)
             # the RAID members' MB/s and IOPS (the DTN's provisioning may already be under
             # way: the limits only slow it down, as real disks would)
