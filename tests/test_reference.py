@@ -404,10 +404,14 @@ def test_a_reference_says_whether_its_measurement_code_is_the_projects(tmp_path,
     from testbed.results import provenance
     kept, _ = reference.save(make_run(tmp_path), root=tmp_path / "ref", paper_dir=paper)
     code = kept.manifest()["code"]["measurement"]
-    assert reference.code_line(kept) == f"measurement code `{code}`, the project's current"
-    monkeypatch.setattr(provenance, "measurement_hash", lambda root=None: "0" * 16)
-    assert reference.code_line(kept).endswith(f"has changed since (`{'0' * 16}`): a fresh run measures it")
+    assert reference.code_line(kept) == f"measurement code `{code}`"   # the docs: not stale at every change
+    assert reference.code_line(kept, provenance.measurement_hash()) == f"measurement code `{code}`, the project's current"
+    assert reference.code_line(kept, "0" * 16).endswith(f"has changed since (`{'0' * 16}`): a fresh run measures it")
     assert reference.protocol_problems(kept) == []     # a later change ages a reference, it does not void it
+    monkeypatch.setattr(reference, "REFERENCE_ROOT", tmp_path / "ref")
+    assert "current" in reference.list_table().splitlines()[-1]
+    monkeypatch.setattr(provenance, "measurement_hash", lambda root=None: "0" * 16)
+    assert f"{code} (changed since)" in reference.list_table().splitlines()[-1]
 
 
 def test_comparing_a_kept_reference_writes_its_report_outside_it(tmp_path, monkeypatch, capsys):

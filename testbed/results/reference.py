@@ -148,11 +148,15 @@ def protocol_problems(ref):
     return found
 
 
-def code_line(ref):
-    """Whether the reference was measured with the project's current measurement code."""
-    code, now = provenance.field_of(ref.manifest(), "code.measurement"), provenance.measurement_hash()
+def code_line(ref, now=None):
+    """The measurement code the reference was measured with and, given the project's `now`
+    (provenance.measurement_hash()), whether that is still the code. The generated docs
+    leave `now` out: every change to the code would make them stale."""
+    code = provenance.field_of(ref.manifest(), "code.measurement")
     if not code:
         return "measurement code unrecorded"
+    if now is None:
+        return f"measurement code `{code}`"
     return (f"measurement code `{code}`, the project's current" if code == now else
             f"measurement code `{code}`; the project's has changed since (`{now}`): a fresh run measures it")
 
@@ -379,6 +383,7 @@ def list_table(root=None, paper_dir=compare.PAPER_DIR):
     if not refs:
         return f"no references in {root or REFERENCE_ROOT} (keep one with `testbed reference save RUN`)"
     judged = {id(run): vs for run, vs in compare.verdicts(refs, paper_dir)}
+    now = provenance.measurement_hash()
     rows = []
     for ref in refs:
         m, origin = ref.manifest(), ref.origin()
@@ -388,9 +393,11 @@ def list_table(root=None, paper_dir=compare.PAPER_DIR):
         rows.append([ref.experiment, ref.key, origin.get("run", "?"), m.get("status"), trials_count(m),
                      str(m.get("git_revision", ""))[:12], origin.get("kept", "?")
                      + (" (forced)" if origin.get("forced") else ""),
-                     ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "-"])
+                     ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "-",
+                     "current" if provenance.field_of(m, "code.measurement") == now else
+                     (provenance.field_of(m, "code.measurement") or "unrecorded")[:16] + " (changed since)"])
     return tables.render(["experiment", "scale-topology", "kept from", "status", "trials", "git", "kept",
-                          "verdicts"], rows)
+                          "verdicts", "measurement code"], rows)
 
 
 # --- a run against its reference -------------------------------------------------------------
