@@ -463,7 +463,7 @@ def test_setting_wan_pairs_leaves_only_those_pairs_in_force(monkeypatch):
     site = session.Session(topology.load("default"), state=object(), ssh=object())
     applied = []
     monkeypatch.setattr(session.wan, "set_links", lambda topo, ssh, state, links, count, skip=(): applied.append(links) or
-                        [{"measured_ms": 100.5 + i} for i, _ in enumerate(links)])
+                        [{"measured_ms": 103.5 + i, "min_ms": 100.5 + i, "samples": 10} for i, _ in enumerate(links)])
     site.set_wan_latency("submit", "cm", 100, echo=lambda *a: None)
     got = site.set_wan_latencies([("worker", "cm"), ("worker", "ccb")], 100, echo=lambda *a: None)
     assert got == [100.5, 101.5] and [(link.a, link.b) for link in applied[-1]] == [("worker", "cm"), ("worker", "ccb")]

@@ -325,8 +325,9 @@ def test_set_checked_rtt_measures_the_lan_before_it_sets_the_wan(ptb):
 
 def test_set_checked_rtt_measures_a_missed_rtt_again_and_keeps_each_retry(ptb, monkeypatch):
     monkeypatch.setattr(wan.time, "sleep", lambda s: None)
-    lans = iter([0.5, 150.2, 101.0])
-    ptb.measure_rtt = lambda a, b: next(lans)
+    ptb.measure_rtt = lambda a, b: 0.5                       # the base: the LAN's own
+    again = iter([150.2, 101.0])                              # measured again, emulation included
+    ptb.site = type("Site", (), {"measure_rtt": lambda self, a, b: next(again)})()
     ptb.measured_rtt_should_match = lambda rtt, measured, base: matched.append((measured, base))
     kept, matched = [], []
     ptb.record_metric = lambda name, value, unit, **p: kept.append((name, value, p["attempt"]))

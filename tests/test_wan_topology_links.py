@@ -65,4 +65,4 @@ def test_the_lan_rtt_takes_away_what_the_links_in_force_emulate_between_two_host
     s.topo, s.state, s.ssh = topo, state, None
     # a moment's load on the host delayed some samples (median 55 ms): the base is the least
     monkeypatch.setattr(session.wan, "measure", lambda *a, **k: [{"measured_ms": 55.0, "min_ms": 41.25}])
-    assert s.lan_rtt(dtn, origin) == 1.25
+    assert s.measure_rtt(dtn, origin) == 41.25 and s.lan_rtt(dtn, origin) == 1.25

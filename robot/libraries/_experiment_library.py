@@ -65,7 +65,8 @@ class ExperimentLibrary:
         measured again after a pause (`session.rtt_recheck`), each retry kept as `wan.rtt_rechecked`."""
         if float(rtt) > 0:
             base = self.tb.measure_rtt(a, b)
-            attempts = session.rtt_recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.measure_rtt(a, b),
+            # measured again as it is, emulation included (measure_rtt, the keyword, is the base)
+            attempts = session.rtt_recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.site.measure_rtt(a, b),
                                            say=logger.console)
             for n, ms in enumerate(attempts[1:], start=2):
                 self.tb.record_metric("wan.rtt_rechecked", ms, "ms", link=f"{a}-{b}", rtt_ms=float(rtt), attempt=n)

@@ -211,24 +211,25 @@ class Session:
         rows = wan.set_links(self.topo, self.ssh, self.state, links, count=10, skip=self.paused)
         self.wan_in_force = {}
         for (a, b), row in zip(pairs, rows):
-            measured = row["measured_ms"]
-            self.wan_in_force[(a, b)] = (float(rtt_ms), measured)
-            echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {measured} ms")
+            self.wan_in_force[(a, b)] = (float(rtt_ms), row["min_ms"])
+            echo(f"  WAN {a}<->{b}: configured {float(rtt_ms):g} ms, measured {row['min_ms']} ms "
+                 f"(least of {row['samples']} pings; median {row['measured_ms']} ms)")
             if self.run is not None:
-                self.record("wan.rtt_measured", measured, "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
-        return [row["measured_ms"] for row in rows]
+                self.record("wan.rtt_measured", row["measured_ms"], "ms", link=f"{a}-{b}", rtt_ms=float(rtt_ms))
+        return [row["min_ms"] for row in rows]
 
     def measure_rtt(self, a, b):
-        return wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["measured_ms"]
+        """The RTT between a and b as it is now (emulation included): the least of 10 pings.
+        The least, not the median, is what a fidelity check compares: netem's delay is fixed,
+        and a busy host (TCG guests, the host's other work) only ever adds to it."""
+        return wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["min_ms"]
 
     def lan_rtt(self, a, b):
-        """The RTT between a and b without emulation: the least of its ping samples, less what
-        the links in force (the topology's own, e.g. `default`'s dtn<->origin) add between
-        them. The least, not the median: a busy host only ever adds delay, and a base
-        inflated by a moment's load would fail a good emulated RTT measured after it."""
+        """The RTT between a and b without emulation, the base a fidelity check subtracts:
+        measure_rtt less what the links in force (the topology's own, e.g. `default`'s
+        dtn<->origin, or one a row set) add between them."""
         added = wan.emulated_rtt(self.topo, wan.links_in_force(self.topo, self.state), a, b)
-        least = wan.measure(self.topo, self.ssh, [netem.Link(a=a, b=b, rtt_ms=0)], count=10)[0]["min_ms"]
-        return round(max(least - added, 0.0), 3)
+        return round(max(self.measure_rtt(a, b) - added, 0.0), 3)
 
     def clear_wan(self):
         self.wan_in_force = {}
