@@ -1,4 +1,4 @@
-"""Benchmark figures of the RAID members' disk model (issue #15), printed from E2 runs:
+"""Benchmark figures of the RAID members' disk model, printed from E2 runs:
 each member's fio figures (sequential MB/s, random 4 KiB IOPS) beside its configured
 limits, and md's stripe-cache speed-up (256 -> 32768, 10 writers) with and without the
 emulated spindles beside the paper's 11.7x. One E2 run measures both (its

@@ -3,7 +3,7 @@ default) without and then with pausing the guests E1 does not use and pinning th
 ones, in one invocation, through `testbed run`'s own path and sizing (the same as `./tb run e1 --test
 POINT --repeat 5 --no-pause-unused --no-pin`, then `--pause-unused --pin`). Prints the
 coefficient of variation (sample standard deviation / mean) of e1.efficiency_lost over each
-run's trials, and their ratio. Issue #32's goal: CV <= 10% with pausing and pinning.
+run's trials, and their ratio. The goal: CV <= 10% with pausing and pinning.
 Printed, not asserted: the spread is the host's, not the code's. `--keep` keeps the two
 arms in results/benchmarks/e1-noise/ (testbed/experiments/e1_noise.py), whose tables
 `testbed report docs` puts in docs/operations/runs.md.

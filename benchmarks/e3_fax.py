@@ -1,4 +1,4 @@
-"""Benchmark figures of E3 (FAX, issue #12), printed from a run's metrics: events/s per
+"""Benchmark figures of E3 (FAX), printed from a run's metrics: events/s per
 cell (storage x compute) and CPU efficiency, off-diagonal / diagonal per RTT, the
 concurrency scan's spread (max/min events/s per job), the baselines. The suite records
 them; this prints them.

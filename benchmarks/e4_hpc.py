@@ -1,4 +1,4 @@
-"""Benchmark figures of E4 (issue #13), printed from a run's metrics: total efficiency
+"""Benchmark figures of E4, printed from a run's metrics: total efficiency
 co-located vs dedicated DB and their ratio, the idle-tail fraction with and without
 back-fill, and the throughput estimator's error. The suite records them; this prints them.
 

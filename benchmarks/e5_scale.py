@@ -1,4 +1,4 @@
-"""Benchmark figures of E5 (issue #11), printed from a run's metrics: running sleep jobs
+"""Benchmark figures of E5, printed from a run's metrics: running sleep jobs
 reached, the limit that stopped the ramp and jobs per GB of the schedd's RAM; CM,
 collector and CCB failover times and the jobs each restarted; TCP streams per worker
 before/after; the negotiation cycle and its request-list prefetch at each RTT. The suite

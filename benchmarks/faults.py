@@ -1,4 +1,4 @@
-"""Benchmark figures of the fault suite (issue #14), printed from a run's metrics: failover
+"""Benchmark figures of the fault suite, printed from a run's metrics: failover
 times (CM, CCB, schedd), reconnect times, RAID resync rate, and faults injected vs jobs lost
 and files corrupted (target: 0 and 0). The suite records them; this prints them.
 

@@ -1,4 +1,4 @@
-"""The RAID members as disks of their own (issue #15): topology fields, the plan's cache
+"""The RAID members as disks of their own: topology fields, the plan's cache
 mode, libvirt iotune set and read back through a fake virsh, the manifest's `disks`, fio."""
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""E5's Uber-glidein workers and collector ramp (issue #28) with fake command outputs: the
+"""E5's Uber-glidein workers and collector ramp with fake command outputs: the
 memory arithmetic that refuses startds before anything starts, where memory per startd
 comes from, the startds fragment and when it restarts HTCondor, the parsers of the
 collector's statistics, startd names, RSS and connections, the ramp's stop rule and its

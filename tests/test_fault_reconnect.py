@@ -1,4 +1,4 @@
-"""The fault suite's worker-cut rows (issue #27): jobs without file transfer work in a
+"""The fault suite's worker-cut rows: jobs without file transfer work in a
 directory on their worker, a cut around a schedd restart ends once the new shadows run,
 the refused uploads of HTCondor's transfer-key defect are found in the logs a row wrote,
 and a row broken by that known defect is reported SKIP - not a failure of the run - only

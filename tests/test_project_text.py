@@ -20,6 +20,8 @@ RULES = [
     ("a round of work named by when it was",
      re.compile(r"\b(?:this|that|last|previous|earlier|later|next)\s+(?:session|round|iteration|sprint)\b"
                 r"(?!\s+trips?\b)", re.I)),
+    ("an issue number (the tracker is not the project's text)",
+     re.compile(r"\bissues?\s+#\d+|\(#\d+\)", re.I)),
     ("'previously'", re.compile(r"\bpreviously\b", re.I)),
     ("'used to' told as a past habit",
      re.compile(r"\b(?:it|this|that|we|they|which|there)\s+used\s+to\b|\bused\s+to\s+be\b", re.I)),
@@ -78,6 +80,9 @@ def narration(text):
     "the library no longer compares a verdict's text",
     "The first version let every child forward to both CMs.",
     "an older probe that only started the firmware",
+    "The fault suite (issue #14): faults injected",
+    "Issue #32's goal: CV <= 10%",
+    "the ramp (#28) with fake outputs",
 ])
 def test_the_rules_catch_development_history(text):
     assert narration(text), text
@@ -123,6 +128,21 @@ def _texts():
 def test_the_projects_text_tells_no_development_history():
     found = [f"{where}:{line}: {what}: {words!r}" for where, text in _texts() for line, what, words in narration(text)]
     assert not found, ("development history belongs in `git log`, not in the project's text:\n" + "\n".join(found))
+
+
+CODE = ("testbed", "robot", "provision", "benchmarks", "tests", "profiles", "topologies")
+
+
+def test_no_code_or_comment_names_an_issue_number():
+    """Comments and docstrings say why in the present; which issue asked for a thing is
+    `git log`'s to tell."""
+    rule = dict(RULES)["an issue number (the tracker is not the project's text)"]
+    found = [f"{path.relative_to(PROJECT_ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+             for top in CODE for path in sorted((PROJECT_ROOT / top).rglob("*"))
+             if path.is_file() and path.suffix in (".py", ".robot", ".resource", ".sh", ".j2", ".yaml", ".conf")
+             and path.name != "test_project_text.py"
+             for text in [path.read_text(errors="replace")] for m in rule.finditer(text)]
+    assert not found, "issue numbers in the project's code:\n" + "\n".join(found)
 
 
 def test_the_texts_checked_include_every_suite_and_page():

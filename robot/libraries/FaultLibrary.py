@@ -1,4 +1,4 @@
-"""Fault-suite keywords (issue #14): thin over `testbed.experiments.faults` (the interrupted
+"""Fault-suite keywords: thin over `testbed.experiments.faults` (the interrupted
 runs: `fault_interrupt`) and the `testbed.faults` injectors. Each keyword runs one fault
 flow (inject, wait, undo) and returns what it saw; the suite records the timings and asserts
 the invariants. Undo keywords are for teardowns: they put the site back whatever state a

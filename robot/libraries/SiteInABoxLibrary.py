@@ -33,7 +33,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         prof = self.tb.profile_in_force
         return int(prof.for_host(["dtn"], "md").get("stripe_cache_size", 256)) if prof else 256
 
-    # --- the RAID members as spindles (issue #15) ------------------------------------
+    # --- the RAID members as spindles -------------------------------------------------
     def _limits(self):
         """The run's member limits: --set member_mb_per_s / member_iops, else the topology's."""
         p = self.params()

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     The fault suite (issue #14): faults injected into a running site, each test
+Documentation     The fault suite: faults injected into a running site, each test
 ...               asserting the invariant the site must keep and recording its timings.
 ...
 ...               Every fault has an explicit undo in the test's teardown, and every test ends

@@ -134,7 +134,7 @@ EXPERIMENT = Experiment(
 # Under TCG one emulated CPU of the submit host carries about this many encrypting
 # shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),
 # while 32 at once on `default`'s one-CPU submit host left its schedd not answering
-# condor_q (AUTHENTICATE:1005) and no job done after 19 minutes (issue #10).
+# condor_q (AUTHENTICATE:1005) and no job done after 19 minutes.
 SHADOWS_PER_TCG_CPU = 8
 
 

@@ -6,7 +6,7 @@ Scaling to the testbed: the paper's 100 remote files are the origin's files
 read through the DTN to /dev/null; the RAID6 write test keeps the paper's 10
 parallel writers with a size per writer set by the scale.
 
-The RAID members are disks of their own (issue #15, testbed/machines/disks.py): each has
+The RAID members are disks of their own (testbed/machines/disks.py): each has
 the topology's MB/s and IOPS limits (or the run's `--set member_mb_per_s=... member_iops=...`;
 0 lifts a limit), checked with read-only fio on one member; the RAID writes run with
 those limits and, in the same run, with the limits lifted, so the stripe cache's speed-up

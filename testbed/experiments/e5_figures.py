@@ -1,4 +1,4 @@
-"""E5's own text table: the headline figures issue #11 asks for, per run/profile column,
+"""E5's own text table: its headline figures, per run/profile column,
 beside the paper's. The line plots (running jobs and startds over time, RSS per step,
 negotiation per RTT) come from the generic plots; this is what a person reads first:
 

@@ -1,4 +1,4 @@
-"""The fault suite (issue #14): faults injected into a running site, each with its
+"""The fault suite: faults injected into a running site, each with its
 invariant - jobs do not restart and their output is right, files keep their checksums, the
 pool and the storage come back - and the timings recorded as metrics.
 

@@ -1,4 +1,4 @@
-"""The DTN's RAID members as disks of their own (issue #15): per-member limits enforced
+"""The DTN's RAID members as disks of their own: per-member limits enforced
 by the hypervisor, host caching of the member images off.
 
 Each data disk (serial tb-data-N, set by the Vagrantfile) gets a libvirt <iotune>

@@ -71,7 +71,7 @@ TRANSFER_KEY_DEFECT_DOC = "docs/upstream/htcondor-transfer-key.md"
 DATA_DISK_BY_ID = "/dev/disk/by-id/virtio-tb-data-"   # + member index (serials set by the Vagrantfile)
 MD_MAX_DEGRADED = {6: 2, 5: 1, 1: 1, 10: 1, 0: 0}   # members an md level can lose and still run
 
-# The RAID members as disks of their own (issue #15; testbed/machines/disks.py): limits per
+# The RAID members as disks of their own (testbed/machines/disks.py): limits per
 # member enforced by QEMU's block throttling (libvirt <iotune>), topology `disks.mb_per_s` and
 # `disks.iops` (0: no limit). 150 IOPS is a 7200 rpm spindle's random-operation rate with
 # command queueing (8.5 ms seek + 4.2 ms half turn is ~80 at queue depth 1): what makes a
@@ -101,7 +101,7 @@ E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 E5_CHILD_COLLECTOR_PORT = 9620
 E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
 E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
-# Uber-glidein workers (issue #28): how many startd daemons fit a worker VM. A startd's
+# Uber-glidein workers: how many startd daemons fit a worker VM. A startd's
 # memory until a run has measured one: HTCONDOR-NOTES measured a 300-slot startd at 32 MB
 # RSS, and a startd of one slot or a few holds less, so 32 MB bounds it. What a worker
 # guest uses without its startds (kernel, systemd, sshd, condor_master and
