@@ -147,3 +147,17 @@ def test_every_verb_has_a_one_line_description_and_an_example_that_parses():
     assert netem.parse_spec(cli.EXAMPLES["wan set"].split()[-1]).rtt_ms == 80
     assert any("--for e5:full" in e for e in cli.examples("plan"))
     assert any("--dry-run" in e for e in cli.examples("up"))
+
+
+def test_an_interrupted_up_says_which_vms_it_left_and_how_to_remove_them(monkeypatch, capsys):
+    from testbed.cli import experiments
+    from testbed.machines import domains, site
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(site, "up", interrupted)
+    monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host in ("cm1", "dtn") else None)
+    assert cli.main(["-t", "small", "up"]) == 130
+    err = capsys.readouterr().err
+    assert "topology small is (partly) up: 2 of 5 VMs: tb-small-cm1 (running), tb-small-dtn (running)" in err
+    assert "take it down with `./tb -t small down`" in err and err.rstrip().endswith("testbed: interrupted")

@@ -71,8 +71,14 @@ def cmd_box_build(args):
 def cmd_up(args):
     from testbed.machines import site
     from testbed.services import health
-    return site.up(_topology(args), _profile(args.profile), health, parallel=not args.serial,
-                   dry_run=args.dry_run, box=args.box)
+    topo = _topology(args)
+    try:
+        return site.up(topo, _profile(args.profile), health, parallel=not args.serial,
+                       dry_run=args.dry_run, box=args.box)
+    except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
+        from testbed.cli.experiments import report_vms_left
+        report_vms_left(topo)
+        raise
 
 
 def cmd_down(args):
