@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM during `testbed run` (issue 26): the runner lets robot's listener stop
+"""Ctrl-C and SIGTERM during `testbed run`: the runner lets robot's listener stop
 the run gracefully, passes on a signal robot did not get, and marks the run interrupted;
 the listener skips what is left with the reason "interrupted", asks once more, then
 abandons the teardowns saying what was left. Robot itself is faked here; a real robot
@@ -292,7 +292,7 @@ from testbed.results import runs
 run = runs.Run.create("smoke", ["default"], {{}}, {{}}, "tcg", root={results!r})
 run.record("smoke.point", 1.0, "s")
 argv = [sys.executable, "-m", "robot", "--outputdir", str(run.path), "--console", "dotted", {suite!r}]
-if {old}:  # the runner before issue 26: robot without the listener, a SIGINT passed on regardless
+if {old}:  # a runner without the listener, that passes a SIGINT on regardless
     proc = subprocess.Popen(argv)
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
     try:
@@ -311,8 +311,8 @@ sys.exit(130 if signals else rc)
 
 
 def interrupt_fake_run(tmp_path, monkeypatch, signum, old):
-    """fault_interrupt.interrupt_run on a fake `testbed run` (the runner of now, or `old`: the one
-    before issue 26) driving a real robot over ROBOT_SUITE."""
+    """fault_interrupt.interrupt_run on a fake `testbed run` (the project's runner, or `old`: one
+    without the interrupt listener) driving a real robot over ROBOT_SUITE."""
     from testbed.experiments import fault_interrupt as fi
     suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
     suite.write_text(ROBOT_SUITE)
@@ -332,7 +332,7 @@ def test_the_fault_row_signals_like_a_terminal_and_a_service_manager(tmp_path, m
     assert r["rows"][1:] == [("second", "SKIP", "interrupted"), ("third", "SKIP", "interrupted")]
 
 
-def test_the_fault_row_fails_on_the_runner_before_issue_26(tmp_path, monkeypatch):
+def test_the_fault_row_fails_on_a_runner_without_the_interrupt_listener(tmp_path, monkeypatch):
     r = interrupt_fake_run(tmp_path, monkeypatch, signal.SIGINT, old=True)
     assert any("not SKIP 'interrupted'" in p or "output.xml" in p for p in r["problems"]), r
 

@@ -21,7 +21,7 @@ RULES = [
      re.compile(r"\b(?:this|that|last|previous|earlier|later|next)\s+(?:session|round|iteration|sprint)\b"
                 r"(?!\s+trips?\b)", re.I)),
     ("an issue number (the tracker is not the project's text)",
-     re.compile(r"\bissues?\s+#\d+|\(#\d+\)", re.I)),
+     re.compile(r"\bissues?\s+#\d+|\bissue\s+\d+\b|\(#\d+\)|(?<![a-z])issue_\d+\b", re.I)),
     ("'previously'", re.compile(r"\bpreviously\b", re.I)),
     ("'used to' told as a past habit",
      re.compile(r"\b(?:it|this|that|we|they|which|there)\s+used\s+to\b|\bused\s+to\s+be\b", re.I)),
@@ -83,6 +83,8 @@ def narration(text):
     "The fault suite (issue #14): faults injected",
     "Issue #32's goal: CV <= 10%",
     "the ramp (#28) with fake outputs",
+    "the runner before issue 26",
+    "def test_the_row_before_issue_26():",
 ])
 def test_the_rules_catch_development_history(text):
     assert narration(text), text
@@ -104,6 +106,7 @@ def test_the_rules_catch_development_history(text):
     "a job that ends with no reconnect in its life uploads normally",
     "from now on, every row records its trial",
     "The reads are direct: now and then the cache is written too.",
+    "the schedd issues 3 requests at once",
 ])
 def test_the_rules_leave_plain_words_alone(text):
     assert not narration(text), narration(text)

@@ -131,7 +131,7 @@ def test_down_fails_naming_the_domains_left_when_neither_could_remove_them(tmp_p
         _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh)
 
 
-# --- which topology is up, after a plain `TESTBED_TOPOLOGY=NAME vagrant up` (issue 26) -----------
+# --- which topology is up, after a plain `TESTBED_TOPOLOGY=NAME vagrant up` ----------------------
 TINY = """name: tiny
 hosts:
   alpha:  {roles: [submit, origin, cm, ccb]}

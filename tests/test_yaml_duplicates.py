@@ -1,5 +1,5 @@
 """Every YAML the project reads (topologies, profiles, paper figures) refuses a key given
-twice, naming the key and both lines (yaml itself keeps the last one silently) (issue 26)."""
+twice, naming the key and both lines (yaml itself keeps the last one silently)."""
 import pytest
 
 from testbed.model import profiles, topology
