@@ -211,3 +211,17 @@ def test_a_profile_number_that_is_nan_or_infinite_is_refused(tmp_path, body, fie
     text = str(exc.value)
     assert text.startswith(f"{path}: ") and field in text and text.endswith(f"must be a finite number, got {shown}")
     assert "\n" not in text
+
+
+@pytest.mark.parametrize("name, sets, problem", [
+    ("e3", {"read_branches": "500"}, "read_branches (500) must be at most branches (300)"),
+    ("e5", {"ramp_start": "64", "ramp_max": "32"}, "ramp_start (64) must be at most ramp_max (32)"),
+    ("e5", {"collector_ramp_start": "8"}, "collector_ramp_start (8) must be at most collector_ramp_max (4)"),
+])
+def test_parameters_that_disagree_with_each_other_are_one_line_naming_both(name, sets, problem):
+    from testbed.experiments import registry
+    from testbed.model.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        registry.get(name).parameters("ci", sets)
+    assert problem in str(err.value) and str(err.value).startswith("--set: ")
+    registry.get(name).parameters("quick", {"collector_ramp_start": "8"} if name == "e5" else {})  # max 0: as many as fit

@@ -119,6 +119,8 @@ EXPERIMENT = Experiment(
              "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb", "e3.job_private_mb"),
     x_params=("rtt_ms", "jobs", "cache_mb", "learn_entries"),
     paper="results/paper/e3.yaml",
+    consistent=lambda p: None if p["read_branches"] <= p["branches"] else
+    f"read_branches ({p['read_branches']}) must be at most branches ({p['branches']}): the analysis reads branches the tree has",
     figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
     tables=e3_figures.text,        # ... and as text tables
     # The storage sites are XRootD servers on the DTN, the compute sites users on the worker,

@@ -398,7 +398,7 @@ class HpcExperiment:
     # --- shared software area (NFS from the submit host) ------------------------------------
     def share_area(self, p):
         text = render_run_file("e4/exports.j2", path=E4_SHARED_DIR, site_net=str(self.topo.site_net))
-        self.ssh.run(self.submit.name, f"cat > /tmp/e4_node.py", input_bytes=NODE_PROGRAM.read_bytes())
+        self.ssh.run(self.submit.name, "cat > /tmp/e4_node.py", input_bytes=NODE_PROGRAM.read_bytes())
         t = time.monotonic()
         self.ssh.run(self.submit.name, nfs_export_script(text, f"{p['dump_mb']} {p['env_files']}"), timeout=1800)
         nodes = [h.name for h in self.workers] + [self.db_host.name]

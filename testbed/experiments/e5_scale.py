@@ -156,6 +156,9 @@ EXPERIMENT = Experiment(
     measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
     figures=e5_figures.figures,    # the collector ramps: startds joined and updates lost per step
     fits=e5_uber.fits,             # the startds asked for fit the workers' memory
+    consistent=lambda p: next((f"{a} ({p[a]}) must be at most {b} ({p[b]}): a ramp starts below where it stops"
+                               for a, b in (("ramp_start", "ramp_max"), ("collector_ramp_start", "collector_ramp_max"))
+                               if p[b] and p[a] > p[b]), None),   # a max of 0: as many as fit
     rows=e5_rows.ROWS, points=e5_rows.POINTS,
 )
 

@@ -188,6 +188,10 @@ class Experiment:
     # Whether a scale fits a topology: fits(params, topology) -> None, or one line saying
     # what the topology lacks (checked before any VM is touched); None: any topology.
     fits: Callable | None = None
+    # Whether parameters agree with each other: consistent(params) -> None, or one line
+    # naming the parameters and what they must satisfy (each scale is checked at import,
+    # a run's `--set` values before anything else); None: no rule across parameters.
+    consistent: Callable | None = None
     # The suite's generated test cases (rows.Block: Rows of Cases over Axes), each block
     # between its marker lines in the suite; the claim rows come from the paper file.
     rows: tuple = ()
@@ -237,6 +241,10 @@ class Experiment:
                     raise ValueError(f"{self.name}: {scale}.{key} = {value!r}: {exc.problem}") from None
                 if typed != value:
                     raise ValueError(f"{self.name}: {scale}.{key} = {value!r} is not {KINDS[spec.kind]}")
+        for scale, values in self.scales.items():
+            problem = self.consistent(values) if self.consistent else None
+            if problem:
+                raise ValueError(f"{self.name}: scale {scale}: {problem}")
         check_declaration(self)
 
     @property
@@ -278,6 +286,10 @@ class Experiment:
                                       f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "
                                       f"only (not {', '.join(str(v) for v in extra)}); "
                                       + self._how_to_add(f"the value to the full scale's {name}", param=name))
+        problem = self.consistent(params) if self.consistent else None
+        if problem:
+            given = ", ".join(f"{k}={v}" for k, v in (overrides or {}).items())
+            raise ConfigError("--set" if overrides else self.name, given or f"{scale} scale", problem)
         return params
 
     def _how_to_add(self, what, param=None):
