@@ -3,12 +3,11 @@
 # is made (what was there before is never listed, so never undone). `testbed host
 # changes` lists it, `testbed host undo` undoes it (testbed/machines/host_ledger.py).
 TESTBED_HOST_LEDGER=${TESTBED_HOST_LEDGER:-/var/lib/grid-testbed/host-ledger}
-ledger_note() {
-  local line
-  line=$(printf '%s\t%s' "$1" "$2")
-  mkdir -p "$(dirname "$TESTBED_HOST_LEDGER")"
-  grep -qxF "$line" "$TESTBED_HOST_LEDGER" 2>/dev/null || printf '%s\n' "$line" >> "$TESTBED_HOST_LEDGER"
-}
 ledger_has() { grep -qxF "$(printf '%s\t%s' "$1" "$2")" "$TESTBED_HOST_LEDGER" 2>/dev/null; }
+ledger_note() {
+  ledger_has "$1" "$2" && return 0
+  mkdir -p "$(dirname "$TESTBED_HOST_LEDGER")"
+  printf '%s\t%s\n' "$1" "$2" >> "$TESTBED_HOST_LEDGER"
+}
 # the packages installed now (status "ii"), one per line, sorted
 installed_packages() { dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 == "ii" {print $2}' | sort; }

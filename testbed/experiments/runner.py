@@ -326,9 +326,10 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
             run_.update(stopped={"trial": trial, "dead_guests": died})
             echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
             break
-        unrepaired = repair_record.refusal(topo, TestbedState(topo.name)) if trial < trials else None
+        state = TestbedState(topo.name)
+        unrepaired = repair_record.refusal(topo, state) if trial < trials else None
         if unrepaired:  # the next trial would measure the site its teardown left
-            run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(TestbedState(topo.name))})
+            run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(state)})
             echo(f"trials {trial + 1}-{trials} not run: {unrepaired}")
             break
     rc = next((r for r in rcs if r != 0), 0)
