@@ -369,7 +369,7 @@ def test_the_ramp_says_when_ramp_max_came_first():
 # --- declaration -------------------------------------------------------------------------------
 def test_scales_and_rows():
     exp = e5.EXPERIMENT
-    assert exp.parameters("ci")["ramp_max"] == 16 and exp.parameters("ci")["negotiation_requests"] == 50
+    assert exp.parameters("ci")["ramp_max"] == 8 and exp.parameters("ci")["negotiation_requests"] == 50
     assert exp.parameters("quick")["negotiation_requests"] == 200
     assert exp.parameters("full")["negotiation_requests"] == 1000
     assert exp.parameters("ci", {"STARTDS_PER_WORKER": "4"})["startds_per_worker"] == 4

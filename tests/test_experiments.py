@@ -281,3 +281,14 @@ def test_the_box_recipe_carries_root_and_what_its_interpreter_needs():
     build = (recipe / "build-debian.sh").read_text()
     # the import check compiles C++ (cling without headers imports fine and exits 0)
     assert "ROOT.gInterpreter.Declare" in build and "du -sh" in build and "pip install ${pip_s} s" in build
+
+
+def test_ci_and_demo_profiles_are_among_the_experiments_own():
+    """`testbed test` runs each experiment's ci_profiles (else its profiles); a name outside
+    its profiles is refused when the experiment is declared."""
+    import dataclasses
+    head = registry.headline()
+    assert head.ci_profiles and set(head.ci_profiles) < set(head.profiles)
+    for field_name in ("ci_profiles", "demo_profiles"):
+        with pytest.raises(ValueError, match=f"{field_name} names \\['no-such'\\]"):
+            dataclasses.replace(head, **{field_name: ("no-such",)})

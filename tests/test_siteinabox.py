@@ -46,7 +46,7 @@ def test_scale_overrides():
     p = siteinabox.EXPERIMENT.parameters("quick", {"CLIENTS": "1,10", "write_mb": "8"})
     assert p["clients"] == [1, 10] and p["write_mb"] == 8
     assert siteinabox.EXPERIMENT.parameters("full")["clients"] == [1, 2, 4, 10]
-    assert siteinabox.EXPERIMENT.parameters("ci")["clients"] == [1, 2]
+    assert siteinabox.EXPERIMENT.parameters("ci")["clients"] == [2]
 
 
 def test_rw_jobfile_phases_hold_the_right_jobs():

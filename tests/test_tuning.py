@@ -132,3 +132,34 @@ def test_a_collector_that_never_takes_the_restart_fails_the_apply_with_its_messa
     res, calls = _run_with_fake_condor_restart(tmp_path, refusals=99)
     assert res.returncode == 1 and calls == 3 and "applied" not in res.stdout
     assert "collector restart refused 3 times: Can't send Kill-Daemon command" in res.stderr
+
+
+def _readback_with_fake_condor(tmp_path, knobs):
+    """readback_script run by bash against a condor_config_val that knows `knobs` ({name: value};
+    -master prints 'Not defined: NAME' in place of a knob it lacks), logging each call."""
+    import subprocess
+    calls = tmp_path / "calls"
+    fake = tmp_path / "condor_config_val"
+    table = "\n".join(f"  {k}) echo '{v}';;" for k, v in knobs.items())
+    fake.write_text(f"#!/bin/bash\necho \"$*\" >> {calls}\nfor n in \"$@\"; do [ \"$n\" = -master ] && continue\n"
+                    f"case $n in\n{table}\n  *) echo \"Not defined: $n\";;\nesac; done\n")
+    fake.chmod(0o755)
+    want = {("condor", "A_KNOB"): "1", ("condor", "B_KNOB"): "x y", ("sysctl", "kernel.ostype"): "Linux"}
+    script = tuning.readback_script(want)
+    res = subprocess.run(["bash", "-c", script], env={"PATH": f"{tmp_path}:/usr/sbin:/sbin:/usr/bin:/bin"},
+                         capture_output=True, text=True)
+    return tuning.parse_readback(res.stdout), calls.read_text().splitlines()
+
+
+def test_the_masters_knobs_are_read_back_in_one_call(tmp_path):
+    got, calls = _readback_with_fake_condor(tmp_path, {"A_KNOB": "1", "B_KNOB": "x\ty"})
+    assert calls == ["-master A_KNOB B_KNOB"]
+    assert got[("condor", "A_KNOB")] == "1" and got[("condor", "B_KNOB")] == "x y"
+    assert got[("sysctl", "kernel.ostype")] == "Linux"
+
+
+def test_a_knob_the_master_lacks_is_asked_on_its_own(tmp_path):
+    got, calls = _readback_with_fake_condor(tmp_path, {"A_KNOB": "1"})
+    assert calls[0] == "-master A_KNOB B_KNOB" and "-master A_KNOB" in calls[1:]
+    assert got[("condor", "A_KNOB")] == "1"
+    assert got[("condor", "B_KNOB")].startswith("Not defined")   # a mismatch, as one by one

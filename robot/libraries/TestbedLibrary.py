@@ -213,10 +213,9 @@ class TestbedLibrary:
 
     @keyword
     def apply_profile_if_needed(self, name):
-        """Apply `name` unless this suite applied it last; returns the seconds it took (0)."""
-        if self.profile_in_force is not None and self.profile_in_force.name == name:
-            return 0.0
-        return self.apply_profile(name)
+        """Apply `name` unless this suite applied it last or, before it applied any, the site
+        reads back every value of it; returns the seconds an apply took (0)."""
+        return self.site.apply_profile_if_needed(name, echo=logger.console)
 
     @keyword
     def apply_profile(self, name):

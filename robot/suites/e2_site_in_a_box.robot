@@ -10,7 +10,7 @@ Documentation     E2 - Site in a box (seed 001_a7ff0cb7e5a8d9a4).
 ...
 ...               Scaling to the testbed: the paper's 100 remote files are the origin's files
 ...               (count and size from the topology: small = 20 x 8 MB, default = 100 x 8 MB);
-...               clients 1, 2 (ci), 1, 2, 4 (quick) or 1, 2, 4, 10 (full) run on the worker VMs,
+...               clients 2 (ci), 1, 2, 4 (quick) or 1, 2, 4, 10 (full) run on the worker VMs,
 ...               each reading 1 (ci), 2 (quick) or 5 (full) random files to /dev/null; 10 writers
 ...               write 32 MB (ci), 64 MB (quick) or 128 MB (full) each. The virtual disks of the
 ...               RAID are files on one physical host disk; each is made a disk of its own by
@@ -236,7 +236,7 @@ Put The Origin Behind The WAN
     Start Experiment On A Healthy Site    e2
     ${params}=    Experiment Parameters    e2
     Set Suite Variable    ${PARAMS}    ${params}
-    Apply Profile    default
+    Apply Profile If Needed    default
     ${disks}=    Apply The Member Disk Limits
     Set Suite Variable    ${DISKS}    ${disks}
     ${origin}=    Set Origin Behind The WAN    ${params}[origin_rtt_ms]

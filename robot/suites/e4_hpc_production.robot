@@ -140,7 +140,7 @@ Prepare The Nodes
     Start Experiment On A Healthy Site    e4
     ${params}=    Experiment Parameters    e4
     Set Suite Variable    ${PARAMS}    ${params}
-    Apply Profile    default
+    Apply Profile If Needed    default
     Share The Software Area
     Use Whole Node Slots
 

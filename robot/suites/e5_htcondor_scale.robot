@@ -403,7 +403,7 @@ Prepare The Pool
     Start Experiment On A Healthy Site    e5
     ${params}=    Experiment Parameters    e5
     Set Suite Variable    ${PARAMS}    ${params}
-    Apply Profile    default
+    Apply Profile If Needed    default
     Use Startds Per Worker    ${params}[startds_per_worker]    ${params}[startd_slots]
 
 Restore The Pool And Finish

@@ -12,8 +12,8 @@ Documentation     The fault suite: faults injected into a running site, each tes
 ...
 ...               Rows and scales (testbed/experiments/faults.py declares the parameters):
 ...               `ci` runs the cheap faults on `small` in CI: security, schedd restarts, CM
-...               failover, a worker cut around a schedd restart, the origin down. The slow rows
-...               (worker cuts the shadows notice minutes late, with and without file transfer,
+...               failover, the origin down. The slow rows (a worker cut around a schedd restart,
+...               worker cuts the shadows notice minutes late, with and without file transfer,
 ...               two RAID members failed and rebuilt, a CCB server down for
 ...               minutes, a third RAID failure, the DTN rebooted, transfers under 80 ms RTT +
 ...               1% loss, interrupted runs) run at `quick` and `full` (or with --set long_faults=1) and are skipped
@@ -134,7 +134,8 @@ worker-cut-off-schedd-restart
     ...    most restart_cut_max_s), so the new shadows first try their starters through the cut.
     ...    The new shadows reconnect with transfer keys of their own: no job starts again
     ...    (NumJobStarts stays 1) and every output comes back by file transfer, right.
-    [Tags]    condor    network    schedd    ci
+    [Tags]    condor    network    schedd    long
+    Skip Unless Long Faults    ${PARAMS}    a cut held until every job has a new shadow takes minutes
     ${r}=    Restart The Schedd While A Worker Is Cut Off    ${PARAMS}[jobs]    ${PARAMS}[restart_cut_max_s]    ${PARAMS}[job_margin_s]
     Record The Cut    worker-cut-schedd-restart    ${r}
     Record Metric    faults.schedd_back_seconds    ${r}[schedd_back]    s    mode=during-cut
@@ -292,7 +293,7 @@ Start The Fault Suite
     Start Experiment On A Healthy Site    faults
     ${params}=    Experiment Parameters    faults
     Set Suite Variable    ${PARAMS}    ${params}
-    Apply Profile    default
+    Apply Profile If Needed    default
     Heal Every Worker
     ${members}=    Planned Raid Members
     Set Suite Variable    ${RAID_MEMBERS}    ${members}

@@ -173,7 +173,7 @@ def cmd_test(args):
                 failures.append(f"{suite} (suite file missing)")
                 continue
             rc_suite, suite_runs, recovered = suites.run_on_live_guests(
-                topo, suite, list(exp.profiles), "ci", bring_back, may_recover=not recoveries)
+                topo, suite, list(exp.ci_profiles or exp.profiles), "ci", bring_back, may_recover=not recoveries)
             run = suite_runs[-1]
             recoveries += [recovered] if recovered else []
             phases.done(f"suite {suite} at ci scale" + ("" if rc_suite == 0 else " (FAILED)"))

@@ -79,10 +79,10 @@ EXPERIMENT = Experiment(
     scales={
         # CI on `small` under TCG, set-up included: 2 sites (2x2 cells, one RTT), one cache
         # size, one tiny file per site (300 branches x 2000 events, ~1.8 MB), concurrency 1
-        # and 4 (3 sites and 3 RTTs took 616 s: 30 s a cell, 150 s of set-up); uproot reads
+        # and 2 (3 sites and 3 RTTs took 616 s: 30 s a cell, 150 s of set-up); uproot reads
         # the matrix and the other tests, ROOT only site a's row (one local, one remote cell).
         "ci": {"sites": 2, "rtts": [20], "readers": ["uproot", "root"], "extra_reader_rows": 1,
-               "cache_mbs": [10], "learn_entries": [c.E3_ROOT_LEARN_ENTRIES], "concurrency": [1, 4],
+               "cache_mbs": [10], "learn_entries": [c.E3_ROOT_LEARN_ENTRIES], "concurrency": [1, 2],
                "concurrency_rtt": 20.0, "files_per_site": 1, "events": 2000, "branches": 300,
                "read_branches": 40, "basket_events": 500, "cluster_events": 0, "connectivity_every": 10,
                "read_every": 1, "job_timeout_s": 300},

@@ -175,6 +175,8 @@ class Experiment:
     trials: dict = field(default_factory=lambda: {"ci": 1, "quick": 3, "full": 3})
     # The profiles `testbed demo` compares (empty: `profiles`): what fits the demo's half hour
     demo_profiles: tuple = ()
+    # The profiles `testbed test` compares at ci scale (empty: `profiles`): what fits CI's budget
+    ci_profiles: tuple = ()
     # The `--set` values `testbed demo` adds to the quick scale to stay within its half hour
     # (every claim's points kept): {param: value}
     demo_sets: dict = field(default_factory=dict)
@@ -219,6 +221,10 @@ class Experiment:
             unknown = [r for r in getattr(self, field_name) if r not in ROLES]
             if unknown:
                 raise ValueError(f"{self.name}: {field_name} names {unknown}, not roles ({', '.join(ROLES)})")
+        for field_name in ("demo_profiles", "ci_profiles"):
+            stray = [p for p in getattr(self, field_name) if p not in self.profiles]
+            if stray:
+                raise ValueError(f"{self.name}: {field_name} names {stray}, not among its profiles")
         if not set(self.measured) <= set(self.uses):
             raise ValueError(f"{self.name}: measured {sorted(set(self.measured) - set(self.uses))} "
                              f"is not among the roles it uses")

@@ -193,6 +193,23 @@ class Session:
             self.record("profile.apply_seconds", outcome["seconds"], "s", profile=name)
         return outcome["seconds"]
 
+    def apply_profile_if_needed(self, name, echo):
+        """Apply profile `name` unless this suite applied it last or, before the suite applied
+        any, the site's record names it and every value of it reads back; returns the seconds
+        an apply took (0)."""
+        if self.profile_in_force is not None:
+            return 0.0 if self.profile_in_force.name == name else self.apply_profile(name, echo)
+        recorded = health.recorded_profile(self.state)
+        if recorded is None or recorded.name != name:
+            return self.apply_profile(name, echo)
+        started = time.monotonic()
+        n, bad = self.profile_mismatches(name)
+        if bad:
+            return self.apply_profile(name, echo)
+        self.profile_in_force = self.load_profile(name)
+        echo(f"profile {name} already in force: {n} values read back in {time.monotonic() - started:.1f} s")
+        return 0.0
+
     def profile_mismatches(self, name):
         """(values read back, mismatches) of profile `name` on the site."""
         got, bad = tuning.read_back(self.topo, self.ssh, self.load_profile(name), skip=self.paused)

@@ -84,23 +84,39 @@ collector_restart_script = Daemons.collector_restart_script
 
 
 def readback_script(want):
-    """Prints `section<TAB>key<TAB>value` for every expected value."""
+    """Prints `section<TAB>key<TAB>value` for every expected value. The running master's
+    knobs come from one condor_config_val (each is a process of about a second under TCG);
+    should it print other than one line per knob, each is asked on its own."""
     lines = []
-    for section, key in sorted(want):
-        q = shlex.quote(key)
-        if section == "sysctl":
-            cmd = f"sysctl -n {q}"
-        elif section == "condor":
-            # Ask the running master (it has reconfigured), not just the files.
-            cmd = Daemons.config_val_command(key)
-        elif section == "md":
-            cmd = f"cat {MD_SYS}/{key}"
-        else:
-            directive = PFC_DIRECTIVES[key]
-            cmd = (f"systemctl is-active -q xrootd@xcache && "
-                   f"awk '$1==\"{directive}\" {{$1=\"\"; print substr($0,2)}}' /{PROFILE_XROOTD_FILE}")
-        lines.append(f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$({cmd} 2>/dev/null | tr '\\t\\n' '  ')\"")
+    condor = [key for section, key in sorted(want) if section == "condor"]
+    if condor:
+        names = " ".join(shlex.quote(k) for k in condor)
+        labels = "".join(f"condor\\t{k}\\n" for k in condor)
+        one_by_one = "; ".join(_readback_line("condor", k) for k in condor)
+        lines.append(f"if v=$(condor_config_val -master {names} 2>/dev/null) "
+                     f"&& [ \"$(printf '%s\\n' \"$v\" | wc -l)\" -eq {len(condor)} ] "
+                     f"&& ! printf '%s\\n' \"$v\" | grep -q '^Not defined'; "
+                     f"then printf '%s\\n' \"$v\" | tr '\\t' ' ' | paste <(printf '{labels}') -; "
+                     f"else {one_by_one}; fi")
+    lines += [_readback_line(section, key) for section, key in sorted(want) if section != "condor"]
     return "\n".join(lines) + "\n"
+
+
+def _readback_line(section, key):
+    """The line of readback_script that prints one value."""
+    q = shlex.quote(key)
+    if section == "sysctl":
+        cmd = f"sysctl -n {q}"
+    elif section == "condor":
+        # Ask the running master (it has reconfigured), not just the files.
+        cmd = Daemons.config_val_command(key)
+    elif section == "md":
+        cmd = f"cat {MD_SYS}/{key}"
+    else:
+        directive = PFC_DIRECTIVES[key]
+        cmd = (f"systemctl is-active -q xrootd@xcache && "
+               f"awk '$1==\"{directive}\" {{$1=\"\"; print substr($0,2)}}' /{PROFILE_XROOTD_FILE}")
+    return f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$({cmd} 2>/dev/null | tr '\\t\\n' '  ')\""
 
 
 def parse_readback(text):

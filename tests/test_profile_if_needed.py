@@ -1,0 +1,51 @@
+"""A suite's `Apply Profile If Needed`: no apply when the suite applied the profile last, or when
+the site's record names it and every value reads back; an apply otherwise."""
+import pytest
+
+from testbed.experiments import session
+from testbed.model import profiles, topology
+from testbed.model.state import TestbedState
+from testbed.remote.profile_record import record_profile
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    topo = topology.load("small")
+    s = session.Session(topo, state=TestbedState(topo.name).ensure_dirs(), ssh=object())
+    calls = []
+    s.mismatches_given = []
+    monkeypatch.setattr(s, "apply_profile", lambda name, echo: calls.append(("apply", name)) or 7.0)
+
+    def mismatches(name):
+        calls.append(("read back", name))
+        return 40, list(s.mismatches_given)
+    monkeypatch.setattr(s, "profile_mismatches", mismatches)
+    return s, calls
+
+
+def test_a_profile_the_record_names_and_the_site_reads_back_is_not_applied(site):
+    s, calls = site
+    record_profile(s.state, profiles.load("default"))
+    said = []
+    assert s.apply_profile_if_needed("default", said.append) == 0.0
+    assert calls == [("read back", "default")] and s.profile_in_force.name == "default"
+    assert "already in force: 40 values read back" in said[0]
+    assert s.apply_profile_if_needed("default", said.append) == 0.0 and len(calls) == 1   # this suite's own
+
+
+def test_a_value_that_does_not_read_back_means_an_apply(site):
+    s, calls = site
+    record_profile(s.state, profiles.load("default"))
+    s.mismatches_given = ["worker1: sysctl net.core.rmem_max is '1', profile default wants '2'"]
+    assert s.apply_profile_if_needed("default", print) == 7.0
+    assert calls == [("read back", "default"), ("apply", "default")]
+
+
+@pytest.mark.parametrize("recorded", [None, "wan-tuned"])
+def test_another_or_no_recorded_profile_is_applied_without_reading_back(site, recorded):
+    s, calls = site
+    if recorded:
+        record_profile(s.state, profiles.load(recorded))
+    assert s.apply_profile_if_needed("default", print) == 7.0
+    assert calls == [("apply", "default")]
