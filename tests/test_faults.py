@@ -76,8 +76,8 @@ def _rows(text):
 
 def test_suite_rows_ci_and_long():
     rows = _rows(registry.get("faults").suite_path.read_text())
-    ci = {"security", "schedd-restart", "active-cm-killed", "origin-down", "tally"}
-    long = {"worker-cut-off", "worker-cut-off-no-transfer", "worker-cut-off-schedd-restart", "raid-two-members-fail", "ccb-server-down",
+    ci = {"security", "schedd-restart", "origin-down", "tally"}
+    long = {"active-cm-killed", "worker-cut-off", "worker-cut-off-no-transfer", "worker-cut-off-schedd-restart", "raid-two-members-fail", "ccb-server-down",
             "raid-third-failure", "dtn-reboot", "transfer-under-bad-wan", "interrupted-run-sigint",
             "interrupted-run-sigterm"}
     assert set(rows) == ci | long

@@ -11,8 +11,9 @@ Documentation     The fault suite: faults injected into a running site, each tes
 ...               cache on the RAID, reads through the caching proxy) or sha256 (job output).
 ...
 ...               Rows and scales (testbed/experiments/faults.py declares the parameters):
-...               `ci` runs the cheap faults on `small` in CI: security, schedd restarts, CM
-...               failover, the origin down. The slow rows (a worker cut around a schedd restart,
+...               `ci` runs the cheap faults on `small` in CI: security, schedd restarts, the
+...               origin down (health checks there see one HAD leader). The slow rows (CM failover,
+...               a worker cut around a schedd restart,
 ...               worker cuts the shadows notice minutes late, with and without file transfer,
 ...               two RAID members failed and rebuilt, a CCB server down for
 ...               minutes, a third RAID failure, the DTN rebooted, transfers under 80 ms RTT +
@@ -73,7 +74,8 @@ active-cm-killed
     [Documentation]    3. The central manager whose negotiator is active is killed (SIGKILL of
     ...    its HTCondor) with jobs running: the standby's negotiator is active within
     ...    failover_limit_s, a new job matches and runs on a worker, no running job restarts.
-    [Tags]    condor    ha    ci
+    [Tags]    condor    ha    long
+    Skip Unless Long Faults    ${PARAMS}    a failover, a new job through the standby and both managers back take minutes
     ${r}=    Kill The Active Central Manager While Jobs Run    ${PARAMS}[jobs]    ${PARAMS}[failover_limit_s]    ${PARAMS}[job_margin_s]
     Record Metric    faults.cm_failover_seconds    ${r}[failover]    s    killed=${r}[killed]
     Record Metric    faults.cm_new_job_seconds    ${r}[new_job_seconds]    s
