@@ -364,7 +364,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     monkeypatch.setattr(site, "claim_domains", lambda topo: None)
     monkeypatch.setattr(site, "up", lambda topo, profile, health=None: 0)
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
-        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",))})
+        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
 
     def run(*a, **k):
         raise KeyboardInterrupt  # the run was interrupted (runner.run raises after marking it)
@@ -434,7 +434,7 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
     monkeypatch.setattr(site, "up", lambda topo, profile, health=None: calls.append("up"))
     monkeypatch.setattr(site, "down", lambda topo: calls.append("down"))
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
-        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",))})
+        suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
     deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]
     monkeypatch.setattr(suites, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
     monkeypatch.setattr(robot_output, "failure_lines", lambda path: [])
