@@ -213,8 +213,8 @@ class TestbedLibrary:
 
     @keyword
     def apply_profile_if_needed(self, name):
-        """Apply `name` unless this suite applied it last or, before it applied any, the site
-        reads back every value of it; returns the seconds an apply took (0)."""
+        """Apply `name` unless this suite applied it last or, before it applied any, the site's
+        record names it and every value of it reads back; returns the seconds an apply took (0)."""
         return self.site.apply_profile_if_needed(name, echo=logger.console)
 
     @keyword
