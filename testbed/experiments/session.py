@@ -197,11 +197,11 @@ class Session:
         """Apply profile `name` unless this suite applied it last or, before the suite applied
         any, the site's record names it and every value of it reads back; returns the seconds
         an apply took (0)."""
-        if self.profile_in_force is not None:
-            return 0.0 if self.profile_in_force.name == name else self.apply_profile(name, echo)
-        recorded = health.recorded_profile(self.state)
-        if recorded is None or recorded.name != name:
+        current = self.current_profile()
+        if current is None or current.name != name:
             return self.apply_profile(name, echo)
+        if self.profile_in_force is not None:
+            return 0.0
         started = time.monotonic()
         n, bad = self.profile_mismatches(name)
         if bad:

@@ -378,6 +378,12 @@ class Daemons:
         q = shlex.quote(key)
         return f"condor_config_val -master {q} 2>/dev/null || condor_config_val {q}"
 
+    @staticmethod
+    def config_vals_command(keys):
+        """The values of knobs as the running master has them, one line each in order (a knob
+        it lacks prints `Not defined: NAME` in its place), from one condor_config_val."""
+        return "condor_config_val -master " + " ".join(shlex.quote(k) for k in keys) + " 2>/dev/null"
+
     def restart_daemon(self, daemon):
         """A clean restart of one daemon through its master (condor_restart, graceful)."""
         self.ssh.run(self.host, f"condor_restart -daemon {daemon}")

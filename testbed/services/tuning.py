@@ -90,10 +90,9 @@ def readback_script(want):
     lines = []
     condor = [key for section, key in sorted(want) if section == "condor"]
     if condor:
-        names = " ".join(shlex.quote(k) for k in condor)
         labels = "".join(f"condor\\t{k}\\n" for k in condor)
         one_by_one = "; ".join(_readback_line("condor", k) for k in condor)
-        lines.append(f"if v=$(condor_config_val -master {names} 2>/dev/null) "
+        lines.append(f"if v=$({Daemons.config_vals_command(condor)}) "
                      f"&& [ \"$(printf '%s\\n' \"$v\" | wc -l)\" -eq {len(condor)} ] "
                      f"&& ! printf '%s\\n' \"$v\" | grep -q '^Not defined'; "
                      f"then printf '%s\\n' \"$v\" | tr '\\t' ' ' | paste <(printf '{labels}') -; "
