@@ -21,3 +21,21 @@ def _no_host_console_logs(monkeypatch, tmp_path_factory):
 def _own_host_ledger(monkeypatch, tmp_path_factory):
     """Changes a test notes go to a ledger of its own, never this machine's."""
     monkeypatch.setenv("TESTBED_HOST_LEDGER", str(tmp_path_factory.mktemp("ledger") / "host-ledger"))
+
+
+@pytest.fixture(autouse=True)
+def _own_site_locks(monkeypatch, tmp_path_factory):
+    """Sites a test holds are held in a folder of its own: never the lock of a site a real
+    `testbed` command holds in this checkout, and let go when the test ends. Tests of the
+    lock call site_lock.hold as imported before this patch."""
+    from pathlib import Path
+    from types import SimpleNamespace
+    from testbed.model import site_lock
+    root, held, real = tmp_path_factory.mktemp("locks"), {}, site_lock.hold
+
+    def hold(state, what, **kw):
+        kw.setdefault("env", {})
+        return real(SimpleNamespace(dir=root / Path(state.dir).name), what, held=held, **kw)
+    monkeypatch.setattr(site_lock, "hold", hold)
+    yield
+    site_lock.release_all(held)

@@ -64,7 +64,7 @@ def test_compare_of_two_runs_prints_table_and_writes_report(tmp_path, capsys):
 
 def test_run_bad_set_is_one_line_error(capsys, monkeypatch):
     from testbed import cli as c
-    monkeypatch.setattr(c.experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(c.experiments, "_site", lambda args, change=None: (None, None, None))
     assert cli.main(["-t", "small", "run", "e1", "--set", "rtts"]) == 2
     assert "--set: rtts: expected KEY=VALUE" in capsys.readouterr().err
 

@@ -84,7 +84,7 @@ def test_profiles_without_rows_are_refused():
 
 def _fake_site(monkeypatch):
     from testbed.cli import experiments
-    monkeypatch.setattr(experiments, "_site", lambda args: pytest.fail("the site must not be touched"))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None: pytest.fail("the site must not be touched"))
 
 
 def test_run_unknown_set_key_is_one_line_exit_2(capsys, monkeypatch):
@@ -105,7 +105,7 @@ def test_run_wrong_type_is_one_line_exit_2(capsys, monkeypatch):
 def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiments
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (None, None, None))
     monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
@@ -292,3 +292,17 @@ def test_ci_and_demo_profiles_are_among_the_experiments_own():
     for field_name in ("ci_profiles", "demo_profiles"):
         with pytest.raises(ValueError, match=f"{field_name} names \\['no-such'\\]"):
             dataclasses.replace(head, **{field_name: ("no-such",)})
+
+
+def test_a_selection_that_picks_no_test_is_refused_before_the_run():
+    from testbed.experiments import runner as suites
+    from testbed.model.errors import ConfigError
+    suites.check_selection("e1", ["raw-tcp"], [])          # a point of the suite
+    suites.check_selection("e1", ["rtt80*"], ["RTT80"])    # robot's own patterns and tags
+    suites.check_selection("e1", [], [])                   # no selection: the whole suite
+    with pytest.raises(ConfigError) as err:
+        suites.check_selection("e1", ["nosuchpoint"], [])
+    assert str(err.value).startswith("robot/suites/e1_transfer_limits.robot: --test nosuchpoint: "
+                                     "selects no test of the suite (its tests: raw-tcp, saturation")
+    with pytest.raises(ConfigError, match="--include nope: selects no test"):
+        suites.check_selection("e2", [], ["nope"])

@@ -138,7 +138,7 @@ def _no_site(monkeypatch, reached=None):
     """The site and the topology must not be asked before the parameters are checked."""
     from testbed.cli import experiments
     monkeypatch.setattr(experiments, "_topology", reached or (lambda args: pytest.fail("topology read first")))
-    monkeypatch.setattr(experiments, "_site", lambda args: pytest.fail("the site must not be asked"))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None: pytest.fail("the site must not be asked"))
 
 
 @pytest.mark.parametrize("setting,line", [
@@ -160,7 +160,7 @@ def test_a_bad_set_is_one_line_exit_2_before_the_site(setting, line, capsys, mon
 def test_a_good_set_goes_on_to_the_site(capsys, monkeypatch):
     from testbed.cli import experiments
 
-    def no_site(args):
+    def no_site(args, change=None):
         raise TestbedError("no testbed small here; `testbed -t small up` first")
     _no_site(monkeypatch, reached=lambda args: topology.load("small"))
     monkeypatch.setattr(experiments, "_site", no_site)

@@ -282,7 +282,7 @@ def test_the_session_passes_its_paused_hosts_on(monkeypatch):
 def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiments
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args: (None, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (None, None, None))
     monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
@@ -299,7 +299,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     from testbed.model import topology
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
-    monkeypatch.setattr(experiments, "_site", lambda args: (default, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (default, None, None))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda topo, suite, profiles, scale, sets, **k: seen.append(sets) or

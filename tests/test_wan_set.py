@@ -79,7 +79,7 @@ def small_site(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo, ssh = topology.load("small"), FakeSSH()
     state = TestbedState(topo.name)
-    monkeypatch.setattr(tuning, "_site", lambda args: (topo, ssh, state))
+    monkeypatch.setattr(tuning, "_site", lambda args, change=None: (topo, ssh, state))
     return topo, ssh, state
 
 
@@ -111,7 +111,7 @@ def test_wan_set_with_loss_alone_installs_netem_without_delay(small_site):
 
 
 def test_wan_set_refuses_a_bad_spec_before_touching_the_site(monkeypatch, capsys):
-    monkeypatch.setattr(tuning, "_site", lambda args: pytest.fail("the site was touched"))
+    monkeypatch.setattr(tuning, "_site", lambda args, change=None: pytest.fail("the site was touched"))
     assert cli.main(["-t", "small", "wan", "set", "submit:worker:40ms:loss=lots"]) == 2
     err = capsys.readouterr().err
     assert err == "testbed: wan set: submit:worker:40ms:loss=lots: loss 'lots' is not a number (N%)\n"

@@ -79,7 +79,9 @@ class TestbedLibrary:
     def start_experiment(self, suite):
         """Open the run's results folder (the one `testbed run` made, or a new one)
         and write the guests' software versions (and each existing host's hardware and
-        OS) into its manifest. Refused on a site an earlier teardown could not restore."""
+        OS) into its manifest. Refused on a site an earlier teardown could not restore, and
+        while another command holds the site (a plain `robot` holds it to its end)."""
+        self.site.hold(f"robot {suite}")
         problem = self.site.unrepaired()
         if problem:
             raise AssertionError(problem)

@@ -17,11 +17,17 @@ def _profile(name):
     return profiles.load(name)
 
 
-def _site(args):
+def _site(args, change=None):
+    """The running site of the command line's topology: (topology, SSH, state). `change`
+    names a command that changes or measures the site (`profile apply`): it holds the site
+    until it ends, and is refused while another such command holds it."""
     from testbed.remote.ssh import SSH
+    from testbed.model import site_lock
     from testbed.model.state import TestbedState
     topo = _topology(args)
     state = TestbedState(topo.name)
     if not state.ssh_key.exists():
         raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    if change:
+        site_lock.hold(state, change)
     return topo, SSH(topo, state), state

@@ -119,11 +119,7 @@ def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.services import health
     from testbed.machines import provision as provisioning
-    from testbed.model.state import TestbedState
-    topo = _topology(args)
-    state = TestbedState(topo.name)
-    if not state.ssh_key.exists():
-        raise TestbedError(f"{state.dir}: no testbed {topo.name} here; `testbed -t {topo.name} up` first")
+    topo, _ssh, state = _site(args, change="provision")
     profile = _profile(args.profile) if args.profile else health.recorded_profile(state) or _profile("default")
     seconds = provisioning.provision(topo, profile, args.hosts or None)
     print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
@@ -172,7 +168,7 @@ def cmd_status(args):
 def cmd_snapshot_save(args):
     from testbed.machines import snapshots
     from testbed.services import health
-    topo, ssh, state = _site(args)
+    topo, ssh, state = _site(args, change="snapshot save")
     snapshots.check_snapshottable(topo)
     report = health.collect(topo, ssh)
     if not report["healthy"]:
@@ -186,7 +182,7 @@ def cmd_snapshot_save(args):
 def cmd_snapshot_restore(args):
     from testbed.machines import snapshots
     from testbed.services import health
-    topo, ssh, _state = _site(args)
+    topo, ssh, _state = _site(args, change="snapshot restore")
     snapshots.restore(topo, args.name, ssh, health=health)
     return 0
 
@@ -206,6 +202,6 @@ def cmd_snapshot_list(args):
 
 def cmd_snapshot_delete(args):
     from testbed.machines import snapshots
-    topo, _ssh, _state = _site(args)
+    topo, _ssh, _state = _site(args, change="snapshot delete")
     snapshots.delete(topo, args.name)
     return 0

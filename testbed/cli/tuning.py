@@ -36,7 +36,7 @@ def cmd_profile_apply(args):
     from testbed.services import health
     from testbed.network import netem, wan
     from testbed.services import tuning
-    topo, ssh, state = _site(args)
+    topo, ssh, state = _site(args, change="profile apply")
     prof = _profile(args.name)
     outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
     if prof.wan:
@@ -50,7 +50,7 @@ def cmd_wan_set(args):
     from testbed.network import netem, wan
     from testbed.model import links as link_text, tables
     links = [netem.parse_spec(spec) for spec in args.links]   # before the site is touched
-    topo, ssh, state = _site(args)
+    topo, ssh, state = _site(args, change="wan set")
     for link in links:
         for group in (link.a, link.b):
             try:
@@ -86,7 +86,7 @@ def cmd_wan_show(args):
 def cmd_wan_clear(args):
     from testbed.model.links import describe
     from testbed.network import wan
-    topo, ssh, state = _site(args)
+    topo, ssh, state = _site(args, change="wan clear")
     kept = [link for link in wan.clear(topo, ssh, state)
             if link.rtt_ms or link.jitter_ms or link.loss_pct or link.rate_mbit]
     print(f"WAN emulation cleared on {len(topo.hosts)} hosts; the topology's own links stay: "

@@ -22,7 +22,7 @@ import time
 
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks, quiesce
-from testbed.model import hypervisors, scaled_profiles
+from testbed.model import hypervisors, scaled_profiles, site_lock
 from testbed.results import compare, runs as results
 from testbed.experiments import quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
@@ -150,6 +150,23 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
+def check_selection(suite, tests=(), tags=()):
+    """Refuse (ConfigError, one line) a `--test`/`--include` selection that picks no test of
+    the suite, before a results folder is made or the site is asked: matched by robot's own
+    rules (case, spaces and `*` patterns) on the suite file."""
+    if not tests and not tags:
+        return
+    from robot.api import TestSuite
+    path = suite_file(suite)
+    found = TestSuite.from_file_system(str(path))
+    names = [t.name for t in found.all_tests]
+    found.filter(included_tests=list(tests) or None, included_tags=list(tags) or None)
+    if found.test_count == 0:
+        asked = " ".join([*(f"--test {t}" for t in tests), *(f"--include {t}" for t in tags)])
+        shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
+        raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked, f"selects no test of the suite (its tests: {shown})")
+
+
 # --- interruptions: robot runs in a process group of its own; we pass each signal on once ---------
 INTERRUPT_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Interrupted.py"
 SIGNALS_FILE = ".robot-signals"  # in the results folder: one line for each signal robot received
@@ -275,7 +292,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
-    unrepaired = repair_record.refusal(topo, TestbedState(topo.name))
+    state = TestbedState(topo.name)
+    site_lock.hold(state, f"run {suite}")
+    unrepaired = repair_record.refusal(topo, state)
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run

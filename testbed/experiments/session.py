@@ -16,7 +16,7 @@ from pathlib import Path
 from testbed.experiments import registry
 from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
 from testbed.machines import existing
-from testbed.model import constants, profiles
+from testbed.model import constants, profiles, site_lock
 from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
@@ -98,6 +98,11 @@ class Session:
         self.derived_profiles = {}  # name -> a profile the suite made at run time (E1's scaled ones)
 
     # --- site and run ---------------------------------------------------------------
+    def hold(self, what):
+        """Hold the site for this suite's process (model/site_lock.py); a suite `testbed run`
+        started runs under the run's hold."""
+        return site_lock.hold(self.state, what)
+
     def unrepaired(self):
         """The line refusing a run on a site an earlier teardown could not restore, or None."""
         return repair_record.refusal(self.topo, self.state)

@@ -15,7 +15,7 @@ from testbed.machines import (accel, box_choice, disks, domains, existing, fabri
                               provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.state import TestbedState, state_root
-from testbed.model import hypervisors as hypervisor_model, topology
+from testbed.model import hypervisors as hypervisor_model, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console, repair_record
@@ -204,6 +204,8 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     other = active_topology()
     if other and other != topo.name and not dry_run:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
+    if not dry_run:
+        site_lock.hold(TestbedState(topo.name), "up")
     if box and not dry_run:
         box_choice.choose(topo, box)
         echo(f"box of {topo.name}: {topo.box_spec} (until `testbed -t {topo.name} down`)")
@@ -337,6 +339,7 @@ def down(topo, echo=print):
         raise TestbedError(f"topology {other} is up in this checkout, not {topo.name}; "
                            f"`testbed -t {other} down` removes it (the two share .vagrant/)")
     state = TestbedState(topo.name)
+    site_lock.hold(state, "down")
     started = time.monotonic()
     left = {}
     if topo.existing_hosts:
