@@ -169,36 +169,49 @@ class _NotYet(Exception):
     """The profile did not read back within the settle time (the mismatches are raised)."""
 
 
+READBACK_MARK = "--- read back ---"  # between an apply script's own output and its read-back
+
+
 def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=()):
-    """Push, take effect, read back (retrying briefly while daemons reconfigure). The hosts in
-    `skip` (paused for a run) are left as they are: the run gives them the profile in force
-    when it resumes them (testbed/experiments/quiet.py)."""
+    """Push, take effect, read back: each host's values are read back by its apply script
+    itself (one round trip per host); only while a daemon is still reconfiguring is the
+    read-back asked again, briefly. The hosts in `skip` (paused for a run) are left as they
+    are: the run gives them the profile in force when it resumes them
+    (testbed/experiments/quiet.py)."""
     started = time.monotonic()
-    results = ssh.run_many({name: apply_script(topo, profile, h, previous)
-                            for name, h in topo.hosts.items() if name not in skip}, timeout=180)
+    wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items() if name not in skip}
+    results = ssh.run_many({name: apply_script(topo, profile, topo.hosts[name], previous)
+                            + f"set +e\necho {shlex.quote(READBACK_MARK)}\n" + readback_script(want)
+                            for name, want in wants.items()}, timeout=180)
     failed = [f"{n}: {(r.stderr.strip() or r.stdout.strip() or 'no output').splitlines()[-1]}"
               for n, r in results.items() if not r.ok]
     if failed:
         raise TestbedError(f"profile {profile.name}: applying failed on " + "; ".join(failed))
-    changed = {n: r.stdout.split("changed:", 1)[-1].split() for n, r in results.items()}
+    outputs = {n: r.stdout.partition(READBACK_MARK) for n, r in results.items()}
+    changed = {n: own.split("changed:", 1)[-1].split() for n, (own, _mark, _back) in outputs.items()}
+    got = {n: parse_readback(back) for n, (_own, _mark, back) in outputs.items()}
+    bad = [line for n, want in wants.items() for line in mismatches(profile.name, n, want, got[n])]
+    rounds = 1
     if any(PROFILE_CONDOR_FILE in changed.get(h.name, ()) for h in topo.with_role("cm")):
         _wait_had_leader(topo, ssh, echo)
-    last = {}
+    if bad:
+        last = {}
 
-    def in_force():
-        last["got"], last["bad"] = read_back(topo, ssh, profile, skip)
-        return not last["bad"]
+        def in_force():
+            last["got"], last["bad"] = read_back(topo, ssh, profile, skip)
+            return not last["bad"]
 
-    try:   # retried while daemons reconfigure; what is still wrong then is the error below
-        wait_for(f"profile {profile.name} read back", in_force, settle, 2, error=_NotYet)
-    except _NotYet:
-        pass
-    got, bad = last["got"], last["bad"]
+        try:   # retried while daemons reconfigure; what is still wrong then is the error below
+            wait_for(f"profile {profile.name} read back", in_force, settle, 2, error=_NotYet)
+        except _NotYet:
+            pass
+        got, bad, rounds = last["got"], last["bad"], 2
     if bad:
         raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     seconds = time.monotonic() - started
     echo(f"profile {profile.name} in force on {len(results)} hosts after {seconds:.1f} s; "
-         f"{sum(len(w) for w in got.values())} values read back")
+         f"{sum(len(w) for w in got.values())} values read back"
+         + ("" if rounds == 1 else " (read again while daemons reconfigured)"))
     readback = {h: {f"{s}:{k}": v for (s, k), v in sorted(vals.items())} for h, vals in got.items()}
-    return {"seconds": seconds, "changed": changed, "readback": readback}
+    return {"seconds": seconds, "changed": changed, "readback": readback, "read_again": rounds > 1}
