@@ -195,3 +195,18 @@ def test_a_knob_the_master_lacks_is_asked_on_its_own(tmp_path):
     assert calls[0] == "-master A_KNOB B_KNOB" and "-master A_KNOB" in calls[1:]
     assert got[("condor", "A_KNOB")] == "1"
     assert got[("condor", "B_KNOB")].startswith("Not defined")   # a mismatch, as one by one
+
+
+def test_the_caching_proxy_is_asked_once_for_all_its_values(tmp_path):
+    """The DTN's xrootd_cache values count only while the proxy runs: systemctl is asked once,
+    and a proxy that is down reads back as empty values (mismatches), not as its file's."""
+    import subprocess
+    calls = tmp_path / "calls"
+    fake = tmp_path / "systemctl"
+    fake.write_text(f"#!/bin/bash\necho \"$*\" >> {calls}\nexit 3\n")   # inactive
+    fake.chmod(0o755)
+    want = {("xrootd_cache", k): "1" for k in ("ram", "blocksize", "prefetch", "diskusage")}
+    res = subprocess.run(["bash", "-c", tuning.readback_script(want)],
+                         env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, capture_output=True, text=True)
+    assert calls.read_text().splitlines() == ["is-active -q xrootd@xcache"]
+    assert tuning.parse_readback(res.stdout) == {key: "" for key in want}

@@ -97,6 +97,8 @@ def readback_script(want):
                      f"&& ! printf '%s\\n' \"$v\" | grep -q '^Not defined'; "
                      f"then printf '%s\\n' \"$v\" | tr '\\t' ' ' | paste <(printf '{labels}') -; "
                      f"else {one_by_one}; fi")
+    if any(section == "xrootd_cache" for section, _key in want):  # asked once for all its values
+        lines.append("xcache_up=; systemctl is-active -q xrootd@xcache && xcache_up=1")
     lines += [_readback_line(section, key) for section, key in sorted(want) if section != "condor"]
     return "\n".join(lines) + "\n"
 
@@ -113,7 +115,7 @@ def _readback_line(section, key):
         cmd = f"cat {MD_SYS}/{key}"
     else:
         directive = PFC_DIRECTIVES[key]
-        cmd = (f"systemctl is-active -q xrootd@xcache && "
+        cmd = (f"[ -n \"$xcache_up\" ] && "   # the proxy's file counts only while it runs
                f"awk '$1==\"{directive}\" {{$1=\"\"; print substr($0,2)}}' /{PROFILE_XROOTD_FILE}")
     return f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$({cmd} 2>/dev/null | tr '\\t\\n' '  ')\""
 
