@@ -174,17 +174,19 @@ class _NotYet(Exception):
 READBACK_MARK = "--- read back ---"  # between an apply script's own output and its read-back
 
 
-def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=()):
+def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=(), separate_readback=False):
     """Push, take effect, read back: each host's values are read back by its apply script
     itself (one round trip per host); only while a daemon is still reconfiguring is the
     read-back asked again, briefly. The hosts in `skip` (paused for a run) are left as they
     are: the run gives them the profile in force when it resumes them
-    (testbed/experiments/quiet.py)."""
+    (testbed/experiments/quiet.py). `separate_readback`: read back in a round trip of its own
+    after the apply (benchmarks/profile_swap.py's other arm)."""
     started = time.monotonic()
     wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items() if name not in skip}
-    results = ssh.run_many({name: apply_script(topo, profile, topo.hosts[name], previous)
-                            + f"set +e\necho {shlex.quote(READBACK_MARK)}\n" + readback_script(want)
-                            for name, want in wants.items()}, timeout=180)
+    asked = {name: "" if separate_readback else f"set +e\necho {shlex.quote(READBACK_MARK)}\n" + readback_script(want)
+                for name, want in wants.items()}
+    results = ssh.run_many({name: apply_script(topo, profile, topo.hosts[name], previous) + asked[name]
+                            for name in wants}, timeout=180)
     failed = [f"{n}: {(r.stderr.strip() or r.stdout.strip() or 'no output').splitlines()[-1]}"
               for n, r in results.items() if not r.ok]
     if failed:
@@ -193,7 +195,7 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=()):
     changed = {n: own.split("changed:", 1)[-1].split() for n, (own, _mark, _back) in outputs.items()}
     got = {n: parse_readback(back) for n, (_own, _mark, back) in outputs.items()}
     bad = [line for n, want in wants.items() for line in mismatches(profile.name, n, want, got[n])]
-    rounds = 1
+    rounds = 1 if not separate_readback else 0
     if any(PROFILE_CONDOR_FILE in changed.get(h.name, ()) for h in topo.with_role("cm")):
         _wait_had_leader(topo, ssh, echo)
     if bad:
@@ -207,7 +209,7 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=()):
             wait_for(f"profile {profile.name} read back", in_force, settle, 2, error=_NotYet)
         except _NotYet:
             pass
-        got, bad, rounds = last["got"], last["bad"], 2
+        got, bad, rounds = last["got"], last["bad"], rounds + 1
     if bad:
         raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
