@@ -27,7 +27,12 @@ def cmd_run(args):
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select,
                          repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
                          pin=getattr(args, "pin", None))  # writes summary.html
+    site.mark_left_by_demo(topo)
     _print_comparison([run], against_paper=True)
+    print(f"demo: the {topo.name} site is still up ({len(topo.vm_hosts)} VMs, "
+          f"{topo.total_memory_mb} MB of guest RAM) for `./tb run`, `./tb status` and the "
+          f"tour; `./tb down` removes it, and `./tb test` takes it down itself before it brings up its own",
+          flush=True)
     return rc
 
 
@@ -147,6 +152,9 @@ def cmd_test(args):
     from testbed.model import topology
     from testbed.services import health
     phases = PhaseClock()
+    topo = topology.load("small")
+    if not args.unit_only:
+        make_room_for(topo, site)   # before the unit tests: they run with no site of this checkout up
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     phases.done("unit tests")
     if rc == 0:
@@ -154,11 +162,6 @@ def cmd_test(args):
         phases.done("documentation build")
     if rc != 0 or args.unit_only:
         return rc
-    topo = topology.load("small")
-    other = site.active_topology()
-    if other and other != topo.name:
-        raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
-                           f"(the end-to-end tests bring up {topo.name} and tear it down)")
     site.claim_domains(topo)  # before anything that `down` would undo
     failures, runs, failed_runs, interrupted, recoveries, earlier = [], [], [], False, [], []
 
@@ -224,6 +227,23 @@ def cmd_test(args):
           f"results in {', '.join(str(r.path) for r in runs)}"
           + (f"; runs that met a dead guest: {', '.join(str(r.path) for r in earlier)}" if earlier else ""))
     return 0 if not failures else 1
+
+
+def make_room_for(topo, site, echo=None):
+    """Before `testbed test` brings up `topo`: the site `testbed demo` left up in this checkout
+    is taken down (one line says so); any other topology up here is refused in one line."""
+    echo = echo or (lambda line: print(line, flush=True))
+    other = site.active_topology()
+    if not other or other == topo.name:
+        return None
+    if not site.left_by_demo(other):
+        raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
+                           f"(the end-to-end tests bring up {topo.name} and tear it down)")
+    from testbed.model import topology
+    echo(f"testbed test: taking down {other}, the site `testbed demo` left up (the end-to-end tests "
+         f"bring up {topo.name}; its results stay in results/)")
+    site.down(topology.load(other))
+    return other
 
 
 def docs_build_argv(site_dir):
@@ -335,5 +355,10 @@ def cmd_demo(args):
         print("testbed demo: interrupted", file=sys.stderr, flush=True)
         report_vms_left(topo)
         raise
+    site.mark_left_by_demo(topo)
     _print_comparison([run], against_paper=True)
+    print(f"demo: the {topo.name} site is still up ({len(topo.vm_hosts)} VMs, "
+          f"{topo.total_memory_mb} MB of guest RAM) for `./tb run`, `./tb status` and the "
+          f"tour; `./tb down` removes it, and `./tb test` takes it down itself before it brings up its own",
+          flush=True)
     return rc
