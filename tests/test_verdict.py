@@ -229,6 +229,33 @@ def test_every_quoted_claim_is_the_seeds_own_words():
             assert c.where.startswith(f"seed {exp.seed[:3]}"), f"{exp.paper}: {c.id}: where names another seed"
 
 
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seeds are not on this machine (../shared/seeds/)")
+def test_every_paper_is_cited_as_its_seed_names_it():
+    """The title verbatim and every author's surname in the seed; where it was published
+    either as the seed prints it or said to be absent from it."""
+    import re
+    from testbed.experiments import registry
+    from testbed.results import compare
+    for exp in registry.experiments().values():
+        if not exp.paper:
+            continue
+        text, cite = seed_text(exp.seed), compare.load_citation(exp.paper_path)
+        assert cite["title"] in text, f"{exp.paper}: citation.title is not in seed {exp.seed}"
+        for author in re.sub(r"\(.*\)", "", cite["authors"]).split(", "):
+            assert author.split()[-1] in text, f"{exp.paper}: author {author!r} is not in seed {exp.seed}"
+        venue = re.sub(r" \(\d{4}\)$", "", cite["published"])
+        assert venue in text.replace("*", "") or "not in the seed" in venue or venue.startswith("slides, "), exp.paper
+
+
+def test_a_citation_without_a_title_is_refused_naming_the_field(tmp_path):
+    from testbed.model.errors import ConfigError
+    from testbed.results import compare
+    path = tmp_path / "e9.yaml"
+    path.write_text('citation: {authors: "A B", published: "x"}\nfigures: []\n')
+    with pytest.raises(ConfigError, match=r"e9.yaml: citation.title: is required"):
+        compare.load_citation(path)
+
+
 def test_the_verdict_table_counts_and_lists_each_claim():
     import types
     run = types.SimpleNamespace(label="20261125T000000Z-e1-default")

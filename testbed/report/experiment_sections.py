@@ -49,10 +49,11 @@ def paper_section(exp):
     if not exp.paper:
         return f"`{exp.name}` reproduces no paper: it has no figures or claims to compare with."
     figures = compare.load_paper(exp.paper_path)
+    cite = compare.citation_text(compare.load_citation(exp.paper_path))
     fig_rows = [[f"`{f['metric']}`", compare.format_params(f["params"]) or "-",
                  compare._fmt(f["value"]) if f["value"] is not None else f["expect"], f["unit"], f["source"],
                  f["note"]] for f in figures]
-    lines = [f"The paper's figures (`{exp.paper}`):", "",
+    lines = [f"The paper: {cite} (seed `{exp.seed}`).", "", f"The paper's figures (`{exp.paper}`):", "",
              table(["metric", "parameters", "paper", "unit", "source", "note"], fig_rows), "",
              "What the paper says it measured, each judged per run by `testbed compare` "
              "(and by the suite's claim rows), declared before any run:", ""]
@@ -171,7 +172,12 @@ def overview_section(root=None):
     rows = []
     for name, exp in registry.experiments().items():
         claims = len(verdict.load_file(exp.paper_path)) if exp.paper else 0
-        rows.append([f"[{name}]({name}.md)", exp.title, f"seed {exp.seed[:3]}" if exp.seed else "-", f"`{exp.suite}`",
+        paper = "-"
+        if exp.paper:
+            cite = compare.load_citation(exp.paper_path)
+            first, *others = cite["authors"].split(", ")
+            paper = f"{first}{' et al.' if others else ''}, {cite['published']} (seed {exp.seed[:3]})"
+        rows.append([f"[{name}]({name}.md)", exp.title, paper, f"`{exp.suite}`",
                      len(suites.read(exp.suite_path).rows), claims,
                      ", ".join(f"`{k}`" for k in kept.get(name, [])) or "none yet"])
     return table(["experiment", "what", "paper", "suite", "rows", "claims", "references kept"], rows)

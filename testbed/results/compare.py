@@ -43,7 +43,7 @@ def load_paper(path=PAPER_DIR):
     if path.is_dir():
         return [fig for f in sorted(path.glob("*.yaml")) for fig in load_paper(f)]
     r = Reader(load_yaml(path), path)
-    r.only({"figures", "claims"})
+    r.only({"citation", "figures", "claims"})
     figures = []
     for i, item in enumerate(r.list("figures")):
         f = Reader(item, path, f"figures[{i}]")
@@ -62,6 +62,20 @@ def load_paper(path=PAPER_DIR):
                         "expect": expect, "unit": f.str("unit", ""),
                         "params": params, "source": f.str("source"), "note": f.data.get("note", "")})
     return figures
+
+
+def load_citation(path):
+    """The paper of one paper file as its seed names it: {title, authors, published}."""
+    path = Path(path)
+    r = Reader(load_yaml(path), path)
+    c = Reader(r.data.get("citation") or {}, path, "citation")
+    c.only({"title", "authors", "published"})
+    return {key: c.str(key) for key in ("title", "authors", "published")}
+
+
+def citation_text(cite):
+    """One line: authors, "title", where it was published."""
+    return f"{cite['authors']}, \"{cite['title']}\", {cite['published']}"
 
 
 def format_params(params):
