@@ -392,3 +392,16 @@ def test_holm_over_verdicts_already_corrected_is_the_same_correction():
     twice = v.holm(once)
     assert [(x.verdict, x.p_holm) for x in twice] == [(x.verdict, x.p_holm) for x in once]
     assert [x.why.count("Holm") for x in twice] == [x.why.count("Holm") for x in once]
+
+
+def test_bibtex_of_a_journal_paper_and_of_slides():
+    from testbed.results import compare
+    art = compare.bibtex("k1", {"title": "T: a study", "authors": "A B, C D", "url": "",
+                                "published": "J. Phys.: Conf. Ser. 664 062014 (2015)"})
+    assert art.splitlines()[0] == "@article{k1,"
+    assert "  author = {A B and C D}," in art and "  journal = {J. Phys.: Conf. Ser.}," in art
+    assert "  volume = {664}," in art and "  pages = {062014}," in art and art.endswith("  year = {2015}\n}")
+    misc = compare.bibtex("k2", {"title": "S", "authors": "E F (for a group)", "url": "http://x",
+                                 "published": "slides, a meeting, February 19, 2014"})
+    assert misc.startswith("@misc{k2,\n  author = {E F},") and "  note = {slides, a meeting, February 19, 2014}," in misc
+    assert "  year = {2014}," in misc and misc.endswith("  url = {http://x}\n}")

@@ -183,6 +183,13 @@ def overview_section(root=None):
     return table(["experiment", "what", "paper", "suite", "rows", "claims", "references kept"], rows)
 
 
+def bibtex_section():
+    """Every paper of the registry as BibTeX, keyed by its experiment, in one block to copy."""
+    entries = [compare.bibtex(f"testbed-{name}", compare.load_citation(exp.paper_path))
+               for name, exp in registry.experiments().items() if exp.paper]
+    return "```bibtex\n" + "\n\n".join(entries) + "\n```"
+
+
 def verdicts_section(key="quick-default", root=None):
     """Every experiment's paper claims, checks and findings in one table, from the references
     kept at `key`: the seed's words, the paper's figure, the mean [interval] with the trial

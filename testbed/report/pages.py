@@ -23,6 +23,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None):
         "rows": per_experiment("rows", ex.rows_section),
         "reference": per_experiment("reference", lambda exp: ex.reference_section(exp, reference_root)),
         "experiments": lambda arg, source: ex.overview_section(reference_root),
+        "bibtex": lambda arg, source: ex.bibtex_section(),
         "verdicts": lambda arg, source: ex.verdicts_section(arg or "quick-default", reference_root),
         "first-comparison": lambda arg, source: ex.first_comparison_section(reference_root),
         "topologies": lambda arg, source: site.topologies_section(),

@@ -65,17 +65,37 @@ def load_paper(path=PAPER_DIR):
 
 
 def load_citation(path):
-    """The paper of one paper file as its seed names it: {title, authors, published}."""
+    """The paper of one paper file as its seed names it: {title, authors, published, url}
+    (url "" where the seed gives none)."""
     path = Path(path)
     r = Reader(load_yaml(path), path)
     c = Reader(r.data.get("citation") or {}, path, "citation")
-    c.only({"title", "authors", "published"})
-    return {key: c.str(key) for key in ("title", "authors", "published")}
+    c.only({"title", "authors", "published", "url"})
+    return {**{key: c.str(key) for key in ("title", "authors", "published")}, "url": c.str("url", "")}
 
 
 def citation_text(cite):
     """One line: authors, "title", where it was published."""
-    return f"{cite['authors']}, \"{cite['title']}\", {cite['published']}"
+    return (f"{cite['authors']}, \"{cite['title']}\", {cite['published']}"
+            + (f", <{cite['url']}>" if cite["url"] else ""))
+
+
+def bibtex(key, cite):
+    """One BibTeX entry of a citation: @article where the seed names a journal, @misc else
+    (with what the seed says in `note`)."""
+    import re
+    authors = " and ".join(a.strip() for a in re.sub(r"\s*\(.*\)", "", cite["authors"]).split(","))
+    year = re.search(r"\b(19|20)\d\d\b", cite["published"])
+    journal = re.match(r"(.*?) (\d+) (\d+) \((\d{4})\)$", cite["published"])
+    fields = [("author", authors), ("title", "{" + cite["title"] + "}")]
+    if journal:
+        fields += [("journal", journal.group(1)), ("volume", journal.group(2)), ("pages", journal.group(3))]
+    else:
+        fields += [("note", cite["published"])]
+    fields += [("year", year.group(0))] if year else []
+    fields += [("url", cite["url"])] if cite["url"] else []
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@{'article' if journal else 'misc'}{{{key},\n{body}\n}}"
 
 
 def format_params(params):
