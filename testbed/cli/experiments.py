@@ -27,12 +27,7 @@ def cmd_run(args):
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select,
                          repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
                          pin=getattr(args, "pin", None))  # writes summary.html
-    site.mark_left_by_demo(topo)
     _print_comparison([run], against_paper=True)
-    print(f"demo: the {topo.name} site is still up ({len(topo.vm_hosts)} VMs, "
-          f"{topo.total_memory_mb} MB of guest RAM) for `./tb run`, `./tb status` and the "
-          f"tour; `./tb down` removes it, and `./tb test` takes it down itself before it brings up its own",
-          flush=True)
     return rc
 
 
