@@ -49,3 +49,27 @@ def test_another_or_no_recorded_profile_is_applied_without_reading_back(site, re
         record_profile(s.state, profiles.load(recorded))
     assert s.apply_profile_if_needed("default", print) == 7.0
     assert calls == [("apply", "default")]
+
+
+def test_an_apply_that_failed_part_way_leaves_no_profile_known_in_force(tmp_path, monkeypatch):
+    """Some hosts took the profile and some not: the suite and the site's record forget what
+    is in force, so the teardown's restore applies `default` in full instead of trusting them."""
+    from testbed.model.errors import TestbedError
+    from testbed.remote.profile_record import recorded_profile
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
+    topo = topology.load("small")
+    s = session.Session(topo, state=TestbedState(topo.name).ensure_dirs(), ssh=object())
+    record_profile(s.state, profiles.load("default"))
+    s.profile_in_force = profiles.load("default")
+
+    def half_applied(*a, **k):
+        raise TestbedError("profile wan-tuned: applying failed on worker1: sysctl: not found")
+    monkeypatch.setattr(session.tuning, "apply", half_applied)
+    with pytest.raises(TestbedError, match="applying failed on worker1"):
+        s.apply_profile("wan-tuned", echo=print)
+    assert s.profile_in_force is None and s.current_profile() is None and recorded_profile(s.state) is None
+    assert "applying failed on worker1" in s.state.profile_record.read_text()
+    applied = []
+    monkeypatch.setattr(session.tuning, "apply", lambda topo, ssh, prof, previous, **k: applied.append(prof.name)
+                        or {"seconds": 1.0, "changed": {}, "readback": {}, "read_again": False})
+    assert s.apply_profile_if_needed("default", echo=print) == 1.0 and applied == ["default"]

@@ -16,6 +16,16 @@ def recorded_profile(state):
         return None
 
 
+def record_failed_apply(state, profile, problem):
+    """An apply of `profile` that failed part way: the hosts that took it have it, the others
+    not, so no profile is in force (recorded_profile reads None): the next apply or restore
+    applies its profile in full instead of trusting the record."""
+    state.profile_record.parent.mkdir(parents=True, exist_ok=True)
+    state.profile_record.write_text(json.dumps({"profile": None, "failed_apply": {
+        "profile": profile.name, "problem": " ".join(str(problem).split())[:300],
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}, indent=2))
+
+
 def record_profile(state, profile, readback=None):
     state.profile_record.parent.mkdir(parents=True, exist_ok=True)
     state.profile_record.write_text(json.dumps({"profile": profile.as_dict(), "readback": readback,
