@@ -22,7 +22,7 @@ def test_the_demo_mark_lasts_until_the_site_is_brought_up_again_or_down(state_ro
     assert not site.left_by_demo("default")
     site.mark_left_by_demo(default)
     assert site.left_by_demo("default") and not site.left_by_demo("small")
-    assert (state_root / "default" / site.DEMO_MARK).exists()
+    assert (state_root / "default" / "left-by-demo").exists() and site.demo_mark("default").exists()
 
 
 def _tb_test(monkeypatch, up, demo, ran):

@@ -149,7 +149,7 @@ def cmd_test(args):
     phases = PhaseClock()
     topo = topology.load("small")
     if not args.unit_only:
-        make_room_for(topo, site)   # before the unit tests: they run with no site of this checkout up
+        make_room_for(topo)   # before the unit tests: they run with no site of this checkout up
     rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
     phases.done("unit tests")
     if rc == 0:
@@ -224,9 +224,10 @@ def cmd_test(args):
     return 0 if not failures else 1
 
 
-def make_room_for(topo, site, echo=None):
+def make_room_for(topo, echo=None):
     """Before `testbed test` brings up `topo`: the site `testbed demo` left up in this checkout
     is taken down (one line says so); any other topology up here is refused in one line."""
+    from testbed.machines import site
     echo = echo or (lambda line: print(line, flush=True))
     other = site.active_topology()
     if not other or other == topo.name:

@@ -38,11 +38,8 @@ def cmd_profile_apply(args):
     from testbed.services import tuning
     topo, ssh, state = _site(args, change="profile apply")
     prof = _profile(args.name)
-    try:
+    with health.failure_recorded(state, prof):   # some hosts may have it: none is known in force
         outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
-    except BaseException as exc:   # some hosts may have it (a Ctrl-C too): none is known in force
-        health.record_failed_apply(state, prof, exc)
-        raise
     if prof.wan:
         wan.set_links(topo, ssh, state, netem.parse_links(prof.wan, prof.source, "wan"))
     health.record_profile(state, prof, outcome)

@@ -89,7 +89,9 @@ def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTH
         others = [h for h in topo.hosts if h not in resumed]
         if now["profile"] and now["profile"] != at_pause["profile"]:
             previous = profiles.load(at_pause["profile"]) if at_pause["profile"] else None
-            tuning.apply(topo, ssh, profiles.load(now["profile"]), previous, echo=echo, skip=others)
+            prof = profiles.load(now["profile"])
+            with health.failure_recorded(state, prof):   # the resumed guests may have it part way
+                tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
             out["profile_applied"] = now["profile"]
         if now["links"] != at_pause["links"]:
             wan.apply(topo, ssh, [Link(**link) for link in now["links"]], skip=others)

@@ -190,12 +190,9 @@ class Session:
     def apply_profile(self, name, echo):
         """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""
         prof = self.load_profile(name)
-        try:
-            outcome = tuning.apply(self.topo, self.ssh, prof, self.current_profile(), echo=echo, skip=self.paused)
-        except BaseException as exc:   # some hosts may have it (a Ctrl-C too): none is known in force
-            self.profile_in_force = None
-            health.record_failed_apply(self.state, prof, exc)
-            raise
+        previous, self.profile_in_force = self.current_profile(), None   # until this one is in force
+        with health.failure_recorded(self.state, prof):   # some hosts may have it: none is known in force
+            outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=echo, skip=self.paused)
         health.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
         self.wan_in_force = {}  # a profile may set links of its own

@@ -204,15 +204,15 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     other = active_topology()
     if other and other != topo.name and not dry_run:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
+    state = TestbedState(topo.name)
     if not dry_run:
-        site_lock.hold(TestbedState(topo.name), "up")
-        (TestbedState(topo.name).dir / DEMO_MARK).unlink(missing_ok=True)  # demo marks it again after
+        site_lock.hold(state, "up")
+        demo_mark(topo.name).unlink(missing_ok=True)  # demo marks it again after
     if box and not dry_run:
         box_choice.choose(topo, box)
         echo(f"box of {topo.name}: {topo.box_spec} (until `testbed -t {topo.name} down`)")
     topology.check_fits(topo)
     started = time.monotonic()
-    state = TestbedState(topo.name)
     checked, hv_checked, accelerator = {}, {}, None
     # the box the guests boot directly: a hypervisor on another machine gets its kernel and initrd
     box = box_for(topo.box_spec) if topo.remote_vm_hosts and topo.box == "debian13" else None
@@ -384,25 +384,26 @@ def down(topo, echo=print):
     box_choice.forget(topo)
     guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
     repair_record.clear(state)  # and what their suites could not restore
-    (state.dir / DEMO_MARK).unlink(missing_ok=True)
+    demo_mark(topo.name).unlink(missing_ok=True)
     return _down_result(topo, left, started)
 
 
-DEMO_MARK = "left-by-demo"  # in the state folder of the site `testbed demo` brought up and left
+def demo_mark(name):
+    """The file that says `testbed demo` brought topology `name`'s site up and left it up (in
+    its state folder; gone once the site is brought up again or taken down)."""
+    return TestbedState(name).dir / "left-by-demo"
 
 
 def mark_left_by_demo(topo):
-    """Record that `testbed demo` brought this site up and leaves it up: `testbed test` may take
-    it down to bring up its own (the README's two commands in either order)."""
-    state = TestbedState(topo.name)
-    state.dir.mkdir(parents=True, exist_ok=True)
-    (state.dir / DEMO_MARK).write_text("testbed demo\n")
+    """Record that `testbed demo` leaves this site up: `testbed test` may take it down to bring
+    up its own (the README's two commands in either order)."""
+    path = demo_mark(topo.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("testbed demo\n")
 
 
 def left_by_demo(name):
-    """Whether topology `name`'s site is the one `testbed demo` left up (and not brought up
-    again or taken down since)."""
-    return (TestbedState(name).dir / DEMO_MARK).exists()
+    return demo_mark(name).exists()
 
 
 def _down_result(topo, left, started):

@@ -2,6 +2,7 @@
 profile record): read by bring-up, provisioning and the tuning verbs."""
 import json
 import time
+from contextlib import contextmanager
 
 
 def recorded_profile(state):
@@ -24,6 +25,17 @@ def record_failed_apply(state, profile, problem):
     state.profile_record.write_text(json.dumps({"profile": None, "failed_apply": {
         "profile": profile.name, "problem": " ".join(str(problem).split())[:300],
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}, indent=2))
+
+
+@contextmanager
+def failure_recorded(state, profile):
+    """Around an apply of `profile`: should it fail part way (a Ctrl-C too), the record says
+    so (record_failed_apply) before the error goes on."""
+    try:
+        yield
+    except BaseException as exc:
+        record_failed_apply(state, profile, exc)
+        raise
 
 
 def record_profile(state, profile, readback=None):

@@ -150,13 +150,21 @@ def read_back(topo, ssh, profile, skip=()):
     """{host: {(section, key): value}} and a list of mismatches (the hosts in `skip` not read)."""
     wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items() if name not in skip}
     results = ssh.run_many({name: readback_script(w) for name, w in wants.items()}, timeout=120)
+    return judged(profile, wants, {name: res.stdout for name, res in results.items() if res.ok},
+                  {name: (res.stderr.strip() or "no output").splitlines()[-1]
+                   for name, res in results.items() if not res.ok})
+
+
+def judged(profile, wants, texts, failed=None):
+    """({host: {(section, key): value}}, [mismatch]) of read-back `texts` ({host: output})
+    against `wants` ({host: expected_values}); `failed`: {host: why its read-back failed}."""
     got, bad = {}, []
     for name, want in wants.items():
-        res = results[name]
-        got[name] = parse_readback(res.stdout) if res.ok else {}
-        if not res.ok:
-            bad.append(f"{name}: read-back failed: {(res.stderr.strip() or 'no output').splitlines()[-1]}")
+        if name in (failed or {}):
+            got[name] = {}
+            bad.append(f"{name}: read-back failed: {failed[name]}")
         else:
+            got[name] = parse_readback(texts.get(name, ""))
             bad += mismatches(profile.name, name, want, got[name])
     return got, bad
 
@@ -193,9 +201,8 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=(), sep
         raise TestbedError(f"profile {profile.name}: applying failed on " + "; ".join(failed))
     outputs = {n: r.stdout.partition(READBACK_MARK) for n, r in results.items()}
     changed = {n: own.split("changed:", 1)[-1].split() for n, (own, _mark, _back) in outputs.items()}
-    got = {n: parse_readback(back) for n, (_own, _mark, back) in outputs.items()}
-    bad = [line for n, want in wants.items() for line in mismatches(profile.name, n, want, got[n])]
-    rounds = 1 if not separate_readback else 0
+    got, bad = judged(profile, wants, {n: back for n, (_own, _mark, back) in outputs.items()})
+    read_again = bool(bad) and not separate_readback
     if any(PROFILE_CONDOR_FILE in changed.get(h.name, ()) for h in topo.with_role("cm")):
         _wait_had_leader(topo, ssh, echo)
     if bad:
@@ -209,13 +216,13 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=(), sep
             wait_for(f"profile {profile.name} read back", in_force, settle, 2, error=_NotYet)
         except _NotYet:
             pass
-        got, bad, rounds = last["got"], last["bad"], rounds + 1
+        got, bad = last["got"], last["bad"]
     if bad:
         raise TestbedError(f"profile {profile.name} did not take effect: {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     seconds = time.monotonic() - started
     echo(f"profile {profile.name} in force on {len(results)} hosts after {seconds:.1f} s; "
          f"{sum(len(w) for w in got.values())} values read back"
-         + ("" if rounds == 1 else " (read again while daemons reconfigured)"))
+         + (" (read again while daemons reconfigured)" if read_again else ""))
     readback = {h: {f"{s}:{k}": v for (s, k), v in sorted(vals.items())} for h, vals in got.items()}
-    return {"seconds": seconds, "changed": changed, "readback": readback, "read_again": rounds > 1}
+    return {"seconds": seconds, "changed": changed, "readback": readback, "read_again": read_again}
