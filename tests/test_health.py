@@ -24,7 +24,7 @@ class FakeSSH:
     def run(self, host, command, check=False, timeout=None):
         if host in self.broken:
             return Result(host, 255, "", "ssh: connect to host: No route to host")
-        if command == health.HOST_PROBE:
+        if command.startswith(health.HOST_PROBE):
             t = self.topo.hosts[host]
             procs = {d for r in t.roles for d in health.DAEMONS.get(r, [])}
             lines = ["up=1"] + [f"proc:{d[:15]}=1" for d in procs if not d.startswith(("xrootd", "cmsd"))]
@@ -34,16 +34,17 @@ class FakeSSH:
             if t.disks:
                 lines += ["md_state=clean", "md_level=raid6", "md_disks=6", "md_degraded=0",
                           "md_members=vdb vdc vdd vde vdf vdg ", "raid_mounted=1"]
+            if health.POOL_MARK in command:   # the submit host's: the pool and XRootD as well
+                lines += [health.POOL_MARK, "had=condor@cm1.small.testbed True",
+                          "had=condor@cm2.small.testbed False"]
+                for s in range(1, 3):
+                    lines.append(f"startd=worker1.small.testbed startd{s}@worker1.small.testbed {ADDR}")
+                    for slot in range(1, 9):
+                        lines.append(f"slot=worker1.small.testbed slot{slot}@startd{s}@worker1.small.testbed")
+                lines.append(health.XROOTD_MARK)
+                lines += [f"xrootd:{e}=1" for e in health.xrootd_endpoints(self.topo).values() if e in command]
             return Result(host, 0, "\n".join(lines), "")
-        if command == health.POOL_PROBE:
-            lines = ["had=condor@cm1.small.testbed True", "had=condor@cm2.small.testbed False"]
-            for s in range(1, 3):
-                lines.append(f"startd=worker1.small.testbed startd{s}@worker1.small.testbed {ADDR}")
-                for slot in range(1, 9):
-                    lines.append(f"slot=worker1.small.testbed slot{slot}@startd{s}@worker1.small.testbed")
-            return Result(host, 0, "\n".join(lines), "")
-        eps = health.xrootd_endpoints(self.topo).values()
-        return Result(host, 0, "\n".join(f"xrootd:{e}=1" for e in eps), "")
+        raise AssertionError(f"a health check sent {command[:60]!r} to {host}")
 
 
 def test_collect_healthy_small_site():

@@ -1,7 +1,5 @@
-import base64
-import io
 import re
-import tarfile
+import shlex
 
 import pytest
 
@@ -28,9 +26,31 @@ def test_expected_values_follow_roles(small):
 
 
 def _files_in(script):
-    blob = re.search(r"echo (\S+) \| base64 -d", script).group(1)
-    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(blob))) as tar:
-        return {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    quoted = r"'(?:[^']|'\"'\"')*'"    # shlex.quote's: a single-quoted text, '"'"' for a quote
+    calls = re.findall(rf"^put_profile_file (\S+) ({quoted}) (\S+)$", script, re.M)
+    assert calls and all(path == "/" + name for path, _text, name in calls)
+    return {name: shlex.split(text)[0] for _path, text, name in calls}
+
+
+def _put(tmp_path, path, text, name="f", tools="/nonexistent"):
+    """put_profile_file run by bash with `tools` as PATH: ($changed, the file's text)."""
+    import subprocess
+    script = (f"set -e\nchanged=\n{tuning.PUT_FILE_FUNCTIONS}\n"
+              f"put_profile_file {shlex.quote(str(path))} {shlex.quote(text)} {name}\necho \"changed:$changed\"")
+    res = subprocess.run(["bash", "-c", script], env={"PATH": tools}, capture_output=True, text=True,
+                         executable="/bin/bash")
+    assert res.returncode == 0, res.stderr
+    return res.stdout.split("changed:", 1)[1].split(), path.read_text()
+
+
+def test_a_profile_file_is_written_by_builtins_and_a_new_header_alone_is_no_change(tmp_path):
+    path = tmp_path / "etc" / "x.conf"     # its folder made (mkdir); after that no tool is needed
+    assert _put(tmp_path, path, "# profile a\nA = 1\n", tools="/usr/bin:/bin") == (["f"], "# profile a\nA = 1\n")
+    assert _put(tmp_path, path, "# profile b\nA = 1\n") == ([], "# profile b\nA = 1\n")
+    assert _put(tmp_path, path, "# profile b\nA = 2\n") == (["f"], "# profile b\nA = 2\n")
+    assert _put(tmp_path, path, "# profile b\nA = 2\n") == ([], "# profile b\nA = 2\n")
+    text = "# q\nX = 'it''s' \"$HOME\" `id` \\n\ttab\n\n"        # quoting survives the round trip
+    assert _put(tmp_path, path, text) == (["f"], text)
 
 
 def test_apply_script_pushes_profile_files_and_sets_md(small):
@@ -67,7 +87,31 @@ def test_readback_parsing_and_mismatch_messages(small):
 def test_readback_script_asks_the_running_master(small):
     script = tuning.readback_script({("condor", "UPDATE_INTERVAL"): "600", ("md", "stripe_cache_size"): "256"})
     assert "condor_config_val -master UPDATE_INTERVAL" in script
-    assert "cat /sys/block/md0/md/stripe_cache_size" in script
+    assert "read -r v < /sys/block/md0/md/stripe_cache_size" in script
+
+
+def test_kernel_values_are_read_without_a_process_each(tmp_path):
+    """sysctl and md values come from their files by bash builtins: a PATH without any tool
+    still reads them, and a file that is missing reads as an empty value (a mismatch)."""
+    import subprocess
+    md = tmp_path / "md"
+    md.mkdir()
+    (md / "stripe_cache_size").write_text("4096\n")
+    want = {("sysctl", "net.ipv4.tcp_rmem"): "", ("sysctl", "kernel.no_such_key"): "",
+            ("md", "stripe_cache_size"): "4096"}
+    script = tuning.readback_script(want).replace(tuning.MD_SYS, str(md))
+    res = subprocess.run(["bash", "-c", script], env={"PATH": "/nonexistent"}, capture_output=True, text=True,
+                         executable="/bin/bash")
+    got = tuning.parse_readback(res.stdout)
+    assert res.returncode == 0 and res.stderr == ""
+    assert got[("md", "stripe_cache_size")] == "4096"
+    assert got[("sysctl", "net.ipv4.tcp_rmem")] == " ".join(open("/proc/sys/net/ipv4/tcp_rmem").read().split())
+    assert got[("sysctl", "kernel.no_such_key")] == ""
+
+
+def test_a_sysctl_key_maps_to_its_proc_file_as_sysctl_does():
+    assert tuning.sysctl_path("net.core.rmem_max") == "/proc/sys/net/core/rmem_max"
+    assert tuning.sysctl_path("net.ipv4.conf.eth0/1.rp_filter") == "/proc/sys/net/ipv4/conf/eth0.1/rp_filter"
 
 
 class ReadbackSSH:

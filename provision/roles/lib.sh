@@ -30,11 +30,12 @@ put_block() {
 }
 
 # start_or_restart UNIT CHANGED(0/1): enable; restart when config changed.
-# Each unmask/enable reloads systemd, seconds of PID 1's emulated CPU under TCG, so
-# only when the unit is not enabled yet (a second run reloads nothing).
+# A daemon-reload is seconds of PID 1's emulated CPU under TCG: enabling only adds the
+# boot-time symlink (the unit file is unchanged, and `restart` loads it from disk), so it
+# reloads nothing; only an unmask needs systemd to read the unit again.
 start_or_restart() {
   local st; st=$(systemctl is-enabled "$1" 2>/dev/null || true)
   if [ "$st" = masked ] || [ "$st" = masked-runtime ]; then systemctl unmask "$1" >/dev/null 2>&1 || true; fi
-  if [ "$st" != enabled ]; then systemctl enable "$1" >/dev/null 2>&1 || true; fi
+  if [ "$st" != enabled ]; then systemctl enable --no-reload "$1" >/dev/null 2>&1 || true; fi
   if [ "$2" = 1 ] || ! systemctl is-active -q "$1"; then systemctl restart "$1"; fi
 }

@@ -150,7 +150,8 @@ def cmd_test(args):
     topo = topology.load("small")
     if not args.unit_only:
         make_room_for(topo)   # before the unit tests: they run with no site of this checkout up
-    rc = _run([sys.executable, "-m", "pytest", "-q", str(PROJECT_ROOT / "tests")])
+    # one pytest worker per host core: the tests are CPU-bound and independent
+    rc = _run([sys.executable, "-m", "pytest", "-q", "-n", "auto", str(PROJECT_ROOT / "tests")])
     phases.done("unit tests")
     if rc == 0:
         rc = build_docs()

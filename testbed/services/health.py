@@ -45,10 +45,35 @@ POOL_PROBE = Schedd.pool_probe_script()
 
 XROOTD_PROBE = r"""
 for ep in {endpoints}; do
-  if timeout 10 xrdfs "$ep" query config version >/dev/null 2>&1; then
-    echo "xrootd:$ep=1"; else echo "xrootd:$ep=0"; fi
+  ( if timeout 10 xrdfs "$ep" query config version >/dev/null 2>&1; then
+      echo "xrootd:$ep=1"; else echo "xrootd:$ep=0"; fi ) &
 done
+wait
 """
+
+# The submit host answers its own probe, the pool's and the XRootD endpoints' in one round
+# trip, the last two side by side: each is mostly waiting on other guests under TCG.
+POOL_MARK, XROOTD_MARK = "#POOL#", "#XROOTD#"
+SUBMIT_PROBE_TAIL = r"""
+d=$(mktemp -d)
+( {pool} ) > "$d/pool" 2>/dev/null &
+( {xrootd} ) >> "$d/xrootd" 2>/dev/null &
+wait
+echo '{pool_mark}'; cat "$d/pool"; echo '{xrootd_mark}'; cat "$d/xrootd"; rm -rf "$d"
+"""
+
+
+def probes(topo, skip=()):
+    """{host: probe script} of one health check: every host's own probe, the submit host's
+    with the pool's and the XRootD endpoints' added."""
+    scripts = {h: HOST_PROBE for h in topo.hosts if h not in skip}
+    submit = topo.role_host("submit")
+    if submit.name in scripts:
+        endpoints = " ".join(xrootd_endpoints(topo, skip).values())
+        scripts[submit.name] = HOST_PROBE + SUBMIT_PROBE_TAIL.format(
+            pool=POOL_PROBE, xrootd=XROOTD_PROBE.format(endpoints=endpoints), pool_mark=POOL_MARK,
+            xrootd_mark=XROOTD_MARK)
+    return scripts
 
 
 def parse_kv(text):
@@ -96,7 +121,7 @@ def collect(topo, ssh=None, skip=()):
     probed, and so are their XRootD endpoints."""
     from testbed.remote.ssh import SSH
     ssh = ssh or SSH(topo, timeout=40)
-    results = ssh.run_many({h: HOST_PROBE for h in topo.hosts if h not in skip}, timeout=40)
+    results = ssh.run_many(probes(topo, skip), timeout=90)
     cm_count = len(topo.with_role("cm"))
     report = {"topology": topo.name, "hosts": {}, "problems": []}
     for name, host in topo.hosts.items():
@@ -105,7 +130,7 @@ def collect(topo, ssh=None, skip=()):
                                      "negotiator": False}
             continue
         res = results[name]
-        kv = parse_kv(res.stdout) if res.ok else {}
+        kv = parse_kv(res.stdout.split(POOL_MARK, 1)[0]) if res.ok else {}
         daemons = {d: _daemon_alive(kv, d) for d in expected_daemons(host, cm_count)}
         entry = {"reachable": res.ok, "roles": host.roles, "daemons": daemons,
                  "negotiator": "proc:condor_negotiat" in kv}
@@ -128,19 +153,23 @@ def collect(topo, ssh=None, skip=()):
             if not md["mounted"]:
                 report["problems"].append(f"{name}: {c.RAID_MOUNT} not mounted")
         report["hosts"][name] = entry
-    _pool(topo, ssh, report)
-    _xrootd(topo, ssh, report, skip)
+    submit = topo.role_host("submit")
+    pool_text, _mark, xrootd_text = (results[submit.name].stdout.split(POOL_MARK, 1)[-1].partition(XROOTD_MARK)
+                                     if submit.name in results else ("", "", ""))
+    _pool(topo, pool_text, report)
+    _xrootd(topo, xrootd_text, report, skip)
     report["healthy"] = not report["problems"]
     return report
 
 
-def _pool(topo, ssh, report):
+def _pool(topo, text, report):
+    """The pool's part of the report from the pool probe's output (`text`)."""
     submit = topo.role_host("submit")
     pool = {"had": {}, "slots": 0, "slots_planned": 0, "ccb": {}, "collectors": []}
     report["pool"] = pool
     if not report["hosts"][submit.name]["reachable"]:
         return
-    kv = parse_kv(ssh.run(submit.name, POOL_PROBE, check=False, timeout=60).stdout)
+    kv = parse_kv(text)
     for line in kv.get("had", []):
         parts = line.split()
         if len(parts) >= 2:
@@ -185,15 +214,14 @@ def _pool(topo, ssh, report):
             report["problems"].append(f"CCB {ccb}: {count} of {pool['startds_planned']} startds registered")
 
 
-def _xrootd(topo, ssh, report, skip=()):
+def _xrootd(topo, text, report, skip=()):
+    """The XRootD endpoints' part of the report from the XRootD probe's output (`text`)."""
     eps = xrootd_endpoints(topo, skip)
     report["xrootd"] = {}
     client = topo.role_host("submit")
     if not eps or not report["hosts"][client.name]["reachable"]:
         return
-    out = ssh.run(client.name, XROOTD_PROBE.format(endpoints=" ".join(eps.values())),
-                  check=False, timeout=90).stdout
-    kv = parse_kv(out)
+    kv = parse_kv(text)
     for label, ep in eps.items():
         ok = kv.get(f"xrootd:{ep}", ["0"])[0] == "1"
         report["xrootd"][label] = ok

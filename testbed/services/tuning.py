@@ -7,7 +7,6 @@ configuration changed. Every value is then read back from the kernel, the
 running condor_master, sysfs and the proxy's configuration; anything that did
 not take is an error naming the host and the knob.
 """
-import base64
 import shlex
 import time
 
@@ -44,19 +43,32 @@ def expected_values(topo, profile, host):
     return want
 
 
+# Bash functions of every apply script. A profile file is written by builtins only (no process
+# per file: under TCG a process costs about a second while every guest applies at once); a new
+# header comment alone (another profile's name) is not a change that makes a daemon reconfigure.
+PUT_FILE_FUNCTIONS = r"""
+uncommented() { local line; REPLY=; while IFS= read -r line; do [[ $line == '#'* ]] || REPLY+=$line$'\n'; done <<< "$1"; }
+put_profile_file() {  # PATH CONTENT NAME: write CONTENT to PATH; NAME joins $changed when more than comments differ
+  local path=$1 new=$2 old= was
+  if [ -r "$path" ]; then IFS= read -r -d '' old < "$path" || true; fi
+  [ "$old" = "$new" ] && return 0
+  uncommented "$old"; was=$REPLY; uncommented "$new"
+  [ "$was" = "$REPLY" ] || changed="$changed $3"
+  [ -d "${path%/*}" ] || mkdir -p "${path%/*}"
+  printf '%s' "$new" > "$path"
+}
+"""
+
+
 def apply_script(topo, profile, host, previous=None):
     """The bash script that installs a host's profile files and makes them take effect."""
     env = render.environment()
     ctx = render.context(topo, profile, host)
     files = render.render_profile_files(env, ctx)
-    blob = base64.b64encode(render.tar_bytes(files)).decode()
-    lines = ["set -e", "tmp=$(mktemp -d)", f"echo {blob} | base64 -d | tar xzf - -C $tmp",
-             "changed=", "for f in $(cd $tmp && find . -type f | sed 's|^./||'); do",
-             # a new header comment alone (another profile's name) is not a change
-             "  if ! cmp -s <(grep -v '^#' $tmp/$f) <(grep -v '^#' /$f 2>/dev/null); then changed=\"$changed $f\"; fi",
-             "  cmp -s $tmp/$f /$f || install -D -m 0644 $tmp/$f /$f",
-             "done", "rm -rf $tmp", "echo \"changed:$changed\"",
-             "sysctl -q -p /etc/sysctl.d/90-testbed-profile.conf"]
+    lines = ["set -e", "changed=", PUT_FILE_FUNCTIONS.strip()]
+    lines += [f"put_profile_file {shlex.quote('/' + rel)} {shlex.quote(text)} {shlex.quote(rel)}"
+              for rel, text in sorted(files.items())]
+    lines += ["echo \"changed:$changed\"", "sysctl -q -p /etc/sysctl.d/90-testbed-profile.conf"]
     if render.is_condor_host(host):
         restart = host.has("cm") or host.has("ccb")
         old = previous.for_host(host.roles, "condor") if previous else {}
@@ -84,21 +96,27 @@ collector_restart_script = Daemons.collector_restart_script
 
 
 def readback_script(want):
-    """Prints `section<TAB>key<TAB>value` for every expected value. The running master's
-    knobs come from one condor_config_val (each is a process of about a second under TCG);
-    should it print other than one line per knob, each is asked on its own."""
+    """Prints `section<TAB>key<TAB>value` for every expected value. Under TCG every process is
+    a noticeable cost, so kernel and sysfs values are read by bash builtins from their files
+    (no process per value) and the proxy's file is read once; the running master's knobs come
+    from one condor_config_val. Should it print other than one line per knob, each is asked
+    on its own. A value that cannot be read prints empty (a mismatch, not a failed script)."""
     lines = []
     condor = [key for section, key in sorted(want) if section == "condor"]
     if condor:
-        labels = "".join(f"condor\\t{k}\\n" for k in condor)
+        printed = "; ".join(f"printf 'condor\\t%s\\t%s\\n' {shlex.quote(k)} \"${{vals[{i}]}}\""
+                            for i, k in enumerate(condor))
         one_by_one = "; ".join(_readback_line("condor", k) for k in condor)
-        lines.append(f"if v=$({Daemons.config_vals_command(condor)}) "
-                     f"&& [ \"$(printf '%s\\n' \"$v\" | wc -l)\" -eq {len(condor)} ] "
-                     f"&& ! printf '%s\\n' \"$v\" | grep -q '^Not defined'; "
-                     f"then printf '%s\\n' \"$v\" | tr '\\t' ' ' | paste <(printf '{labels}') -; "
-                     f"else {one_by_one}; fi")
-    if any(section == "xrootd_cache" for section, _key in want):  # asked once for all its values
+        lines.append(f"if v=$({Daemons.config_vals_command(condor)}) && mapfile -t vals <<< \"$v\" "
+                     f"&& [ ${{#vals[@]}} -eq {len(condor)} ] && [[ $'\\n'\"$v\" != *$'\\n'\"Not defined\"* ]]; "
+                     f"then {printed}; else {one_by_one}; fi")
+    cache = sorted(key for section, key in want if section == "xrootd_cache")
+    if cache:  # the proxy's values count only while it runs; its file is read once for all
         lines.append("xcache_up=; systemctl is-active -q xrootd@xcache && xcache_up=1")
+        lines.append("".join(f"pfc_{k}=; " for k in cache)
+                     + f"[ -n \"$xcache_up\" ] && while read -r directive rest; do case $directive in "
+                     + " ".join(f"{PFC_DIRECTIVES[k]}) pfc_{k}=$rest;;" for k in cache)
+                     + f" esac; done 2>/dev/null < /{PROFILE_XROOTD_FILE}")
     lines += [_readback_line(section, key) for section, key in sorted(want) if section != "condor"]
     return "\n".join(lines) + "\n"
 
@@ -106,18 +124,22 @@ def readback_script(want):
 def _readback_line(section, key):
     """The line of readback_script that prints one value."""
     q = shlex.quote(key)
-    if section == "sysctl":
-        cmd = f"sysctl -n {q}"
-    elif section == "condor":
+    if section == "condor":
         # Ask the running master (it has reconfigured), not just the files.
-        cmd = Daemons.config_val_command(key)
-    elif section == "md":
-        cmd = f"cat {MD_SYS}/{key}"
+        value = f"$({Daemons.config_val_command(key)} 2>/dev/null | tr '\\t\\n' '  ')"
+    elif section == "xrootd_cache":
+        value = f"$pfc_{key}"
     else:
-        directive = PFC_DIRECTIVES[key]
-        cmd = (f"[ -n \"$xcache_up\" ] && "   # the proxy's file counts only while it runs
-               f"awk '$1==\"{directive}\" {{$1=\"\"; print substr($0,2)}}' /{PROFILE_XROOTD_FILE}")
-    return f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$({cmd} 2>/dev/null | tr '\\t\\n' '  ')\""
+        path = shlex.quote(f"{MD_SYS}/{key}" if section == "md" else sysctl_path(key))
+        return (f"v=; {{ IFS= read -r v < {path}; }} 2>/dev/null; "
+                f"printf '%s\\t%s\\t%s\\n' {section} {q} \"$v\"")
+    return f"printf '%s\\t%s\\t%s\\n' {section} {q} \"{value}\""
+
+
+def sysctl_path(key):
+    """The /proc/sys file of a sysctl key, as sysctl(8) maps it: dots are the path's
+    separators, and a slash in the key stands for a dot in a name (eth0/1 is eth0.1)."""
+    return "/proc/sys/" + key.translate(str.maketrans("./", "/."))
 
 
 def parse_readback(text):
