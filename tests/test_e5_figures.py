@@ -55,10 +55,27 @@ def test_summary_picks_the_ramp_limit_streams_and_restarts():
 
 
 def test_negotiation_points_are_the_fastest_cycle_per_rtt():
+    """RUN's records carry no protocol (as runs before the protocol axis): the batched rows."""
     rows = e5_figures.summary(RUN)
-    assert figure(rows, "fastest cycle at 0 ms, 50 requests")[0] == 0.28
-    assert figure(rows, "fastest cycle at 100 ms, 50 requests")[0] == 0.45
-    assert figure(rows, "request-list prefetch at 100 ms")[0] == 0.249
+    assert figure(rows, "fastest cycle at 0 ms, 50 requests, batched")[0] == 0.28
+    assert figure(rows, "fastest cycle at 100 ms, 50 requests, batched") == (0.45, "346 s (1000 requests, 70% less)")
+    assert figure(rows, "request-list prefetch at 100 ms, batched")[0] == 0.249
+    assert figure(rows, "round trips the WAN added to the request-list fetch, batched")[0] == 1.6
+
+
+def test_negotiation_figures_per_protocol_beside_the_papers():
+    per_request = [rec("e5.negotiation_cycle", 3.1, "s", protocol="per-request", rtt_ms="0", requests="200"),
+                   rec("e5.negotiation_cycle", 24.0, "s", protocol="per-request", rtt_ms="100", requests="200"),
+                   rec("e5.negotiation_wan_over_lan", 7.7, "ratio", protocol="per-request", requests="200"),
+                   rec("e5.negotiation_round_trips_per_request", 1.05, "round trips", protocol="per-request",
+                       requests="200")]
+    rows = e5_figures.summary(RUN + per_request)
+    assert figure(rows, "fastest cycle at 0 ms, 200 requests, per-request") == (3.1, "30 s (1000 requests)")
+    assert figure(rows, "fastest cycle at 100 ms, 200 requests, per-request") == (24.0, "1153 s (1000 requests)")
+    assert figure(rows, "WAN cycle over LAN cycle, per-request") == (7.7, "38.4")
+    assert figure(rows, "round trips the WAN added per request, per-request") == (1.05, "11.2")
+    assert figure(rows, "WAN cycle over LAN cycle, batched") == (None, "11.5")   # RUN has no summary
+    assert figure(rows, "fastest cycle at 100 ms, 50 requests, batched")[0] == 0.45  # not the per-request 24
 
 
 def test_text_has_a_column_per_run_and_leaves_out_what_no_run_measured():
@@ -69,7 +86,7 @@ def test_text_has_a_column_per_run_and_leaves_out_what_no_run_measured():
     assert "A-default" in header and "B-default" in header and "paper" in header
     ramp = next(line for line in text.splitlines() if "limit that stopped" in line)
     assert "memory" in ramp and "slots" in ramp
-    assert "fastest cycle at 20 ms, 200 requests" in text      # only B measured it
+    assert "fastest cycle at 20 ms, 200 requests, batched" in text      # only B measured it
     assert "collector killed" not in text                       # neither run measured it
     assert e5_figures.text({"x": [rec("e1.raw_tcp", 1.0)]}) == "E5 figures: no E5 metrics in these runs"
 

@@ -429,8 +429,16 @@ def test_sum_ad_updates_over_the_slot_ads():
 def test_the_paper_file_matches_what_the_suite_records():
     from testbed.results import compare
     figures = compare.load_paper(e5.EXPERIMENT.paper_path)
-    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 100, "requests": 1000})["value"] == 1153
-    assert compare.paper_match(figures, "e5.negotiation_cycle", {"rtt_ms": 0, "requests": 1000})["value"] == 30
+    at = {"requests": 1000, "considered": 1000}
+    assert compare.paper_match(figures, "e5.negotiation_cycle", dict(at, protocol="per-request", rtt_ms=100))["value"] == 1153
+    assert compare.paper_match(figures, "e5.negotiation_cycle", dict(at, protocol="per-request", rtt_ms=0))["value"] == 30
+    assert compare.paper_match(figures, "e5.negotiation_cycle", dict(at, protocol="batched", rtt_ms=100))["value"] == 346
+    assert compare.paper_match(figures, "e5.negotiation_cycle", dict(at, protocol="batched", rtt_ms=0)) is None
+    assert compare.paper_match(figures, "e5.negotiation_cycle", dict(at, rtt_ms=100)) is None  # no protocol: no figure
+    for metric, per_request, batched in (("e5.negotiation_wan_over_lan", 38.4, 11.5),
+                                         ("e5.negotiation_round_trips_per_request", 11.2, 3.2)):
+        assert compare.paper_match(figures, metric, {"protocol": "per-request", "requests": 1000})["value"] == per_request
+        assert compare.paper_match(figures, metric, {"protocol": "batched", "requests": 1000})["value"] == batched
     assert compare.paper_match(figures, "e5.tcp_streams", {"config": "after", "startds": 2})["value"] == 5
     assert {f["metric"] for f in figures} <= set(e5.EXPERIMENT.metrics)
 

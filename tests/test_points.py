@@ -283,7 +283,7 @@ def test_e5_points_check_what_each_row_must_show():
     assert m.failures == ["the ramp stopped at its first step (16 jobs): memory - free memory"]
     assert e5_points.ramp(dict(r, targets=[16, 32], steps=2)).verdict() is None
     c = {"duration": 1.2, "median": 1.3, "durations": [1.2, 1.4], "prefetch": None, "matches": 2, "considered": 8,
-         "rejections": 8, "requests": 8, "rtt_ms": 100}
+         "rejections": 8, "requests": 8, "rtt_ms": 100, "protocol": "batched", "in_force": {"cm1": "batched"}}
     assert e5_points.negotiation(c).failures == [
         "the NegotiatorLog shows no fetch of the schedd's request list in [1.2, 1.4]",
         "2 jobs that no slot can meet were matched"]

@@ -1,11 +1,12 @@
 """E5's configuration of the pool for one run: the job tag, extra startds per worker,
-and the two-tier collector tree (child collectors, the workers' collector list), each a
-config.d fragment installed through `gateway.ConfigFragment` and removed after the row."""
-from testbed.model.constants import (E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT, E5_ROLE_ATTR,
-                                     E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT)
+the two-tier collector tree (child collectors, the workers' collector list) and the
+negotiator's resource-request protocol, each a config.d fragment installed through
+`gateway.ConfigFragment` and removed after the row."""
+from testbed.model.constants import (E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR_PORT, E5_NEGOTIATION_PROTOCOL_CONF,
+                                     E5_ROLE_ATTR, E5_STARTDS_CONF, E5_TREE_WORKER_CONF, HTCONDOR_PORT)
 from testbed.machines.render import render_run_file
 from testbed.remote.poll import wait_for
-from testbed.services.gateway import ConfigFragment, apply_fragments
+from testbed.services.gateway import ConfigFragment, Daemons, apply_fragments
 from testbed.services.parsers import CHILD_COLLECTOR_PREFIX, fresh_slots, sum_ad_updates, update_window
 
 SLEEP_SECONDS = 86400  # sleepers run until the suite removes them
@@ -64,6 +65,60 @@ def use_startds(ssh, workers, count, slots=0):
 def restore_startds(ssh, workers):
     """Remove the run's extra startds (the topology's count and slots again)."""
     ssh.run_many({h.name: startds_script("") for h in workers}, timeout=300)
+
+
+# --- the negotiator's resource-request protocol (section 4.5) -------------------------------
+# `batched`: the release's own protocol, lists of up to NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE
+# (200) requests per round trip, each request standing for an autocluster's idle jobs, and
+# the lists prefetched before matching (no fragment). `per-request`: the protocol of the
+# paper's schedds before batching, one request per round trip
+# (e5/negotiation-per-request.conf.j2 says which knobs and why).
+BATCHED, PER_REQUEST = "batched", "per-request"
+NEGOTIATION_PROTOCOLS = (BATCHED, PER_REQUEST)
+PROTOCOL_KNOB = "USE_RESOURCE_REQUEST_COUNTS"
+# NEGOTIATOR_MAX_TIME_PER_SUBMITTER's default in 8.2 and 8.4 (param_info.in): a year
+PAPER_ERA_TIME_LIMIT_S = 31536000
+
+
+def negotiation_protocol_conf(protocol):
+    """The CMs' fragment for `protocol` ('' for batched: the release's configuration)."""
+    if protocol not in NEGOTIATION_PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(NEGOTIATION_PROTOCOLS)}, not {protocol!r}")
+    if protocol == BATCHED:
+        return ""
+    return render_run_file("e5/negotiation-per-request.conf.j2", time_limit_s=PAPER_ERA_TIME_LIMIT_S)
+
+
+def negotiation_protocol_scripts(cms, protocol):
+    """{cm: the script that installs (or removes) `protocol`'s fragment and reconfigures}, for
+    every CM: HAD may start the negotiator on any of them. HAD restarts with the reconfig
+    (23.9's HAD drops its leader state on one)."""
+    text = negotiation_protocol_conf(protocol)
+    return {cm: ConfigFragment(None, cm, E5_NEGOTIATION_PROTOCOL_CONF).script(text, restart_had=True) for cm in cms}
+
+
+def use_negotiation_protocol(ssh, cms, protocol):
+    """Install `protocol`'s fragment on every CM (for batched: remove it) at once;
+    AssertionError naming the CMs where it failed. The caller waits for HAD's one leader."""
+    apply_fragments(ssh, negotiation_protocol_scripts(cms, protocol), f"negotiation protocol {protocol}: ",
+                    error=AssertionError)
+
+
+# the knob as the running master has it (it has reconfigured), else as the files have it
+PROTOCOL_READBACK = Daemons.config_val_command(PROTOCOL_KNOB)
+
+
+def protocol_in_force(value):
+    """The protocol a CM's USE_RESOURCE_REQUEST_COUNTS (PROTOCOL_READBACK's output) gives its
+    negotiator; None when the output is no boolean (the knob could not be read)."""
+    lines = value.strip().splitlines()
+    return {"true": BATCHED, "false": PER_REQUEST}.get(lines[-1].strip().lower() if lines else "")
+
+
+def protocols_in_force(ssh, cms):
+    """{cm: the protocol its configuration gives the negotiator, None where it was not read}."""
+    res = ssh.run_many({cm: PROTOCOL_READBACK for cm in cms}, timeout=60)
+    return {cm: protocol_in_force(r.stdout) if r.ok else None for cm, r in res.items()}
 
 
 # --- two-tier collectors (GlideinWMS style, section 4.1) -----------------------------------

@@ -1,12 +1,16 @@
 """E5's points (seed 004), measured into the records and checks `Measure Point` keeps and
-judges: the sleeper ramp, the negotiation cycle with requests no slot matches and with jobs
-that match, the collector shapes (one tier, two), the collector ramp and the CCB layouts.
-ScaleLibrary's and CollectorLibrary's point_* methods act on the pool and restore it (the
-steps' nested figures are recorded as the steps end); these functions turn what the
-actions returned into the point's own records and checks."""
+judges: the sleeper ramp, the negotiation cycle with requests no slot matches (per protocol
+and RTT) and with jobs that match, the collector shapes (one tier, two), the collector ramp
+and the CCB layouts. ScaleLibrary's and CollectorLibrary's point_* methods act on the pool
+and restore it (the steps' nested figures are recorded as the steps end); these functions
+turn what the actions returned into the point's own records and checks. The negotiation
+summary turns one protocol's LAN and WAN points into the figures the paper gives."""
 from testbed.experiments.points import Measured
 from testbed.experiments import e5_config
 from testbed.results.expressions import least_squares_slope
+
+# The paper's two links between the schedd and the negotiator (section 4.5), ms
+LAN_MS, WAN_MS = 0, 100
 
 
 def submit_mb_per_job(steps, host):
@@ -32,15 +36,49 @@ def ramp(r):
 
 
 def negotiation(c):
-    """The negotiator's cycle with idle requests no slot can match."""
+    """The negotiator's cycle with idle requests no slot can match, in one protocol; every CM
+    (`in_force`: {cm: the protocol its configuration gives}) must give the negotiator that
+    protocol, wherever HAD runs it."""
     m = Measured()
-    at = dict(rtt_ms=c["rtt_ms"], requests=c["requests"])
+    at = dict(protocol=c["protocol"], rtt_ms=c["rtt_ms"], requests=c["requests"])
     m.record("e5.negotiation_cycle", c["duration"], "s", considered=c["considered"], rejections=c["rejections"], **at)
     m.record("e5.negotiation_cycle_median", c["median"], "s", **at)
     m.record_known("e5.negotiation_prefetch", c["prefetch"], "s", **at)
     m.check(c["prefetch"] is not None,
             f"the NegotiatorLog shows no fetch of the schedd's request list in {c['durations']}")
     m.check(c["matches"] == 0, f"{c['matches']} jobs that no slot can meet were matched")
+    other = {cm: p or f"unknown ({e5_config.PROTOCOL_KNOB} unreadable)"
+             for cm, p in c["in_force"].items() if p != c["protocol"]}
+    m.check(c["in_force"] and not other, f"not every CM gives the negotiator the {c['protocol']} protocol: "
+                                         + (", ".join(f"{cm} {p}" for cm, p in sorted(other.items()))
+                                            or "no CM answered"))
+    return m
+
+
+def negotiation_summary(protocol, requests, lan, wan, lan_fetch, wan_fetch):
+    """One protocol's fastest cycles (`lan`, `wan`, s) and request-list fetches at LAN_MS and
+    WAN_MS with `requests` idle requests, as the paper's figures: the WAN cycle over the LAN
+    one, the round trips the WAN added per request (the paper's 1000 requests: (1153 - 30) s
+    / 1000 / 0.1 s = 11.2 before batching, (1153 x 0.3 - 30) s / 1000 / 0.1 s = 3.2 after),
+    and those it added to fetching the request list. The whole cycle is not judged: its time
+    on the CM (collector queries, matching) varies by more than a second between cycles under
+    TCG. Fetching the request list crosses the link: at WAN_MS its fastest must not be shorter
+    than on the LAN."""
+    m = Measured()
+    at = dict(protocol=protocol, requests=requests)
+    trip_s = (WAN_MS - LAN_MS) / 1000
+    if lan > 0:
+        m.record("e5.negotiation_wan_over_lan", wan / lan, "ratio", **at)
+    else:
+        m.say(f"  {protocol}: the LAN cycle reads 0 s: no ratio")
+    per_request = (wan - lan) / requests / trip_s
+    fetch = (wan_fetch - lan_fetch) / trip_s
+    m.record("e5.negotiation_round_trips_per_request", per_request, "round trips", **at)
+    m.record("e5.negotiation_prefetch_round_trips", fetch, "round trips", **at)
+    m.say(f"  {protocol}: {per_request:.3g} round trips of {WAN_MS} ms per resource request (paper: 11.2 one by "
+          f"one, ~3.2 batched); fetching the request list took {fetch:.3g} more round trips")
+    m.check(wan_fetch >= lan_fetch, f"{protocol}: the fastest request-list fetch at {WAN_MS} ms ({wan_fetch} s) is "
+                                    f"shorter than on the LAN ({lan_fetch} s)")
     return m
 
 

@@ -1,5 +1,6 @@
 """E5's generated rows (the registry entry in e5_scale names them): the sleeper ramp per row
-profile; the negotiation with idle requests no slot matches, per RTT of the full scale; the
+profile; the negotiation with idle requests no slot matches, per protocol and RTT of the
+full scale (the batched rows keep the names they had before the protocol axis); the
 negotiation with jobs that match, per RTT; the collector shapes (one tier, two) per row
 profile; the collector ramp per tiers and RTT of the full scale; the CCB layouts (on the
 child collectors, on hosts of their own) per worker configuration (shared port, a CCB
@@ -8,15 +9,21 @@ the failovers stay hand-written in the suite, so the negotiation rows are a bloc
 own, before the summary. Every generated row is one `Measure Point` (ScaleLibrary.point_* and
 CollectorLibrary.point_*, e5_points).
 """
+from testbed.experiments.e5_config import BATCHED
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.rows import Axis, Block, Case, Rows
 
 PROFILE = Axis("profile", profiles=True)
 NEGOTIATION_RTT = Axis("rtt", param="negotiation_rtts")
+# The release's own protocol keeps the rows' names (negotiation-0ms), so runs and
+# references before the protocol axis name the same rows; the other one is in the name.
+NEGOTIATION_PROTOCOL = Axis("protocol", param="negotiation_protocols",
+                            derived={"protocol_name": lambda p: "" if p == BATCHED else f"{p}-"})
 # CcbLayouts.LAYOUTS and CONFIGS (e5_collector), with the row's word for the layout
 CCB_LAYOUTS = {"on-children": "on-child-collectors", "own-hosts": "on-own-hosts"}
 CCB_CONFIGS = ("shared-port", "per-daemon")
-POINTS = {"ramp": {"profile": "profile"}, "negotiation": {"rtt": "negotiation_rtts"},
+POINTS = {"ramp": {"profile": "profile"},
+          "negotiation": {"protocol": "negotiation_protocols", "rtt": "negotiation_rtts"},
           "matchable": {"rtt": "negotiation_rtts"}, "shape": {"shape": None, "profile": "profile"},
           "collector-ramp": {"rtt": "collector_ramp_rtts", "tiers": "collector_ramp_tiers"},
           "ccb": {"layout": None, "config": None}}
@@ -29,11 +36,18 @@ ROWS = (
                                           "buffers,\nstartd updates every 10 minutes)."}),
         axes=(PROFILE,))),
     Block("negotiation", Rows(
-        Case("negotiation-{rtt}ms", POINT_TEMPLATE, args=("negotiation", "rtt={rtt}"), tags=("negotiation", "rtt:{rtt}"),
+        Case("negotiation-{protocol_name}{rtt}ms", POINT_TEMPLATE, args=("negotiation", "protocol={protocol}", "rtt={rtt}"),
+             tags=("negotiation", "protocol:{protocol}", "rtt:{rtt}"),
              doc={"negotiation-0ms": "Idle jobs no slot can match, each its own resource request: the\n"
-                                     "negotiator's own cycle duration with the schedd on the CM's LAN.",
-                  "negotiation-100ms": "The same with 100 ms RTT between the schedd and the central managers."}),
-        axes=(NEGOTIATION_RTT,))),
+                                     "negotiator's own cycle duration with the schedd on the CM's LAN, in the\n"
+                                     "release's batched protocol (lists of requests per round trip).",
+                  "negotiation-100ms": "The same with 100 ms RTT between the schedd and the central managers.",
+                  "negotiation-per-request-0ms": "The same jobs with the negotiator fetching one request per round "
+                                                 "trip\n(USE_RESOURCE_REQUEST_COUNTS = False on every CM: the "
+                                                 "paper's schedds\nbefore batching), the schedd on the CMs' LAN.",
+                  "negotiation-per-request-100ms": "One request per round trip with 100 ms RTT between the schedd "
+                                                   "and the\ncentral managers (paper: 1000 requests, 1153 s)."}),
+        axes=(NEGOTIATION_PROTOCOL, NEGOTIATION_RTT))),
     Block("matchable-collectors-ccb", Rows(
         Case("negotiation-matchable-{rtt}ms", POINT_TEMPLATE, args=("matchable", "rtt={rtt}"),
              tags=("negotiation", "matchable", "rtt:{rtt}"),

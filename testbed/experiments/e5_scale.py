@@ -16,7 +16,8 @@ This module holds the registry entry, the ramp's decisions (steps, limits), the
 stream model and `ScaleExperiment`, which runs the commands on the site through the
 HTCondor gateway (services/gateway.py) and reads them with services/parsers.py.
 The failovers and negotiation are in e5_failover.py (mixed into ScaleExperiment),
-the run's extra startds and the collector tree in e5_config.py. The Robot libraries
+the run's extra startds, the collector tree and the negotiator's resource-request
+protocol (batched, per-request) in e5_config.py. The Robot libraries
 ScaleLibrary and CollectorLibrary are thin over them.
 """
 import time
@@ -56,6 +57,9 @@ EXPERIMENT = Experiment(
                                       minimum=1, maximum=MAX_JOBS),
         "negotiation_rtts": Param("numbers", "schedd <-> central manager RTTs, ms", rows=True,
                                   minimum=0, maximum=MAX_RTT_MS),
+        "negotiation_protocols": Param("names", "how the negotiator fetches the schedd's resource requests: "
+                                                "batched (the release's lists) and/or per-request (one per round "
+                                                "trip, the paper's schedds before batching)", rows=True),
         "negotiation_timeout_s": Param("int", "seconds to wait for a negotiation cycle that saw every request",
                                        minimum=1, maximum=DAY_S),
         "negotiation_cycles": Param("int", "cycles timed per RTT; the fastest is the point (TCG stalls "
@@ -95,15 +99,19 @@ EXPERIMENT = Experiment(
     },
     scales={
         # CI on `small` (16 sleeper slots) under TCG, within CI's budget on a slow 2-core
-        # host: a ramp of one step (8 jobs), 50 requests at 0 and 100 ms, the fastest of 5
-        # cycles each (the fastest of fewer can leave every LAN fetch slowed by the busy host
-        # and above the WAN one); `--set ccb_outage_s=30` adds one CCB down under 4 running jobs
+        # host: a ramp of one step (8 jobs), 50 requests at 0 and 100 ms in the batched
+        # protocol only, the fastest of 5 cycles each (the fastest of fewer can leave every
+        # LAN fetch slowed by the busy host and above the WAN one); `--set
+        # negotiation_protocols=batched,per-request` adds the per-request rows (each
+        # reconfigures the CMs twice; at 100 ms, 5 cycles of 50 round trips each);
+        # `--set ccb_outage_s=30` adds one CCB down under 4 running jobs
         # (about 4 minutes). The stream count
         # restarts the workers' HTCondor twice (minutes under TCG): quick and full only
         # (--set streams_jobs=1 adds it at ci); so do the CM and collector kills.
         "ci": {"ramp_start": 8, "ramp_max": 8, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 240,
                "min_free_mb": 48, "streams_jobs": 0, "negotiation_requests": 50,
-               "negotiation_rtts": [0, 100], "negotiation_timeout_s": 420, "negotiation_cycles": 5, "failover_jobs": 4,
+               "negotiation_rtts": [0, 100], "negotiation_protocols": ["batched"], "negotiation_timeout_s": 420,
+               "negotiation_cycles": 5, "failover_jobs": 4,
                # ccb_outage_s 0 at ci: at ci the row takes ~665 s (441 s until its 4 sleepers
                # run), which puts `./tb test` near 81 min; --set ccb_outage_s=30 runs it
                "cm_kill": 0, "collector_kill": 0, "ccb_outage_s": 0, "failover_timeout_s": 420,
@@ -115,7 +123,8 @@ EXPERIMENT = Experiment(
                "ccb_startds": 0, "negotiation_matchable": 0, "matchable_rounds": 1},
         "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 600,
                   "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 200,
-                  "negotiation_rtts": [0, 100], "negotiation_timeout_s": 900, "negotiation_cycles": 5, "failover_jobs": 0,
+                  "negotiation_rtts": [0, 100], "negotiation_protocols": ["batched", "per-request"],
+                  "negotiation_timeout_s": 900, "negotiation_cycles": 5, "failover_jobs": 0,
                   "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 300, "failover_timeout_s": 600,
                   "tree_settle_s": 120,
                   "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
@@ -123,7 +132,8 @@ EXPERIMENT = Experiment(
                   "ccb_startds": 8, "negotiation_matchable": 64, "matchable_rounds": 3},
         "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 1200,
                  "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 1000,
-                 "negotiation_rtts": [0, 100], "negotiation_timeout_s": 3600, "negotiation_cycles": 3, "failover_jobs": 0,
+                 "negotiation_rtts": [0, 100], "negotiation_protocols": ["batched", "per-request"],
+                 "negotiation_timeout_s": 3600, "negotiation_cycles": 3, "failover_jobs": 0,
                  "cm_kill": 1, "collector_kill": 1, "ccb_outage_s": 1800, "failover_timeout_s": 900,
                  "tree_settle_s": 600,
                  "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,

@@ -101,6 +101,9 @@ E5_STARTDS_CONF = "/etc/condor/config.d/70-e5-startds.conf"
 E5_CHILD_COLLECTOR_PORT = 9620
 E5_CHILD_COLLECTOR_CONF = "/etc/condor/config.d/71-e5-child-collector.conf"
 E5_TREE_WORKER_CONF = "/etc/condor/config.d/71-e5-collector-tree.conf"
+# The negotiator's resource-request protocol for one E5 negotiation row, on every CM (HAD
+# may run the negotiator on either); removed after the row.
+E5_NEGOTIATION_PROTOCOL_CONF = "/etc/condor/config.d/72-e5-negotiation-protocol.conf"
 # Uber-glidein workers: how many startd daemons fit a worker VM. A startd's
 # memory until a run has measured one: HTCONDOR-NOTES measured a 300-slot startd at 32 MB
 # RSS, and a startd of one slot or a few holds less, so 32 MB bounds it. What a worker
