@@ -63,6 +63,16 @@ def main():
           f"all provisioned {ph.get('provision')}, healthy {ph.get('healthy')}")
     print(f"the site now costs the host {load['total']['cpu_pct']}% of its cores and {load['total']['rss_mb']} MB "
           f"(qemu, measured over 10 s)")
+    cpu = record.get("cpu")
+    if cpu and cpu.get("guests") and ph.get("healthy"):
+        rows = [[name, fmt(cpu["booted"].get(name)), fmt(spent), fmt(spent - (cpu["booted"].get(name) or 0))]
+                for name, spent in sorted(cpu["guests"].items())]
+        rows.append(["host tools (Vagrant, ssh, virsh)", "-", fmt(cpu["tools"]), "-"])
+        print("CPU seconds of the bring-up (qemu per VM, from its start to the site healthy)")
+        print(tables.render(["", "to SSH ready", "to healthy", "after SSH ready"], rows))
+        f = hostload.floor(cpu, ph["healthy"], cpu.get("cores"))
+        print(f"floor: {f['cpu_seconds']} CPU s / {f['cores']} cores = {f['floor_seconds']} s; healthy after "
+              f"{ph['healthy']} s = {f['over_floor']}x the floor (1.0: every core busy the whole bring-up)")
 
 
 if __name__ == "__main__":

@@ -291,3 +291,23 @@ def test_an_interrupted_bring_up_ends_the_vagrant_processes_still_running(tmp_pa
     assert run.stop(grace=5) == 1 and proc.poll() is not None
     worker.join(timeout=5)
     assert not worker.is_alive() and not run.running and run.stop() == 0
+
+
+def test_the_bringup_floor_is_its_cpu_seconds_over_the_cores(tmp_path):
+    from testbed.machines import hostload
+    cpu = {"guests": {"cm1": 150.0, "dtn": 250.0}, "tools": 40.0, "booted": {}}
+    assert hostload.floor(cpu, 330.0, cores=2) == {"cpu_seconds": 440.0, "cores": 2, "floor_seconds": 220.0,
+                                                  "over_floor": 1.5}
+    assert hostload.floor({"guests": {}, "tools": 0.0}, 10.0, cores=2)["over_floor"] is None
+
+
+def test_a_vms_cpu_seconds_come_from_its_qemu_process(tmp_path):
+    import os
+    from testbed.machines import hostload
+    topo = topology.load("small")
+    proc = tmp_path / "101"
+    proc.mkdir()
+    (proc / "cmdline").write_bytes(b"/usr/bin/qemu-system-x86_64\0-name\0guest=tb-small-cm1,debug-threads=on\0")
+    hz = os.sysconf("SC_CLK_TCK")
+    (proc / "stat").write_text(f"101 (qemu-system-x86) S " + " ".join(["0"] * 10) + f" {30 * hz} {12 * hz} 0 0\n")
+    assert hostload.cpu_seconds(topo, tmp_path) == {"cm1": 42.0}

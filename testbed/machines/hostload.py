@@ -1,5 +1,7 @@
-"""What each VM costs the host: its qemu process's resident memory and CPU share."""
+"""What each VM costs the host: its qemu process's resident memory and CPU share, and the
+CPU seconds a bring-up spent (the floor they put under its wall time on this host's cores)."""
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -53,3 +55,33 @@ def usage(topo, window=5.0, proc=Path("/proc"), sleep=time.sleep):
     out["total"] = {"rss_mb": sum(v["rss_mb"] for v in out.values()),
                     "cpu_pct": round(sum(v["cpu_pct"] for v in out.values()) / cores, 1)}
     return out
+
+
+def cpu_seconds(topo, proc=Path("/proc")):
+    """{host: CPU seconds its qemu process has used since it started} of the site's running VMs."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for host, pid in qemu_processes(topo, proc).items():
+        try:
+            out[host] = round(_cpu_ticks(pid, proc) / hz, 1)
+        except OSError:
+            continue
+    return out
+
+
+def own_cpu_seconds():
+    """CPU seconds of this process and its finished children (Vagrant, ssh, virsh): the
+    host-side tools of a bring-up."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def floor(cpu, seconds, cores=None):
+    """What a bring-up's CPU record (`cpu`: {"guests": {host: s}, "tools": s}) says about its
+    wall time (`seconds`): the CPU seconds, the floor they imply on `cores` host cores (all of
+    them busy the whole time) and the wall time over that floor (1.0: CPU-bound throughout)."""
+    cores = cores or os.cpu_count() or 1
+    used = sum(cpu.get("guests", {}).values()) + cpu.get("tools", 0.0)
+    least = used / cores
+    return {"cpu_seconds": round(used, 1), "cores": cores, "floor_seconds": round(least, 1),
+            "over_floor": round(seconds / least, 2) if least else None}

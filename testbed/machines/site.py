@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hypervisors, plan,
-                              provision as provisioning)
+from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hostload, hypervisors,
+                              plan, provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.state import TestbedState, state_root
 from testbed.model import hypervisors as hypervisor_model, site_lock, topology
@@ -274,7 +274,15 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     # existing hosts at once
     work = provisioning.Provisioner(topo, profile, accelerator=accelerator, started=started,
                                     bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
-    run = VagrantRun(log, started, record["vms"], on_booted=work.add)
+    # CPU seconds as each guest is reached and when the site is healthy: the floor its cores put
+    # under the bring-up (benchmarks/bringup.py)
+    tools_before = hostload.own_cpu_seconds()
+    record["cpu"] = {"booted": {}, "guests": {}, "tools": 0.0, "cores": os.cpu_count() or 1}
+
+    def booted(host):
+        record["cpu"]["booted"][host] = hostload.cpu_seconds(topo).get(host)
+        work.add(host)
+    run = VagrantRun(log, started, record["vms"], on_booted=booted)
     try:
         with work:
             for host in topo.existing_hosts:
@@ -303,6 +311,8 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
         booted = time.monotonic() - started
         report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
         record["phases"]["healthy"] = round(time.monotonic() - started, 1)
+        record["cpu"].update(guests=hostload.cpu_seconds(topo),
+                             tools=round(hostload.own_cpu_seconds() - tools_before, 1))
         if any(link.rtt_ms or link.loss_pct or link.rate_mbit for link in topo.wan):
             from testbed.network import wan
             for row in wan.set_links(topo, SSH(topo), state, [], count=10):
