@@ -14,7 +14,8 @@ def cmd_run(args):
     # bad input first: the parameters and their bounds whatever the topology and the site
     exp = suites.check(args.suite, scale, args.profile or [], sets)
     suites.trials_for(args.suite, scale, getattr(args, "repeat", None))
-    suites.check_selection(args.suite, args.test, args.include)
+    suites.check_selection(args.suite, args.test, args.include, scale, exp.parameters(scale, sets),
+                           args.profile or list(exp.profiles))
     exp.check_topology(scale, exp.parameters(scale, sets), _topology(args))  # before the site is touched
     topo, ssh, state = _site(args, change=f"run {args.suite}")
     sets = _sized_for_site(args.suite, scale, topo, state, sets)

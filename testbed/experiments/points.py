@@ -78,6 +78,61 @@ def in_run_arguments(declared, kind, point):
     return {param: point[arg] for arg, param in args.items() if param}
 
 
+def same_value(a, b):
+    """A row's value and a scale's value compared as numbers when both are, else as text."""
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a).strip() == str(b).strip()
+
+
+def outside_run(in_run, params, profiles, scale):
+    """Why a point whose run arguments are `in_run` ({parameter: the row's value}) is not one
+    of this run's, '' when it is: every value must be in the run's list of that name
+    (`params`, the experiment's parameters at `scale` with the run's overrides), a profile
+    among the `profiles` compared."""
+    for key, value in in_run.items():
+        if key == "profile":
+            if value not in profiles:
+                return f"profile {value} is not compared in this run (profiles: {', '.join(profiles)})"
+            continue
+        allowed = params[key]
+        if not any(same_value(value, v) for v in allowed):
+            return (f"{key} {value} is not a point of this run ({scale} scale: "
+                    f"{key} = {', '.join(str(v) for v in allowed)})")
+    return ""
+
+
+def point_call(test):
+    """(kind, {argument: value}) of a suite row measured by `Measure Point` (robot's running
+    model), None for any other test or a row whose arguments are not plain `name=value` text."""
+    body = list(test.body)
+    if len(body) != 1 or getattr(body[0], "name", None) != POINT_TEMPLATE or not body[0].args:
+        return None
+    kind, *rest = body[0].args
+    pairs = [str(a).partition("=") for a in rest]
+    if "${" in str(kind) or any(not sep or "${" in a for a, sep, _v in pairs):
+        return None
+    return str(kind), {name: value for name, _sep, value in pairs}
+
+
+def outside_rows(suite, declared, params, profiles, scale):
+    """{test name: why it is not a point of this run} of a suite's `Measure Point` rows (robot's
+    running model; `declared`: the experiment's point kinds); rows it cannot read stay in."""
+    out = {}
+    for test in suite.all_tests:
+        call = point_call(test)
+        if call is None or call[0] not in declared:
+            continue
+        try:
+            why = outside_run(in_run_arguments(declared, *call), params, profiles, scale)
+        except ValueError:
+            continue    # the row's own run says what is wrong with it
+        if why:
+            out[test.name] = why
+    return out
+
+
 def method_name(kind):
     """The library method that measures a point of `kind`: point_<kind>, '-' as '_'."""
     return "point_" + kind.replace("-", "_")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from testbed import PROJECT_ROOT
+from testbed.experiments.points import same_value  # noqa: F401 (the registry's callers compare through it)
 from testbed.experiments.rows import check_declaration, render_all
 from testbed.model.errors import ConfigError
 from testbed.results import verdict
@@ -34,14 +35,6 @@ NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 DAY_S = 86400          # a duration or a wait, seconds
 MAX_RTT_MS = 1000      # an emulated round trip, ms (the papers' sites are at most 100 ms apart)
 MAX_JOBS = 100000      # jobs one run asks the schedd for at once (the papers' largest runs are below)
-
-
-def same_value(a, b):
-    """A row's value and a scale's value compared as numbers when both are, else as text."""
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return str(a).strip() == str(b).strip()
 
 
 def _number(text, whole):

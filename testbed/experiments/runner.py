@@ -24,7 +24,7 @@ from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks, quiesce
 from testbed.model import hypervisors, scaled_profiles, site_lock
 from testbed.results import compare, runs as results
-from testbed.experiments import quiet, registry, session
+from testbed.experiments import points, quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
 from testbed.model.state import TestbedState
@@ -64,12 +64,17 @@ def console_width(size=None):
     return max(MIN_CONSOLE_WIDTH, columns)
 
 
+# leaves out the rows that are not points of the run (robot shows no SKIP for them)
+POINTS_MODIFIER = PROJECT_ROOT / "robot" / "modifiers" / "PointsOfThisRun.py"
+
+
 def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
     """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
     The rest of the run's context is in `run_dir`'s manifest. `trial`: the trial of a repeated
     run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...).
     `width`: robot's console width (default: the terminal's, `console_width`)."""
     argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir),
+            "--prerunmodifier", f"{POINTS_MODIFIER};{run_dir}",
             "--consolewidth", str(width or console_width()),
             "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
     if trial is not None:
@@ -150,10 +155,12 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
-def check_selection(suite, tests=(), tags=()):
+def check_selection(suite, tests=(), tags=(), scale="quick", params=None, profiles=()):
     """Refuse (ConfigError, one line) a `--test`/`--include` selection that picks no test of
-    the suite, before a results folder is made or the site is asked: matched by robot's own
-    rules (case, spaces and `*` patterns) on the suite file."""
+    the suite, or only rows that are not points of this run (`params`: the experiment's at
+    `scale` with the run's overrides; `profiles`: those compared), before a results folder is
+    made or the site is asked: matched by robot's own rules (case, spaces and `*` patterns)
+    on the suite file."""
     if not tests and not tags:
         return
     from robot.api import TestSuite
@@ -161,10 +168,17 @@ def check_selection(suite, tests=(), tags=()):
     found = TestSuite.from_file_system(str(path))
     names = [t.name for t in found.all_tests]
     found.filter(included_tests=list(tests) or None, included_tags=list(tags) or None)
+    asked = " ".join([*(f"--test {t}" for t in tests), *(f"--include {t}" for t in tags)])
     if found.test_count == 0:
-        asked = " ".join([*(f"--test {t}" for t in tests), *(f"--include {t}" for t in tags)])
         shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
         raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked, f"selects no test of the suite (its tests: {shown})")
+    if params is not None:
+        left_out = points.outside_rows(found, registry.get(suite).points, params, list(profiles), scale)
+        if len(left_out) == found.test_count:
+            name, why = next(iter(left_out.items()))
+            raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked,
+                              f"selects only rows that are not points of this run ({name}: {why}; "
+                              f"`--set` or another scale adds them)")
 
 
 # --- interruptions: robot runs in a process group of its own; we pass each signal on once ---------
