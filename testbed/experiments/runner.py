@@ -13,6 +13,7 @@ reports its own folder.
 """
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -339,7 +340,7 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
         argv = robot_argv(suite, scale, run_.path, select, trial if trials > 1 else None)
         if trials > 1:
             echo(f"trial {trial} of {trials}")
-        echo("$ " + " ".join(argv[2:]))
+        echo("$ " + shlex.join(argv[2:]))   # as a shell would take it: the modifier's `;` quoted
         rc, signals = supervise(with_listener(argv, ack), ack, echo)
         rcs.append(rc)
         if signals:  # whatever the suite teardown wrote: the rows not reached did not run
