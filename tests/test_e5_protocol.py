@@ -187,9 +187,11 @@ def test_the_summary_of_one_protocol():
                    "e5.negotiation_round_trips_per_request": (1.0, at),     # (23 - 3) s / 200 / 0.1 s
                    "e5.negotiation_prefetch_round_trips": (2.0, at)}        # (0.35 - 0.15) s / 0.1 s
     assert m.verdict() is None
-    shorter = e5_points.negotiation_summary("batched", 200, 1.4, 1.8, 0.4, 0.3)
-    assert shorter.failures == ["batched: the fastest request-list fetch at 100 ms (0.3 s) is shorter than on "
-                                "the LAN (0.4 s)"]
+    batched = e5_points.negotiation_summary("batched", 200, 1.4, 1.3, 0.4, 0.3)   # within the CM's noise
+    assert batched.verdict() is None
+    flat = e5_points.negotiation_summary("per-request", 200, 3.0, 2.9, 0.15, 0.35)
+    assert flat.failures == ["per-request: the fastest cycle at 100 ms (2.9 s) is not longer than on the LAN "
+                             "(3.0 s), though every request crossed the link"]
     no_lan = e5_points.negotiation_summary("batched", 200, 0.0, 1.8, 0.1, 0.3)
     assert "e5.negotiation_wan_over_lan" not in [r[0] for r in no_lan.records] and no_lan.lines[0].endswith("no ratio")
 
@@ -232,9 +234,7 @@ def test_the_summary_row_computes_each_protocol_from_its_own_points(monkeypatch)
                        "e5.negotiation_round_trips_per_request": (0.02, at),
                        "e5.negotiation_prefetch_round_trips": (2.8, at)}
     tb.records.append(rec("e5.negotiation_prefetch", 0.1, protocol="per-request", rtt_ms=100, requests=200))
-    assert lib().record_the_negotiation_summary() == {
-        "batched": "", "per-request": "per-request: the fastest request-list fetch at 100 ms (0.1 s) is shorter "
-                                      "than on the LAN (0.15 s)"}
+    assert lib().record_the_negotiation_summary() == {"batched": "", "per-request": ""}
 
 
 # --- the claims and the paper's figures ------------------------------------------------------------

@@ -186,9 +186,8 @@ negotiation-per-request-100ms
 negotiation-wan-over-lan
     [Documentation]    Per protocol with both points in this run: cycle time at 100 ms over
     ...    0 ms (paper, one request per round trip: 1153 s / 30 s = 38x; batching cut the WAN's
-    ...    by 70%), the round trips the 100 ms added per request, and what the link costs
-    ...    where the negotiator talks to the schedd: fetching its request list takes longer
-    ...    at 100 ms.
+    ...    by 70%), the round trips the 100 ms added per request and to fetching the
+    ...    request list; one request per round trip, the cycle at 100 ms is the longer.
     [Tags]    negotiation    summary    protocol:batched    protocol:per-request
     ${failed}=    Record The Negotiation Summary
     Skip If    not $failed    needs the negotiation cycles at 0 and 100 ms of one protocol in this run

