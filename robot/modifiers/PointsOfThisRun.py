@@ -16,17 +16,16 @@ class PointsOfThisRun(SuiteVisitor):
     def __init__(self, results_dir):
         context = session.RunContext.from_results(results_dir)
         exp = registry.get(context.suite)
-        self.left_out = {}
         self.rule = (exp.points, context.params_for(context.suite), list(context.profiles), context.scale)
 
     def start_suite(self, suite):
         if suite.parent is not None:
             return
-        self.left_out = points.outside_rows(suite, *self.rule)
+        left_out = points.outside_rows(suite, *self.rule)
         # a selection (--test, --include) is applied after this: a suite left with no row at
         # all keeps them, and each says why it skips
-        if self.left_out and len(self.left_out) < suite.test_count:
-            suite.visit(_Drop(set(self.left_out)))
+        if left_out and len(left_out) < suite.test_count:
+            suite.visit(_Drop(set(left_out)))
 
 
 class _Drop(SuiteVisitor):

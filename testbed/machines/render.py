@@ -8,7 +8,6 @@ Output per host, under the testbed's state directory:
                              (testbed/machines/ledger.py)
     hosts/<name>.tgz         all of the above, what provisioning uploads
 """
-import io
 import os
 import shutil
 import tarfile
@@ -194,18 +193,6 @@ def write_all(state, topo, profile, accel=None):
     state.ensure_secrets()
     key = Path(str(state.ssh_key) + ".pub").read_text()
     return {name: write_host(state, topo, profile, host, key, accel) for name, host in topo.hosts.items()}
-
-
-def tar_bytes(files):
-    """A gzip tarball of {relative path: text}, for pushing files over SSH."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for rel, text in sorted(files.items()):
-            data = text.encode()
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(_normalise(info), io.BytesIO(data))
-    return buf.getvalue()
 
 
 def render_run_file(name, **ctx):
