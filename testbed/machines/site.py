@@ -279,10 +279,10 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     tools_before = hostload.own_cpu_seconds()
     record["cpu"] = {"booted": {}, "guests": {}, "tools": 0.0, "cores": os.cpu_count() or 1}
 
-    def booted(host):
+    def reached(host):
         record["cpu"]["booted"][host] = hostload.cpu_seconds(topo).get(host)
         work.add(host)
-    run = VagrantRun(log, started, record["vms"], on_booted=booted)
+    run = VagrantRun(log, started, record["vms"], on_booted=reached)
     try:
         with work:
             for host in topo.existing_hosts:
