@@ -16,6 +16,7 @@ from testbed.report import markdown, pages
 from testbed.results import reference, runs as results
 
 MKDOCS = yaml.safe_load((PROJECT_ROOT / "mkdocs.yml").read_text())
+MAX_PAGE_WORDS = 6000     # "about 5,000": a page read in one sitting
 
 
 def copy_pages(tmp_path):
@@ -37,7 +38,7 @@ def test_the_committed_generated_sections_are_what_the_generator_writes(tmp_path
 
 def test_check_writes_nothing_and_names_the_stale_page(tmp_path):
     root = copy_pages(tmp_path)
-    page = root / "docs" / "experiments" / "e2.md"
+    page = root / "docs" / "experiments" / "e2-suite.md"
     text = page.read_text()
     start = text.index("<!-- generated: rows:e2")
     stale = text[:start] + text[start:].replace("`raid-write-speedup`", "`raid-write-speed`", 1)
@@ -80,13 +81,21 @@ def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
     root = copy_pages(tmp_path)
     report.generate_docs(root, reference_root=tmp_path / "ref")
     e1 = (root / "docs" / "experiments" / "e1.md").read_text()
-    assert "### `quick` scale on `default`" in e1
-    assert f"Kept from run `{run.label}` on 2026-11-26T10:00:00Z: status complete, 3 trials, TCG" in e1
-    assert "| `e1.efficiency_lost` | rtt_ms=80 rate=2W |" not in e1          # parameters as compare prints them
-    assert "| e1.efficiency_lost | rate=2W rtt_ms=80 | ratio | 0.6 [0.55, 0.65] n=3 |" in e1
-    assert "| e1-loss-grows-with-rtt | reproduced | 3 |" in e1
-    assert "No reference run kept yet for `e1`" not in e1
+    e1_runs = (root / "docs" / "experiments" / "e1-runs.md").read_text()
+    assert "## `quick` scale on `default`" in e1_runs
+    assert f"Kept from run `{run.label}` on 2026-11-26T10:00:00Z: status complete, 3 trials, TCG" in e1_runs
+    assert "| `e1.efficiency_lost` | rtt_ms=80 rate=2W |" not in e1_runs     # parameters as compare prints them
+    assert "| e1.efficiency_lost | rate=2W rtt_ms=80 | ratio | 0.6 [0.55, 0.65] n=3 |" in e1_runs
+    # the verdicts lead the experiment's page, from the main reference, and are not repeated
+    summary = e1.split("<!-- generated: summary:e1", 1)[1].split("<!-- end generated", 1)[0]
+    assert f"from run `{run.label}`, 3 trials, " in summary
+    assert "| e1-loss-grows-with-rtt | reproduced | 3 |" in summary
+    assert "| e1-loss-grows-with-rtt |" not in e1_runs and "Its verdicts are at [the top of e1's page]" in e1_runs
+    assert e1.index("## Verdicts") < e1.index("## The paper's question")
+    assert "No reference run kept yet for `e1`" not in e1 + e1_runs
     assert "No reference run kept yet for `e2`" in (root / "docs" / "experiments" / "e2.md").read_text()
+    glance = (root / "docs" / "results.md").read_text()
+    assert "| [e1](experiments/e1.md) | `e1-loss-grows-with-rtt` |" in glance and "**reproduced**" in glance
     fidelity = (root / "docs" / "fidelity.md").read_text()
     assert "| `e1/quick-default` | TCG | 2 cores, 15000 MB | 2 | 23.9.6 | v5.8.1 | 7.2.1 | 6 members, 40 MB/s + 150 IOPS each, cache none |" in fidelity
     assert "No reference run kept yet for `e2`, `e3`, `e4`, `e5`" in fidelity
@@ -100,9 +109,10 @@ def test_without_references_every_page_says_so_and_invents_nothing(tmp_path):
     root = copy_pages(tmp_path)
     report.generate_docs(root, reference_root=tmp_path / "none")
     for name, exp in registry.experiments().items():
-        text = (root / "docs" / "experiments" / f"{name}.md").read_text()
-        section = text.split(f"<!-- generated: reference:{name}", 1)[1].split("<!-- end generated", 1)[0]
-        assert f"No reference run kept yet for `{name}`" in section and "|" not in section
+        text = experiment_pages_text(name)(root)
+        for key in ("reference", "summary") if exp.paper else ("reference",):
+            section = text.split(f"<!-- generated: {key}:{name}", 1)[1].split("<!-- end generated", 1)[0]
+            assert f"No reference run kept yet for `{name}`" in section and "|" not in section
     assert "No reference run kept yet for `e1` at `quick` scale" in (root / "docs" / "getting-started.md").read_text()
     assert "No reference run kept yet for `e1`, `e2`, `e3`, `e4`, `e5`" in (root / "docs" / "fidelity.md").read_text()
 
@@ -116,14 +126,41 @@ def _nav_pages(items):
                 yield from _nav_pages(value if isinstance(value, list) else [value])
 
 
+def experiment_pages_text(name):
+    """text(root): the experiment's page and its sub-pages (the suite, the kept runs), joined."""
+    def text(root):
+        pages_of = sorted((root / "docs" / "experiments").glob(f"{name}*.md"))
+        return "\n".join(p.read_text() for p in pages_of if p.stem in (name, f"{name}-suite", f"{name}-runs"))
+    return text
+
+
 def test_every_experiment_has_a_page_in_the_nav_with_its_generated_sections():
     nav = set(_nav_pages(MKDOCS["nav"]))
     for name, exp in registry.experiments().items():
         page = f"experiments/{name}.md"
         assert page in nav, f"mkdocs.yml: nav has no {page}"
-        keys = markdown.keys((PROJECT_ROOT / "docs" / page).read_text())
-        want = [f"params:{name}", f"rows:{name}", f"reference:{name}"] + ([f"paper:{name}"] if exp.paper else [])
-        assert set(want) <= set(keys), f"docs/{page}: missing {sorted(set(want) - set(keys))}"
+        keys = markdown.keys(experiment_pages_text(name)(PROJECT_ROOT))
+        want = [f"params:{name}", f"rows:{name}", f"reference:{name}"] + \
+            ([f"paper:{name}", f"summary:{name}"] if exp.paper else [])
+        assert set(want) <= set(keys), f"docs/{page} and its sub-pages: missing {sorted(set(want) - set(keys))}"
+        if exp.paper:
+            assert markdown.keys((PROJECT_ROOT / "docs" / page).read_text())[0] == f"summary:{name}", \
+                f"docs/{page}: the verdicts come first"
+
+
+def test_no_page_is_longer_than_a_reader_reads():
+    """Long tables live on sub-pages or in `compare`'s full output, not in a page."""
+    long = {str(p.relative_to(PROJECT_ROOT)): n for p in (PROJECT_ROOT / "docs").rglob("*.md")
+            if (n := len(p.read_text().split())) > MAX_PAGE_WORDS}
+    assert not long, f"pages over {MAX_PAGE_WORDS} words: {long}"
+
+
+def test_the_results_page_is_linked_from_the_readme_and_cites_every_paper():
+    assert "(docs/results.md)" in (PROJECT_ROOT / "README.md").read_text()
+    glance = (PROJECT_ROOT / "docs" / "results.md").read_text()
+    for name, exp in registry.experiments().items():
+        if exp.paper:
+            assert f"| [{name}](experiments/{name}.md) |" in glance and exp.seed in glance
 
 
 def test_every_page_but_the_upstream_reports_is_in_the_nav():
@@ -193,3 +230,21 @@ def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, caps
     codes = [1]
     assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 1
     assert len(calls) == 1   # failed unit tests: no build
+
+
+def test_a_page_shows_the_rows_the_paper_or_a_claim_reads_and_points_to_the_rest():
+    from testbed.report import experiment_sections as ex
+    from testbed.results.expressions import Selector
+    figures = [{"metric": "e9.rate", "params": {"rtt_ms": 0}}]
+    keep = ex.headline_rows(figures, [Selector("e9.loss", {"rtt_ms": 80, "profile": "tuned"})])
+    assert keep("e9.rate", {"rtt_ms": 0}) and not keep("e9.rate", {"rtt_ms": 80})
+    assert keep("e9.loss", {"rtt_ms": 80, "rate": "2W"})      # the profile is the table's column
+    assert not keep("e9.loss", {"rtt_ms": 0}) and not keep("e9.other", {})
+
+
+def test_links_to_the_experiment_pages_are_relative_to_the_page_they_sit_on():
+    from testbed.report import experiment_sections as ex
+    assert ex.pages_link("docs/experiments/index.md") == ""
+    assert ex.pages_link("docs/results.md") == "experiments/"
+    assert ex.pages_link("docs/operations/runs.md") == "../experiments/"
+    assert ex.pages_link("README.md") == "docs/experiments/"

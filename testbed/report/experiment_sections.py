@@ -8,7 +8,11 @@ from testbed.model.errors import ConfigError
 from testbed.report import suites
 from testbed.report.markdown import code, table
 from testbed.results import compare, reference, verdict
+from testbed.results.expressions import same
 from testbed.results.runs import trials_text
+
+
+MAIN_KEY = "quick-default"   # the reference every verdict table of the docs is judged on
 
 
 def experiment(name, source, key=None):
@@ -140,24 +144,82 @@ def missing_line(name, what="reference run"):
             f"`./tb run {name}`, then `./tb reference save latest-{name}` and `./tb report docs`.")
 
 
+def main_reference(exp, root=None):
+    """The reference a page leads with: `quick` on `default` (what the verdict tables of the
+    docs are judged on), else the experiment's first kept one; None when none is kept."""
+    refs = [r for r in reference.listing(root) if r.experiment == exp.name]
+    return next((r for r in refs if r.key == MAIN_KEY), refs[0] if refs else None)
+
+
+def summary_section(exp, root=None):
+    """The top of an experiment page: the verdict of each claim in its main reference, and
+    which run, trials and code they come from."""
+    ref = main_reference(exp, root)
+    if ref is None:
+        return missing_line(exp.name)
+    judged = compare.verdicts([ref])
+    if not judged:
+        return f"The reference `{ref.key}` holds no claims of `{exp.name}` to judge."
+    vh, vrows = verdict.table(judged[0][1])
+    scale, _, topo = ref.key.partition("-")
+    protocol = reference.protocol_problems(ref)
+    how = ("not under the declared protocol (" + "; ".join(protocol) + "): the record of that run, "
+           "not a reproduction" if protocol else "the trials the experiment declares, from one run")
+    return "\n".join([
+        f"Verdicts at `{scale}` scale on `{topo}` (paper claims: {verdict.tally(judged[0][1])}), from run "
+        f"`{ref.origin().get('run', '?')}`, {trials_text(ref.manifest())}, {how}. "
+        f"{verdict.INTERVAL_METHOD}; {verdict.HOLM_METHOD}. Each claim's words, the paper's figure and band "
+        f"are under [the paper's question](#the-papers-question); every kept reference, with its "
+        f"metrics, on [the kept runs]({exp.name}-runs.md).", "",
+        table(vh, vrows)])
+
+
+def claim_selectors(exp):
+    """Every {metric, params} a claim of the experiment reads (its value and its reach)."""
+    out = []
+    for c in verdict.load_file(exp.paper_path) if exp.paper else []:
+        out += c.value.selectors() + (c.reach.value.selectors() if c.reach else [])
+    return out
+
+
+def headline_rows(figures, selectors):
+    """keep(metric, params) for the metric table of a page: the rows the paper gives a figure
+    for and the rows a claim reads; the rest are in the full table `compare` prints."""
+    def keep(metric, params):
+        # the profile is a column of the table, not a parameter of its rows
+        return compare.paper_match(figures, metric, params) is not None or any(
+            s.metric == metric and all(same(params.get(k), v) for k, v in s.params.items() if k != "profile")
+            for s in selectors)
+    return keep
+
+
 def reference_section(exp, root=None):
-    """Each kept reference of the experiment: where it came from, every figure beside the
-    paper's, the experiment's own tables, and the verdict of each claim."""
+    """Each kept reference of the experiment: where it came from, the metrics beside the
+    paper's figures and the ones its claims read, the experiment's own tables, and the verdict
+    of each claim (the main reference's are at the top of the page)."""
     refs = [r for r in reference.listing(root) if r.experiment == exp.name]
     if not refs:
         return missing_line(exp.name)
     figures = compare.load_paper()
+    keep = headline_rows(figures, claim_selectors(exp))
+    main = main_reference(exp, root)
     parts = []
     for ref in refs:
         scale, _, topo = ref.key.partition("-")
-        parts += [f"### `{scale}` scale on `{topo}`", "", _kept_line(ref), ""] + history_lines(ref, root)
-        headers, rows, _legend = compare.table([ref], figures)
-        parts += [table(headers, rows) if rows else "The reference holds no metrics.", ""]
+        parts += [f"## `{scale}` scale on `{topo}`", "", _kept_line(ref), ""] + history_lines(ref, root)
+        total = len(compare.table([ref])[1])
+        headers, rows, _legend = compare.table([ref], figures, keep=keep)
+        parts += [f"The metrics the paper gives a figure for or a claim reads ({len(rows)} rows; all {total}: "
+                  f"`./tb compare results/reference/{ref.experiment}/{ref.key}`, or its records in "
+                  f"`metrics.jsonl` there):", "",
+                  table(headers, rows) if rows else "The reference holds none of them.", ""]
         extra = compare.experiment_tables([ref], registry.table_makers())
         if extra:
             parts += [code(extra), ""]
         judged = compare.verdicts([ref])
-        if judged:
+        if judged and ref.path == main.path:
+            parts += [f"Its verdicts are at [the top of {exp.name}'s page]({exp.name}.md#verdicts).", ""]
+        elif judged:
             vh, vrows = verdict.table(judged[0][1])
             parts += [f"Verdicts (paper claims: {verdict.tally(judged[0][1])}; {verdict.INTERVAL_METHOD}; "
                       f"{verdict.HOLM_METHOD}):", "", table(vh, vrows), ""]
@@ -190,12 +252,31 @@ def bibtex_section():
     return "```bibtex\n" + "\n\n".join(entries) + "\n```"
 
 
-def verdicts_section(key="quick-default", root=None):
+def pages_link(source):
+    """The relative path from the page `source` (docs/... or README.md) to docs/experiments/."""
+    parts = Path(source).parent.parts
+    if parts[:1] != ("docs",):
+        return "docs/experiments/"
+    return "" if parts[1:] == ("experiments",) else "../" * (len(parts) - 1) + "experiments/"
+
+
+def papers_section(source):
+    """Each experiment's paper, cited in full, with a link to its page."""
+    base = pages_link(source)
+    rows = []
+    for name, exp in registry.experiments().items():
+        if exp.paper:
+            rows.append([f"[{name}]({base}{name}.md)", compare.citation_text(compare.load_citation(exp.paper_path)),
+                         f"`{exp.seed}`"])
+    return table(["experiment", "paper", "seed"], rows)
+
+
+def verdicts_section(key="quick-default", root=None, source="docs/experiments/index.md"):
     """Every experiment's paper claims, checks and findings in one table, from the references
     kept at `key`: the seed's words, the paper's figure, the mean [interval] with the trial
     values, the verdict, Holm's correction over all the paper claims of the table at once;
     the tally per verdict, and each reference's protocol."""
-    pairs, refs = [], []
+    pairs, refs, base = [], [], pages_link(source)
     for name, exp in registry.experiments().items():
         if not exp.paper:
             continue
@@ -223,7 +304,7 @@ def verdicts_section(key="quick-default", root=None):
                     if v.claim.kind in kind:
                         c = v.claim
                         words = c.words if c.kind == verdict.FINDING else f'"{" ".join(c.words.split())}"'
-                        rows.append([f"[{ref.experiment}]({ref.experiment}.md)",
+                        rows.append([f"[{ref.experiment}]({base}{ref.experiment}.md)",
                                      ("↳ " if c.kind == verdict.MODEL else "") + f"`{c.id}`", f"{words} ({c.where})",
                                      c.paper_text(), v.estimate(), str(len(v.values)),
                                      "-" if v.p_holm is None else f"{v.p_holm:.3g}",
@@ -232,7 +313,7 @@ def verdicts_section(key="quick-default", root=None):
             lines += [f"**{title}**", "", table(["experiment", "claim", "the seed's words (place)", "paper",
                                                  "mean [95% interval] (trial values)", "trials", "p (Holm)",
                                                  "verdict"], rows), ""]
-    protocol = [[f"[{r.experiment}]({r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
+    protocol = [[f"[{r.experiment}]({base}{r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
                  "; ".join(reference.protocol_problems(r)) or f"declared trials, one run; {reference.code_line(r)}"]
                 for r in refs]
     lines += ["Where each row's trials come from (a reference not under the declared protocol is the record of "

@@ -241,10 +241,14 @@ def experiment_figures(runs, outdir, figure_makers=None):
     return [Path(p) for paths in _call_makers(runs, figure_makers, "figures", Path(outdir)) for p in paths]
 
 
-def table(runs, figures=None):
-    """(headers, rows, legend) for the terminal and the report."""
+def table(runs, figures=None, keep=None):
+    """(headers, rows, legend) for the terminal and the report; `keep(metric, params)`, when
+    given, picks the rows shown (the paper's figures this suite has no measurement for are
+    always shown)."""
     spreads = {}
     columns, rows, _ = collect(runs, axes=DEFAULT_AXES, trials=spreads)
+    if keep is not None:
+        rows = OrderedDict((key, values) for key, values in rows.items() if keep(key[0], dict(key[1])))
     labels, legend = column_labels(columns)
     headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
     if figures is not None:
