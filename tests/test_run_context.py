@@ -116,7 +116,8 @@ def test_the_vagrantfile_reads_the_plan_of_the_topology_file(tmp_path):
         assert subprocess.run(["ruby", "-c", str(PROJECT_ROOT / "Vagrantfile")], capture_output=True).returncode == 0
 
 
-ADAPTERS = sorted(p.stem for p in (PROJECT_ROOT / "robot" / "libraries").glob("*.py")) + ["../listeners/Interrupted"]
+ADAPTERS = sorted(p.stem for p in (PROJECT_ROOT / "robot" / "libraries").glob("*.py")) + \
+    ["../listeners/Interrupted", "../listeners/Progress"]
 
 
 @pytest.mark.parametrize("name", ADAPTERS)

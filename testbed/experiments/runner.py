@@ -67,6 +67,8 @@ def console_width(size=None):
 
 # leaves out the rows that are not points of the run (robot shows no SKIP for them)
 POINTS_MODIFIER = PROJECT_ROOT / "robot" / "modifiers" / "PointsOfThisRun.py"
+# prints a line as each point starts: which of how many, the time elapsed, an estimate of the rest
+PROGRESS_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Progress.py"
 
 
 def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
@@ -76,6 +78,7 @@ def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
     `width`: robot's console width (default: the terminal's, `console_width`)."""
     argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir),
             "--prerunmodifier", f"{POINTS_MODIFIER};{run_dir}",
+            "--listener", f"{PROGRESS_LISTENER};{run_dir}",
             "--consolewidth", str(width or console_width()),
             "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
     if trial is not None:

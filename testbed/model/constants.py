@@ -258,3 +258,11 @@ BOX_PATCHES_FILE = "/usr/share/grid-testbed/condor-patches"  # in a patched box:
 # and at how many startds per worker: e5.collector_limit, e5.max_running), not which point
 # it measured: `testbed reference save --merge/--add-trials` match points without them.
 OUTCOME_PARAMS = ("found", "limit", "per_worker")
+
+# The progress line `testbed run` prints as each measured point starts (testbed/experiments/
+# progress.py, robot/listeners/Progress.py). Each point's seconds go into the run's manifest
+# under POINT_SECONDS_FIELD, which a kept reference carries on: the next run's estimate. A
+# row that skipped measured nothing, so only these statuses are timed.
+POINT_SECONDS_FIELD = "point_seconds"
+TIMED_STATUSES = ("PASS", "FAIL")
+PROGRESS_SEPARATOR = " · "

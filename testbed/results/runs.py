@@ -134,7 +134,7 @@ MANIFEST_TYPES = {"suite": str, "profiles": list, "scale": str, "parameters": di
                   "accel": str, "git_revision": str, "code": dict, "host": dict, "versions": dict,
                   "start": str, "end": (str, type(None)), "status": str, "trials": int, "trial": int,
                   "trials_declared": int, "selection": list, "disks": dict, "quiet": dict,
-                  "placement": dict, "scale_model": dict, "kept_from": str}
+                  "placement": dict, "scale_model": dict, "kept_from": str, "point_seconds": list}
 
 
 def check_manifest(data, path):
