@@ -33,6 +33,12 @@ def test_the_committed_generated_sections_are_what_the_generator_writes(tmp_path
     report.generate_docs(root)
     stale = [str(p.relative_to(root)) for p in pages.page_files(root)
              if p.read_text() != (PROJECT_ROOT / p.relative_to(root)).read_text()]
+    img = root / "docs" / "experiments" / "img"
+    committed = PROJECT_ROOT / "docs" / "experiments" / "img"
+    stale += [str(p.relative_to(root)) for p in sorted(img.glob("*.png"))
+              if not (committed / p.name).exists() or p.read_bytes() != (committed / p.name).read_bytes()]
+    stale += [f"docs/experiments/img/{p.name} (no section draws it)" for p in sorted(committed.glob("*.png"))
+              if not (img / p.name).exists()]
     assert not stale, f"out of date (run `testbed report docs` and commit): {', '.join(stale)}"
 
 

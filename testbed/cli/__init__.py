@@ -213,7 +213,7 @@ def build_parser():
     rep = sub.add_parser("report", help="pages made from the project's files").add_subparsers(dest="sub", required=True)
     s = rep.add_parser("docs", help="regenerate the generated sections of README.md and docs/ from the registry, "
                                     "suites, paper files, profiles, topologies and results/reference/")
-    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page or a figure is out of date")
     s.set_defaults(func=cmd_report_docs)
 
     s = sub.add_parser("status", help="one table: VMs, daemons, HA, CCB, slots, XRootD, RAID")

@@ -51,7 +51,8 @@ def cli_section(arg="", source=""):
 
 
 def generate_docs(root=PROJECT_ROOT, reference_root=None, check=False):
-    """The pages under `root` whose generated sections changed (written unless `check`)."""
+    """The pages under `root` whose generated sections changed and the figures whose bytes
+    changed (written unless `check`)."""
     from testbed.report import pages
     return pages.generate(root, reference_root, extra={"cli": cli_section}, check=check)
 

@@ -26,6 +26,7 @@ import re
 import time
 from collections import namedtuple
 
+from testbed.experiments import e1_figures
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
@@ -115,6 +116,7 @@ EXPERIMENT = Experiment(
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper="results/paper/e1.yaml",
     tables=scale_table,
+    doc_figures=e1_figures.DOC_FIGURES,   # Figure 2's sweep on its docs page
     sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
     # Figure 2's points: one row per profile x RTT x rate of the full scale, each a
     # `Measure Point    latency` (TransferLibrary.point_latency); `testbed suites --write`

@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 
-from testbed.experiments import e2_cache, e2_rows
+from testbed.experiments import e2_cache, e2_figures, e2_rows
 from testbed.experiments.e2_reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.machines import disks
@@ -88,6 +88,7 @@ EXPERIMENT = Experiment(
              "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
+    doc_figures=e2_figures.DOC_FIGURES,   # the RAID writes and the cache's reads on its docs page
     rows=e2_rows.ROWS, points=e2_rows.POINTS,
     # Every role: clients on the workers read the origin's files through the DTN; jobs go from
     # the submit host to the DTN's schedd (HTCondor-C) and flock on to the CMs' pool via CCB.

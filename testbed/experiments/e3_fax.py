@@ -123,6 +123,7 @@ EXPERIMENT = Experiment(
     f"read_branches ({p['read_branches']}) must be at most branches ({p['branches']}): the analysis reads branches the tree has",
     figures=e3_figures.figures,    # the storage x compute matrix as heatmaps
     tables=e3_figures.text,        # ... and as text tables
+    doc_figures=e3_figures.DOC_FIGURES,   # three of the heatmaps on its docs page
     # The storage sites are XRootD servers on the DTN, the compute sites users on the worker,
     # their jobs matched by the CMs and started through CCB from the submit host. The origin
     # (the remote site of E2) holds none of E3's files: it may be paused.

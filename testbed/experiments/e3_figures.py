@@ -12,9 +12,12 @@ One matrix per reader and cache size.
 
 `compare` calls `figures(columns, outdir)` and `text(columns)` (the registry entry in
 e3_fax names them) with `columns`: {column label (run/profile): [metric records]}.
+DOC_FIGURES are the heatmaps its docs page shows (`testbed report docs`).
 """
 from collections import OrderedDict, defaultdict
 from pathlib import Path
+
+from testbed.experiments.registry import DocFigure
 
 # (metric, what it is, unit shown, colour bar label)
 MATRIX_METRICS = (
@@ -180,9 +183,33 @@ def figures(columns, outdir):
                 ax.set_xlabel("computing site (where the job runs)")
                 ax.set_ylabel("storage site (where the file is)")
                 ax.set_title(f"E3 {what}, {reader}, read-ahead cache {cache} MB - run/profile {label}\n"
-                             f"framed: local reading; under each value: the cell's RTT", fontsize=10)
+                             f"(the slides' storage x compute site tables); framed: local reading; "
+                             f"under each value: the cell's RTT", fontsize=9)
                 fig.tight_layout()
                 name = f"e3-matrix-{metric.split('.', 1)[1]}-{reader}-cache{cache}MB" + \
                        (f"-{fig_lib.slug(label)}" if several else "") + ".png"
                 written.append(fig_lib.save(fig, outdir / name))
     return written
+
+
+# The docs page's heatmaps: ROOT's reader with the slides' 10 MB TTreeCache (where the matrix
+# claims read), its events/s and CPU efficiency, and events/s with the 30 MB cache beside it
+# (the cache claim compares the two). A trailing `*`: with several columns the maker adds the label.
+_CELLS = "each cell is the mean over the trials' jobs (no interval drawn)"
+DOC_FIGURES = (
+    DocFigure("events-per-s-root-10mb", "E3 heatmap: events per second per job, storage site x computing site, "
+              "ROOT reader, 10 MB cache",
+              "Events per second per job in each storage site x computing site cell, ROOT's reader with the "
+              "slides' 10 MB TTreeCache, as the slides' per-cell Events/s tables; the framed diagonal is "
+              "local reading, under each value the cell's set (and measured) RTT.",
+              pick="e3-matrix-events_per_s-root-cache10MB*.png", points=_CELLS),
+    DocFigure("cpu-eff-root-10mb", "E3 heatmap: CPU efficiency per job, storage site x computing site, ROOT reader, "
+              "10 MB cache",
+              "CPU efficiency (CPU time over wall time) of the same cells, against the slides' 58% from a "
+              "local disk.", pick="e3-matrix-cpu_eff-root-cache10MB*.png", points=_CELLS),
+    DocFigure("events-per-s-root-30mb", "E3 heatmap: events per second per job, storage site x computing site, "
+              "ROOT reader, 30 MB cache",
+              "Events per second per job with a 30 MB TTreeCache, beside the 10 MB matrix: the slides name a "
+              "suboptimal TTreeCache size as a cause of the off-diagonal loss.",
+              pick="e3-matrix-events_per_s-root-cache30MB*.png", points=_CELLS),
+)

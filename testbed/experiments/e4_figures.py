@@ -9,10 +9,13 @@ e4.task_finish_fraction (rank, node, layout, backfill) and e4.idle_tail_slots /
 e4.idle_tail_cores (layout, backfill), the latter averaged over the nodes.
 
 `compare` calls `figures(columns, outdir)` (the registry entry in e4_hpc names it) with
-`columns`: {column label (run/profile): [metric records]}.
+`columns`: {column label (run/profile): [metric records]}. DOC_FIGURES is the idle tail its
+docs page shows (`testbed report docs`).
 """
 from collections import OrderedDict, defaultdict
 from pathlib import Path
+
+from testbed.experiments.registry import DocFigure
 
 FINISH = "e4.task_finish_fraction"
 TAILS = {"e4.idle_tail_slots": "slots", "e4.idle_tail_cores": "cores"}
@@ -120,9 +123,20 @@ def figures(columns, outdir):
                                 for n in nodes[:10]] + ([Line2D([], [], color="none", label="...")]
                                                        if len(nodes) > 10 else []),
                        loc="center right", fontsize=8, title="colour", title_fontsize=8)
-        fig.suptitle(f"E4 idle tail: when each task finished on its node - {label}", fontsize=11)
+        fig.suptitle(f"E4 idle tail: when each task finished on its node - {label}\n"
+                     "(the paper's section 5.1, the idle CPU problem)", fontsize=11)
         fig.text(0.01, 0.01, PAPER_NOTE, fontsize=7, color="#555555")
         fig.tight_layout(rect=(0, 0.04, 0.9 if len(nodes) > 1 else 1, 1))
         name = "e4-idle-tail" + (f"-{fig_lib.slug(label)}" if several else "") + ".png"
         written.append(fig_lib.save(fig, outdir / name))
     return written
+
+
+DOC_FIGURES = (
+    DocFigure("idle-tail", "E4 idle tail: each task's end as a fraction of its node's time, by finish rank, "
+              "one panel per layout",
+              "When each task finished on its node, as a fraction of the node's time to its last task, a panel "
+              "per database layout, solid without and dashed with the event-service back-fill, as the paper's "
+              "idle CPU problem (section 5.1: 1st of 60 tasks at 15.5 h, 50th at 17 h, last at 18 h).",
+              pick="e4-idle-tail*.png", points="each point is the mean over the trials (no interval drawn)"),
+)

@@ -106,6 +106,7 @@ EXPERIMENT = Experiment(
     x_params=("t",),               # the task finish fractions by rank: e4_figures' idle-tail plot
     paper="results/paper/e4.yaml",
     figures=e4_figures.figures,
+    doc_figures=e4_figures.DOC_FIGURES,   # the idle tail on its docs page
     fits=nodes_missing,            # whole nodes: one per worker startd
     rows=e4_rows.ROWS, points={"production": {"layout": None, "backfill": None}},
     # Whole-node jobs on the workers (matched by the CMs, reached through CCB) read the

@@ -19,13 +19,14 @@ negotiation per RTT) come from the generic plots; this is what a person reads fi
 e5_scale names them) with `columns`: {column label: [metric records]}; benchmarks/e5_scale.py
 prints `text({run: records})` for a run. The figure is the collector ramps: startds every
 CM listed against the startds the step ran, and the updates lost, one line per RTT and
-collector tiers.
+collector tiers; DOC_FIGURES is that figure, shown on its docs page (`testbed report docs`).
 """
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
 from testbed.experiments.e5_config import BATCHED, PER_REQUEST
+from testbed.experiments.registry import DocFigure
 from testbed.model import tables
 from testbed.results.expressions import Selector, Slope
 from testbed.results.figures import number
@@ -260,9 +261,22 @@ def figures(columns, outdir):
         for ax in (joined, lost):
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-        fig.suptitle(f"E5 collector ramps - {label} (paper: 2,000 startds per collector on the LAN, "
-                     "200 over the WAN)", fontsize=10)
+        fig.suptitle(f"E5 collector ramps - {label} (the paper's section 4.1: 2,000 startds per collector "
+                     "on the LAN, 200 over the WAN)", fontsize=10)
         fig.tight_layout()
         name = "e5-collector-ramps" + (f"-{fig_lib.slug(label)}" if several else "") + ".png"
         written.append(fig_lib.save(fig, Path(outdir) / name))
     return written
+
+
+DOC_FIGURES = (
+    DocFigure("collector-ramps", "E5 collector ramps: startds every collector lists and updates lost against "
+              "the startds run, per RTT and collector tiers",
+              "Startds every central manager's collector lists against the startds each ramp step ran (left; "
+              "the dotted diagonal is every startd listed) and the updates lost in the hold window (right), "
+              "one line per RTT and collector tiers, against the paper's 2,000 startds per collector on the "
+              "LAN and 200 over the WAN (section 4.1).",
+              pick="e5-collector-ramps*.png",
+              points="a step's listed startds are the fewest any collector listed, its lost updates the sum "
+                     "over the collectors (no interval drawn)"),
+)

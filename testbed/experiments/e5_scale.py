@@ -167,6 +167,7 @@ EXPERIMENT = Experiment(
     uses=("submit", "cm", "ccb", "worker"),
     measured=("cm", "submit"),       # --pin: the negotiator and collector apart from the schedd
     figures=e5_figures.figures,    # the collector ramps: startds joined and updates lost per step
+    doc_figures=e5_figures.DOC_FIGURES,   # ... on its docs page
     fits=e5_uber.fits,             # the startds asked for fit the workers' memory
     consistent=lambda p: next((f"{a} ({p[a]}) must be at most {b} ({p[b]}): a ramp starts below where it stops"
                                for a, b in (("ramp_start", "ramp_max"), ("collector_ramp_start", "collector_ramp_max"))

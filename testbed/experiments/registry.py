@@ -149,6 +149,31 @@ class Param:
 
 
 @dataclass(frozen=True)
+class DocFigure:
+    """One headline figure of an experiment's docs page, drawn by `testbed report docs` from
+    its kept reference into docs/experiments/img/<experiment>-<what>.png. Either `draw`, a
+    figure of its own (draw(records) -> a matplotlib Figure, or None when the records hold
+    nothing to draw), or `pick`, a file-name pattern (fnmatch) of a PNG its `figures` maker
+    writes (the first match in name order is taken)."""
+    what: str                      # the file name's part after `<experiment>-`
+    alt: str                       # the image's alt text: what it shows, one line
+    caption: str                   # the caption's first sentence: what it shows, beside which paper figure
+    draw: Callable | None = None
+    pick: str | None = None
+    # what a point (or a cell) is when the reference has several trials; with one trial the
+    # caption says the points are its values
+    points: str = "points are the means over the trials with their 95% t intervals"
+
+    def __post_init__(self):
+        if (self.draw is None) == (self.pick is None):
+            raise ValueError(f"DocFigure {self.what!r}: give either draw or pick")
+        if not NAME.match(self.what):
+            raise ValueError(f"DocFigure {self.what!r}: what must be a file-name part like idle-tail")
+        if "[" in self.alt or "]" in self.alt or "\n" in self.caption:
+            raise ValueError(f"DocFigure {self.what!r}: alt has no brackets and the caption is one line")
+
+
+@dataclass(frozen=True)
 class Experiment:
     """What one experiment (or the smoke suite) is, declared once."""
     name: str                      # `testbed run NAME`
@@ -177,6 +202,9 @@ class Experiment:
     # (run/profile, as in the comparison table): [that column's metric records]}:
     figures: Callable | None = None  # figures(columns, outdir) -> [PNG paths written]
     tables: Callable | None = None   # tables(columns) -> text for the terminal ("" if none)
+    # The headline figures of its docs page (DocFigure, at most about three: what the reader
+    # looks at first), drawn from its kept reference by `testbed report docs`
+    doc_figures: tuple = ()
     # What `testbed demo` runs on a given site: sized(scale, accelerator, topology) ->
     # ({param: value} to set, [one line per change saying why]); None: the scale as it is.
     sized: Callable | None = None
@@ -244,6 +272,11 @@ class Experiment:
             problem = self.consistent(values) if self.consistent else None
             if problem:
                 raise ValueError(f"{self.name}: scale {scale}: {problem}")
+        whats = [f.what for f in self.doc_figures]
+        if len(set(whats)) != len(whats):
+            raise ValueError(f"{self.name}: two doc_figures share a name: {whats}")
+        if any(f.pick for f in self.doc_figures) and not self.figures:
+            raise ValueError(f"{self.name}: a doc figure picks from its figures maker, and it declares none")
         check_declaration(self)
 
     @property

@@ -1,19 +1,25 @@
 """Which page sections `testbed report docs` generates, and writing them: README.md and every
 page under docs/ are read, each marked section is made again from the project's files, and
-a page is rewritten only when its text changed. `check` writes nothing and returns the pages
-that are out of date (what the unit test and `--check` use)."""
+a page is rewritten only when its text changed, and each figure under docs/experiments/img/
+only when its bytes changed. `check` writes nothing and returns the pages and figures that
+are out of date (what the unit test and `--check` use)."""
 from pathlib import Path
 
+from testbed import PROJECT_ROOT
 from testbed.experiments import e1_noise
 from testbed.model.errors import ConfigError
-from testbed.report import experiment_sections as ex, site_sections as site
+from testbed.report import experiment_sections as ex, figure_sections as figs, site_sections as site
 from testbed.report.markdown import fill
 
 
-def makers(reference_root=None, extra=None, benchmark_root=None):
+def makers(reference_root=None, extra=None, benchmark_root=None, figures=None):
     """{section name: make(argument, source) -> Markdown}; a section key is `name` or
     `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's).
-    `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise)."""
+    `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise).
+    `figures`: where the figure sections' PNGs go (figure_sections.Output; default: compared
+    with this checkout's, never written)."""
+    figures = figures or figs.Output(PROJECT_ROOT, check=True)
+
     def per_experiment(section, make):
         return lambda arg, source: make(ex.experiment(arg, source, f"{section}:{arg}"))
 
@@ -34,6 +40,9 @@ def makers(reference_root=None, extra=None, benchmark_root=None):
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
         "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),
+        # the figures' links are relative to the page they are on
+        "figures": lambda arg, source: figs.section(ex.experiment(arg, source, f"figures:{arg}"), source, figures,
+                                                    reference_root),
     }
     out.update(extra or {})
     return out
@@ -56,8 +65,9 @@ def render(text, source, sections):
 
 def generate(root, reference_root=None, extra=None, check=False):
     """Regenerate every marked section of the pages under `root`; returns the pages whose
-    text changed (written unless `check`)."""
-    sections = makers(reference_root, extra)
+    text changed and the figures whose bytes changed (written unless `check`)."""
+    figures = figs.Output(root, check=check)
+    sections = makers(reference_root, extra, figures=figures)
     changed = []
     for path in page_files(root):
         text = path.read_text()
@@ -66,4 +76,4 @@ def generate(root, reference_root=None, extra=None, check=False):
             changed.append(path)
             if not check:
                 path.write_text(new)
-    return changed
+    return changed + figures.finish()

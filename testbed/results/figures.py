@@ -89,9 +89,37 @@ def annotated_heatmap(ax, values, rows, cols, texts=None, cmap="viridis", colorb
 
 
 def save(fig, path, dpi=110):
-    """Write `fig` to `path` (folders made), close it, return the path."""
+    """Write `fig` to `path` (folders made), close it, return the path. No Software entry
+    in the PNG: the same figure gives the same bytes whatever matplotlib wrote it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
+    fig.savefig(path, dpi=dpi, metadata={"Software": None})
     pyplot().close(fig)
     return path
+
+
+def trial_means(records, name, key):
+    """{key(params): (mean, lo, hi, n)} of metric `name`: each trial's mean first (a trial may
+    record a point twice), then the mean over the trials with its 95% t interval (lo = hi =
+    mean for one trial). `key` maps a record's params to its point, None to leave it out."""
+    from collections import defaultdict
+    from testbed.results import intervals
+    per_trial = defaultdict(lambda: defaultdict(list))
+    for rec in records:
+        if rec["name"] != name:
+            continue
+        params = rec.get("params", {})
+        point = key(params)
+        if point is not None:
+            per_trial[point][params.get("trial", 1)].append(float(rec["value"]))
+    out = {}
+    for point, trials in per_trial.items():
+        means = [sum(v) / len(v) for _t, v in sorted(trials.items())]
+        mean, _median, lo, hi = intervals.interval(means)
+        out[point] = (mean, lo, hi, len(means))
+    return out
+
+
+def error_bars(points):
+    """[below, above] for matplotlib's yerr from [(mean, lo, hi, n)]."""
+    return [[max(0.0, m - lo) for m, lo, _hi, _n in points], [max(0.0, hi - m) for m, _lo, hi, _n in points]]
