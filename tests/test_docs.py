@@ -254,3 +254,14 @@ def test_links_to_the_experiment_pages_are_relative_to_the_page_they_sit_on():
     assert ex.pages_link("docs/results.md") == "experiments/"
     assert ex.pages_link("docs/operations/runs.md") == "../experiments/"
     assert ex.pages_link("README.md") == "docs/experiments/"
+
+
+def test_what_a_run_costs_comes_from_the_kept_manifests(tmp_path):
+    from testbed.report import experiment_sections as ex
+    run, _kept = kept_e1_reference(tmp_path)
+    text = ex.run_costs_section(tmp_path / "ref")
+    row = next(line for line in text.splitlines() if line.startswith("| [e1]"))
+    assert "| `quick` | `default` | 3 trials |" in row and "| 2 | " in row and "TCG, 2 cores" in row
+    assert ex.guest_ram_mb({"defaults": {"memory_mb": 512}, "hosts": {
+        "a": {}, "b": {"memory_mb": 2048}, "c": {"existing": {"address": "x"}}}}) == (2, 2560)
+    assert ex.run_costs_section(tmp_path / "none") == "No reference run kept yet: nothing to time."

@@ -334,3 +334,48 @@ def first_comparison_section(root=None):
     text = compare.render_text([ref], compare.load_paper(), table_makers=registry.table_makers())
     return "\n".join([f"`./tb compare results/reference/{ref.experiment}/{ref.key} --against paper` "
                       f"on the kept reference `{ref.experiment}/{ref.key}` prints:", "", code(text)])
+
+
+def _utc(stamp):
+    import calendar
+    import time
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def _minutes(seconds):
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def guest_ram_mb(topology):
+    """The guest RAM of a manifest's topology: each VM's memory_mb, else the defaults'
+    (hosts the site only joins, `existing:`, bring their own)."""
+    default = (topology.get("defaults") or {}).get("memory_mb", 0)
+    vms = [h for h in (topology.get("hosts") or {}).values() if not h.get("existing")]
+    return len(vms), sum(h.get("memory_mb", default) for h in vms)
+
+
+def run_costs_section(root=None, source="docs/first-run.md"):
+    """What each kept reference run took: wall time, trials, the site's VMs and guest RAM,
+    the accelerator and the host's cores, from the references' own manifests."""
+    rows = []
+    for ref in reference.listing(root):
+        m = ref.manifest()
+        if not (m.get("start") and m.get("end")):
+            continue
+        seconds = _utc(m["end"]) - _utc(m["start"])
+        topo = m.get("topology") or {}
+        vms, ram = guest_ram_mb(topo)
+        trials = int(m.get("trial") or m.get("trials") or 1)
+        host = m.get("host") or {}
+        merged = bool((ref.origin().get("merged") or ref.origin().get("added")))
+        rows.append([f"[{ref.experiment}]({pages_link(source)}{ref.experiment}.md)"
+                     if ref.experiment in registry.experiments() else ref.experiment,
+                     f"`{m.get('scale', '?')}`", f"`{topo.get('name', '?')}`", trials_text(m),
+                     _minutes(seconds) + (" (the kept run; other runs' points were added)" if merged else ""),
+                     _minutes(seconds / trials), vms, f"{ram / 1024:.1f} GB",
+                     f"{str(m.get('accel', '?')).upper()}, {host.get('cores', '?')} cores",
+                     str(m.get("start", ""))[:10]])
+    if not rows:
+        return "No reference run kept yet: nothing to time."
+    return table(["experiment", "scale", "topology", "trials", "wall time", "a trial", "VMs", "guest RAM",
+                  "host", "run on"], rows)

@@ -33,6 +33,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None):
         "bibtex": lambda arg, source: ex.bibtex_section(),
         "verdicts": lambda arg, source: ex.verdicts_section(arg or ex.MAIN_KEY, reference_root, source),
         "papers": lambda arg, source: ex.papers_section(source),
+        "run-costs": lambda arg, source: ex.run_costs_section(reference_root, source),
         "first-comparison": lambda arg, source: ex.first_comparison_section(reference_root),
         "topologies": lambda arg, source: site.topologies_section(),
         "topology-show": lambda arg, source: site.topology_show_section(arg or "small"),
