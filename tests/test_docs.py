@@ -101,7 +101,8 @@ def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
     assert "No reference run kept yet for `e1`" not in e1 + e1_runs
     assert "No reference run kept yet for `e2`" in (root / "docs" / "experiments" / "e2.md").read_text()
     glance = (root / "docs" / "results.md").read_text()
-    assert "| [e1](experiments/e1.md) | `e1-loss-grows-with-rtt` |" in glance and "**reproduced**" in glance
+    assert "| [e1](experiments/e1.md) | [`e1-loss-grows-with-rtt`](#e1-loss-grows-with-rtt) | **reproduced** |" in glance
+    assert "<a id=\"e1-loss-grows-with-rtt\"></a>`e1-loss-grows-with-rtt` (e1): \"Red line" in glance
     fidelity = (root / "docs" / "fidelity.md").read_text()
     assert "| `e1/quick-default` | TCG | 2 cores, 15000 MB | 2 | 23.9.6 | v5.8.1 | 7.2.1 | 6 members, 40 MB/s + 150 IOPS each, cache none |" in fidelity
     assert "No reference run kept yet for `e2`, `e3`, `e4`, `e5`" in fidelity
@@ -217,6 +218,8 @@ def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, caps
         calls.append(argv)
         return codes.pop(0)
     monkeypatch.setattr(cli_experiments, "_run", run)
+    browsed = []
+    monkeypatch.setattr(cli_experiments, "browse_docs", lambda site_dir: browsed.append(site_dir) or [])
     codes = [0, 0]
     assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 0
     pytest_argv, mkdocs_argv = calls
@@ -224,6 +227,7 @@ def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, caps
     assert mkdocs_argv[1:5] == ["-m", "mkdocs", "build", "--strict"]
     site = mkdocs_argv[mkdocs_argv.index("--site-dir") + 1]
     assert not site.startswith(str(PROJECT_ROOT)), "the built site is not kept in the checkout"
+    assert browsed == [site], "the built site is opened in the browser, before it is removed"
 
     calls.clear()
     codes = [0, 1]
@@ -265,3 +269,10 @@ def test_what_a_run_costs_comes_from_the_kept_manifests(tmp_path):
     assert ex.guest_ram_mb({"defaults": {"memory_mb": 512}, "hosts": {
         "a": {}, "b": {"memory_mb": 2048}, "c": {"existing": {"address": "x"}}}}) == (2, 2560)
     assert ex.run_costs_section(tmp_path / "none") == "No reference run kept yet: nothing to time."
+
+
+def test_a_page_chromium_finds_broken_fails_the_docs_build(monkeypatch, capsys):
+    monkeypatch.setattr(cli_experiments, "_run", lambda argv: 0)
+    assert cli_experiments.build_docs(browse=lambda site_dir: ["results/index.html: image img/x.png did not load"]) == 1
+    assert "in Chromium, results/index.html: image img/x.png did not load" in capsys.readouterr().err
+    assert cli_experiments.build_docs(browse=lambda site_dir: []) == 0

@@ -20,20 +20,7 @@ mkdir -p /run/lock
 exec 8>/run/lock/grid-testbed-setup.lock
 flock 8
 
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  log "apt: installing ${missing[*]}"
-  for p in "${missing[@]}"; do ledger_note package "$p"; done
-  before=$(installed_packages)
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # the dependencies apt pulled in are the testbed's too
-  for p in $(comm -13 <(printf '%s\n' "$before") <(installed_packages)); do ledger_note package "$p"; done
-fi
+install_packages "${pkgs[@]}"
 
 req=$root/requirements.txt
 if [ ! -x "$root/.venv/bin/python" ]; then

@@ -251,17 +251,31 @@ def docs_build_argv(site_dir):
             "--config-file", str(PROJECT_ROOT / "mkdocs.yml"), "--site-dir", str(site_dir)]
 
 
-def build_docs(run=None):
-    """Build the documentation site strictly into a temporary folder; returns its exit code
-    and, when it fails, says so in one line after mkdocs' own warnings."""
+def build_docs(run=None, browse=None):
+    """Build the documentation site strictly into a temporary folder, then open its pages and
+    a kept reference's report in headless Chromium (`browse(site_dir)` -> [problem lines]);
+    returns the exit code and, on a failure, says so in one line after what went wrong."""
     import tempfile
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # the theme's banner about its successor, not a problem of ours
     with tempfile.TemporaryDirectory(prefix="testbed-site-") as site_dir:
         rc = (run or _run)(docs_build_argv(site_dir))
-    if rc != 0:
-        print("testbed test: the documentation does not build (`mkdocs build --strict`, warnings above): "
-              "fix the page or link it names, or run `testbed report docs`", file=sys.stderr, flush=True)
-    return rc
+        if rc != 0:
+            print("testbed test: the documentation does not build (`mkdocs build --strict`, warnings above): "
+                  "fix the page or link it names, or run `testbed report docs`", file=sys.stderr, flush=True)
+            return rc
+        found = (browse or browse_docs)(site_dir)
+    for line in found:
+        print(f"testbed test: in Chromium, {line}", file=sys.stderr, flush=True)
+    return 1 if found else 0
+
+
+def browse_docs(site_dir):
+    """The built site's pages and a kept reference's report as headless Chromium renders them."""
+    from testbed.report import browser
+    checked = browser.check_docs(site_dir, browser.chromium())
+    print(f"testbed test: the documentation's pages and a reference's report rendered in Chromium: "
+          f"{len(checked) or 'no'} problem{'s' * (len(checked) != 1)}", flush=True)
+    return checked
 
 
 def report_vms_left(topo, out=None):

@@ -295,6 +295,7 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
     by_ref = {}
     for (ref, _v), v in zip(pairs, corrected):
         by_ref.setdefault(ref.experiment, []).append(v)
+    said = []   # (claim, its words) in the tables' order, listed after them
     for title, kind in (("Paper claims", (verdict.CLAIM, verdict.MODEL)), ("Mechanism checks", (verdict.CHECK,)),
                         ("Findings of this testbed", (verdict.FINDING,))):
         rows = []
@@ -303,16 +304,21 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
                 for v in vs:
                     if v.claim.kind in kind:
                         c = v.claim
-                        words = c.words if c.kind == verdict.FINDING else f'"{" ".join(c.words.split())}"'
                         rows.append([f"[{ref.experiment}]({base}{ref.experiment}.md)",
-                                     ("↳ " if c.kind == verdict.MODEL else "") + f"`{c.id}`", f"{words} ({c.where})",
+                                     ("↳ " if c.kind == verdict.MODEL else "") + f"[`{c.id}`](#{c.model_of or c.id})",
+                                     f"**{v.verdict}**" + (" (model)" if c.kind == verdict.MODEL else ""),
                                      c.paper_text(), v.estimate(), str(len(v.values)),
-                                     "-" if v.p_holm is None else f"{v.p_holm:.3g}",
-                                     f"**{v.verdict}**" + (" (model)" if c.kind == verdict.MODEL else "")])
+                                     "-" if v.p_holm is None else f"{v.p_holm:.3g}"])
+                        if c.kind != verdict.MODEL:
+                            said.append(c)
         if rows:
-            lines += [f"**{title}**", "", table(["experiment", "claim", "the seed's words (place)", "paper",
-                                                 "mean [95% interval] (trial values)", "trials", "p (Holm)",
-                                                 "verdict"], rows), ""]
+            lines += [f"**{title}**", "", table(["experiment", "claim", "verdict", "paper",
+                                                 "mean [95% interval] (trial values)", "trials", "p (Holm)"],
+                                                rows), ""]
+    lines += ["**What each row judges, in the seed's words** (a finding in this testbed's):", ""]
+    lines += [f"- <a id=\"{c.id}\"></a>`{c.id}` ({c.experiment}): "
+              f"{c.words if c.kind == verdict.FINDING else chr(34) + ' '.join(c.words.split()) + chr(34)} ({c.where})"
+              for c in said] + [""]
     protocol = [[f"[{r.experiment}]({base}{r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
                  "; ".join(reference.protocol_problems(r)) or f"declared trials, one run; {reference.code_line(r)}"]
                 for r in refs]
