@@ -141,9 +141,9 @@ def report_of_a_reference(outdir, root=None):
     """A kept reference's report (`summary.html` as a run writes it: figures, table, verdicts)
     written under `outdir`; None when no reference is kept."""
     from testbed.experiments import registry
-    from testbed.results import compare, reference
-    refs = reference.listing(root)
-    ref = next((r for r in refs if r.key == "quick-default"), refs[0] if refs else None)
+    from testbed.report.experiment_sections import main_reference
+    from testbed.results import compare
+    ref = main_reference(registry.headline(), root)
     if ref is None:
         return None
     path, _pngs = compare.render_html([ref], Path(outdir) / "summary.html", compare.load_paper(),

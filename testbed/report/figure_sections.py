@@ -19,11 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from testbed.model.errors import ConfigError
-from testbed.results import compare, reference
+from testbed.report.experiment_sections import main_reference
+from testbed.results import compare
 from testbed.results.runs import trials_text
 
 IMG_DIR = Path("docs") / "experiments" / "img"
-DEFAULT_KEY = "quick-default"
 DPI = 100
 COLOURS = 256
 
@@ -65,12 +65,6 @@ class Output:
                     if not self.check:
                         path.unlink()
         return self.changed
-
-
-def chosen_reference(exp, root=None):
-    """The experiment's kept reference at quick-default, else its first kept one, else None."""
-    refs = [r for r in reference.listing(root) if r.experiment == exp.name]
-    return next((r for r in refs if r.key == DEFAULT_KEY), refs[0] if refs else None)
 
 
 @contextmanager
@@ -134,7 +128,7 @@ def section(exp, source, out, reference_root=None):
     nothing for a figure."""
     if not exp.doc_figures:
         return f"`{exp.name}` declares no figures for its page (`doc_figures` in its registry entry)."
-    ref = chosen_reference(exp, reference_root)
+    ref = main_reference(exp, reference_root)
     if ref is None:
         return (f"No reference run kept yet for `{exp.name}`, so there are no figures: keep one with "
                 f"`./tb reference save latest-{exp.name}`, then `./tb report docs` draws them here.")
