@@ -360,6 +360,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     from testbed.machines import domains, site
     from testbed.experiments import registry, runner as suites
     monkeypatch.setattr(cli, "_run", lambda argv: 0)
+    monkeypatch.setattr(cli, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
     monkeypatch.setattr(site, "active_topology", lambda: None)
     monkeypatch.setattr(site, "claim_domains", lambda topo: None)
     monkeypatch.setattr(site, "up", lambda topo, profile, health=None: 0)
