@@ -21,16 +21,14 @@ kept as the reference gives the next run its estimate. The metric records do not
 carry the second they were written but not the point that wrote them, a point writes some
 of them half-way (an RTT check, a profile swap) and a merged reference's span days.
 """
-import calendar
 import json
+import statistics
 import time
 from pathlib import Path
 
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.model.constants import POINT_SECONDS_FIELD, PROGRESS_SEPARATOR, TIMED_STATUSES
-from testbed.results.runs import RESULTS_ROOT, Run
-
-REFERENCE_ROOT = RESULTS_ROOT / "reference"   # as testbed/results/reference.py (not imported: it pulls in the reports)
+from testbed.results.runs import REFERENCE_ROOT, Run, utc_seconds
 FROM_REFERENCE = "from the reference"
 FROM_OTHER_SCALES = "from the references at other scales"
 FROM_THIS_RUN = "from this run"
@@ -76,10 +74,6 @@ def timed(manifest):
             if isinstance(e, dict) and e.get("status") in TIMED_STATUSES and isinstance(e.get("seconds"), (int, float))]
 
 
-def mean(values):
-    return sum(values) / len(values) if values else None
-
-
 def reference_seconds(suite, key, root=REFERENCE_ROOT):
     """(seconds of each point of the reference `suite`/`key`, those of the suite's references
     under other keys): [] where none kept any."""
@@ -98,7 +92,7 @@ def per_point(reference=(), this_run=(), other_scales=()):
     for values, source in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
                            (other_scales, FROM_OTHER_SCALES)):
         if values:
-            return mean(values), source
+            return statistics.fmean(values), source
     return None
 
 
@@ -110,11 +104,6 @@ def line(name, i, n, elapsed, trial=None, trials=None, estimate=None):
         seconds, source = estimate
         parts.append(f"{rough(seconds * points_left(i, n, trial, trials))} left ({source})")
     return PROGRESS_SEPARATOR.join(parts)
-
-
-def utc_seconds(stamp):
-    """Seconds since the epoch of a manifest's `2026-11-28T11:43:55Z`."""
-    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 class Progress:

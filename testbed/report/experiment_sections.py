@@ -9,7 +9,7 @@ from testbed.report import suites
 from testbed.report.markdown import code, table
 from testbed.results import compare, reference, verdict
 from testbed.results.expressions import same
-from testbed.results.runs import trials_text
+from testbed.results.runs import trials_text, utc_seconds
 
 
 MAIN_KEY = "quick-default"   # the reference every verdict table of the docs is judged on
@@ -342,12 +342,6 @@ def first_comparison_section(root=None):
                       f"on the kept reference `{ref.experiment}/{ref.key}` prints:", "", code(text)])
 
 
-def _utc(stamp):
-    import calendar
-    import time
-    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
-
-
 def _minutes(seconds):
     return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
@@ -368,7 +362,7 @@ def run_costs_section(root=None, source="docs/first-run.md"):
         m = ref.manifest()
         if not (m.get("start") and m.get("end")):
             continue
-        seconds = _utc(m["end"]) - _utc(m["start"])
+        seconds = utc_seconds(m["end"]) - utc_seconds(m["start"])
         topo = m.get("topology") or {}
         vms, ram = guest_ram_mb(topo)
         trials = int(m.get("trial") or m.get("trials") or 1)

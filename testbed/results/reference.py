@@ -42,10 +42,9 @@ from testbed.model import tables
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, intervals, provenance, robot_output, verdict
-from testbed.results.runs import (RESULTS_ROOT, Run, folder_written_whole, trials_count, trials_text, utc,
+from testbed.results.runs import (REFERENCE_ROOT, Run, folder_written_whole, trials_count, trials_text, utc,
                                   write_json_atomic, write_records, write_synced)
 
-REFERENCE_ROOT = RESULTS_ROOT / "reference"
 KEPT_STATUSES = ("complete", "interrupted")
 VERDICTS_FILE = "verdicts.md"
 HISTORY = "history"             # results/reference/history/<experiment>/<key>/<run>/: replaced references

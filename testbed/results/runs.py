@@ -22,6 +22,7 @@ appended line flushed to disk at once, so an interrupted run keeps every point
 it finished and says `interrupted` (or still `running` if it was killed).
 """
 import argparse
+import calendar
 import contextlib
 import json
 import math
@@ -40,12 +41,21 @@ from testbed.model.errors import ConfigError, TestbedError
 from testbed.results import provenance
 
 RESULTS_ROOT = PROJECT_ROOT / "results"
+REFERENCE_ROOT = RESULTS_ROOT / "reference"    # the kept runs (testbed/results/reference.py)
 STATUSES = ("running", "complete", "interrupted", "failed")
 METRIC_NAME = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 
+UTC_STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
 def utc(ts=None):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+    return time.strftime(UTC_STAMP, time.gmtime(ts))
+
+
+def utc_seconds(stamp):
+    """Seconds since the epoch of a stamp `utc` wrote (`2026-11-28T11:43:55Z`)."""
+    return calendar.timegm(time.strptime(stamp, UTC_STAMP))
 
 
 def folder_name(suite, profiles, ts=None):
