@@ -309,6 +309,7 @@ def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
     from testbed.experiments import runner
     from testbed.results import runs
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(runner.accel, "detect", lambda: "tcg")
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     path = tmp_path / "two.yaml"

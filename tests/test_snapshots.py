@@ -118,3 +118,22 @@ def test_bad_names_and_no_room_are_one_line_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshots.shutil, "disk_usage", lambda p: types.SimpleNamespace(free=100 * 1024 * 1024))
     with pytest.raises(TestbedError, match="100 MB free"):
         snapshots.check_room(topology.load("small"))
+
+
+def test_a_restore_says_the_site_came_from_the_snapshot_with_the_runs_it_had_carried(site):
+    from testbed.model import site_history
+    from testbed.model.state import TestbedState
+    topo, _virsh = site
+    state = TestbedState(topo.name)
+    site_history.began(state, "bring-up")
+    site_history.add_run(state, "20261129T1200Z-e1-small")
+    snapshots.save(topo, "after-e1", "default", echo=lambda *_: None)
+    site_history.add_run(state, "20261129T1300Z-e4-small")   # after the snapshot: undone by the restore
+
+    class FakeSSH:
+        def run_many(self, cmds, timeout=None):
+            return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
+    health = types.SimpleNamespace(wait_healthy=lambda *a, **k: {"healthy": True})
+    snapshots.restore(topo, "after-e1", FakeSSH(), echo=lambda *_: None, health=health)
+    assert site_history.for_run(state) | {"since": None} == {
+        "how": "snapshot after-e1", "since": None, "runs_before": ["20261129T1200Z-e1-small"]}

@@ -23,7 +23,7 @@ import time
 
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, disks, quiesce
-from testbed.model import hypervisors, scaled_profiles, site_lock
+from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
 from testbed.results import compare, runs as results
 from testbed.experiments import points, quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
@@ -120,12 +120,15 @@ def open_run(topo, suite, profile_list, scale, sets):
     absolute file), profiles, scale, typed `--set` overrides, the suite's parameters and
     each host's hypervisor."""
     overrides, params = session.resolve(suite, scale, sets)
-    return results.Run.create(
+    state = TestbedState(topo.name)
+    run = results.Run.create(
         suite, [p.name for p in profile_list],
         topology=load_yaml(topo.source) | {"file": session.topology_file(topo)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
         scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
-        placement=hypervisors.placement(topo))
+        placement=hypervisors.placement(topo), site=site_history.for_run(state))
+    site_history.add_run(state, run.path.name)
+    return run
 
 
 def write_report(run, echo=print):

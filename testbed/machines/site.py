@@ -15,7 +15,7 @@ from testbed.machines import (accel, box_choice, disks, domains, existing, fabri
                               plan, provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.state import TestbedState, state_root
-from testbed.model import hypervisors as hypervisor_model, site_lock, topology
+from testbed.model import hypervisors as hypervisor_model, site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console, repair_record
@@ -323,6 +323,8 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     print(health.format_report(report))
     total = time.monotonic() - started
     record_profile(state, profile)
+    if any("start" in steps for steps in record["vms"].values()) or site_history.read(state) is None:
+        site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
     print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
     return 0
 
@@ -395,6 +397,7 @@ def down(topo, echo=print):
     guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
     repair_record.clear(state)  # and what their suites could not restore
     demo_mark(topo.name).unlink(missing_ok=True)
+    site_history.forget(state)
     return _down_result(topo, left, started)
 
 

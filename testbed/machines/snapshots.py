@@ -18,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from testbed.machines import domains
+from testbed.model import site_history
 from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
 
@@ -123,8 +124,9 @@ def save(topo, name, profile_name, echo=print):
     check_room(topo)
     before = disk_usage_mb(topo)
     started = time.monotonic()
+    # the runs the site carried before the snapshot are carried by every restore of it
     meta = identity(topo, profile_name, state) | {"name": name, "created": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs_before": (site_history.read(state) or {}).get("runs", [])}
     echo(f"pausing {len(topo.hosts)} VMs and saving their disks and memory as {name}")
     _each(topo, lambda h: _virsh("suspend", domains.domain_name(topo, h)))
     try:
@@ -220,6 +222,8 @@ def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
             raise TestbedError(f"could not set the clock on {', '.join(bad)} {attempt}")
         skew.append(clock_skew(results, now))
     total = time.monotonic() - started
+    taken = next((r for r in records(topo) if r.get("name") == name), {})
+    site_history.began(TestbedState(topo.name), f"snapshot {name}", runs=taken.get("runs_before", []))
     echo(f"site {topo.name} healthy {total:.0f} s after the restore began (reverted in {reverted:.0f} s; "
          f"guest clocks corrected by up to {skew[0]} s, then {skew[1]} s)")
     return {"name": name, "revert_seconds": round(reverted, 1), "healthy_seconds": round(total, 1),

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from testbed.experiments import registry
 from testbed.model.errors import ConfigError
+from testbed.model import site_history
 from testbed.report import suites
 from testbed.report.markdown import code, table
 from testbed.results import compare, reference, verdict
@@ -120,7 +121,8 @@ def _kept_line(ref):
                 f" Judged on the trials its experiment declares, from one run; {reference.code_line(ref)}.")
     return (f"Kept from run `{origin.get('run', '?')}` on {origin.get('kept', '?')}: status {m.get('status')}, "
             f"{trials_text(m)}, {str(m.get('accel', '?')).upper()}, git "
-            f"`{str(m.get('git_revision', '?'))[:12]}`{forced}.{merged}{protocol}")
+            f"`{str(m.get('git_revision', '?'))[:12]}`, on {site_history.describe(m.get('site'))}"
+            f"{forced}.{merged}{protocol}")
 
 
 def history_lines(ref, root=None):

@@ -144,7 +144,7 @@ MANIFEST_TYPES = {"suite": str, "profiles": list, "scale": str, "parameters": di
                   "accel": str, "git_revision": str, "code": dict, "host": dict, "versions": dict,
                   "start": str, "end": (str, type(None)), "status": str, "trials": int, "trial": int,
                   "trials_declared": int, "selection": list, "disks": dict, "quiet": dict,
-                  "placement": dict, "scale_model": dict, "kept_from": str, "point_seconds": list}
+                  "placement": dict, "scale_model": dict, "kept_from": str, "point_seconds": list, "site": dict}
 
 
 def check_manifest(data, path):
@@ -229,7 +229,8 @@ class Run:
 
     @classmethod
     def create(cls, suite, profiles, topology, profile_contents, accel, scale="quick",
-               parameters=None, root=None, path=None, disks=None, experiment_parameters=None, placement=None):
+               parameters=None, root=None, path=None, disks=None, experiment_parameters=None, placement=None,
+               site=None):
         root = Path(root or RESULTS_ROOT)
         root.mkdir(parents=True, exist_ok=True)
         if path is None:
@@ -252,6 +253,8 @@ class Run:
             manifest["experiment_parameters"] = experiment_parameters
         if placement is not None:
             manifest["placement"] = placement
+        if site is not None:
+            manifest["site"] = site
         write_json_atomic(run.manifest_path, manifest)
         run.metrics_path.touch()
         return run
