@@ -14,14 +14,14 @@ import tempfile
 from pathlib import Path
 
 from testbed.experiments import e1_transfer as transfer
-from testbed.machines import cpumodel, plan, site
+from testbed.machines import accel, cpumodel, site
 from testbed.model import tables, topology
 from testbed.services import health
 from testbed.remote.ssh import SSH
 from testbed.services.condor import Pool
 
-MODELS = (("old: qemu64", plan.TCG_CPU_MODEL, ()),
-          ("new: qemu64+" + ",".join(plan.TCG_CPU_FEATURES), plan.TCG_CPU_MODEL, plan.TCG_CPU_FEATURES))
+MODELS = (("old: qemu64", accel.TCG_CPU_MODEL, ()),
+          ("new: qemu64+" + ",".join(accel.TCG_CPU_FEATURES), accel.TCG_CPU_MODEL, accel.TCG_CPU_FEATURES))
 
 
 def measure(topo, ssh, pool, jobs, output_mb, tag):

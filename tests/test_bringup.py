@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.machines import plan, site
+from testbed.machines import accel, plan, site
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
 
@@ -83,7 +83,7 @@ def test_plan_file_carries_accel_cpu_and_console(tmp_path, monkeypatch):
     assert saved["accel"] == "tcg" and saved["guest_cpu"]["model"] == "qemu64"
     assert "aes" in saved["guest_cpu"]["features"] and saved["guest_cpu"]["tb_cache_mb"] > 0
     assert all(h["console_log"].startswith(str(tmp_path / "console")) for h in saved["hosts"])
-    kvm = plan.guest_cpu("kvm")
+    kvm = accel.guest_cpu("kvm")
     assert kvm["mode"] == "host-passthrough" and kvm["tb_cache_mb"] is None
 
 
@@ -182,7 +182,7 @@ def test_integer_overrides_from_the_environment_are_one_line_errors(monkeypatch)
         site.wave_size("tcg", cores=2)
     monkeypatch.setenv("TESTBED_TB_CACHE_MB", "-5")
     with pytest.raises(ConfigError, match="TESTBED_TB_CACHE_MB: -5 is below the minimum 0"):
-        plan.guest_cpu("tcg")
+        accel.guest_cpu("tcg")
 
 
 def test_provision_uses_bundles_already_rendered(tmp_path, monkeypatch):

@@ -15,6 +15,8 @@ from testbed.model.errors import ConfigError
 from testbed.report import markdown, pages
 from testbed.results import reference, runs as results
 
+PARSER = cli.with_examples(cli.build_parser())
+
 MKDOCS = yaml.safe_load((PROJECT_ROOT / "mkdocs.yml").read_text())
 MAX_PAGE_WORDS = 6000     # "about 5,000": a page read in one sitting
 
@@ -30,7 +32,7 @@ def copy_pages(tmp_path):
 
 def test_the_committed_generated_sections_are_what_the_generator_writes(tmp_path):
     root = copy_pages(tmp_path)
-    report.generate_docs(root)
+    report.generate_docs(PARSER, root)
     stale = [str(p.relative_to(root)) for p in pages.page_files(root)
              if p.read_text() != (PROJECT_ROOT / p.relative_to(root)).read_text()]
     img = root / "docs" / "experiments" / "img"
@@ -49,9 +51,9 @@ def test_check_writes_nothing_and_names_the_stale_page(tmp_path):
     start = text.index("<!-- generated: rows:e2")
     stale = text[:start] + text[start:].replace("`raid-write-speedup`", "`raid-write-speed`", 1)
     page.write_text(stale)
-    assert report.generate_docs(root, check=True) == [page]
+    assert report.generate_docs(PARSER, root, check=True) == [page]
     assert page.read_text() == stale
-    assert report.generate_docs(root) == [page] and page.read_text() == text
+    assert report.generate_docs(PARSER, root) == [page] and page.read_text() == text
 
 
 def test_report_docs_check_passes_on_this_checkout_whatever_the_code(capsys, monkeypatch):
@@ -85,7 +87,7 @@ def kept_e1_reference(tmp_path):
 def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
     run, kept = kept_e1_reference(tmp_path)
     root = copy_pages(tmp_path)
-    report.generate_docs(root, reference_root=tmp_path / "ref")
+    report.generate_docs(PARSER, root, reference_root=tmp_path / "ref")
     e1 = (root / "docs" / "experiments" / "e1.md").read_text()
     e1_runs = (root / "docs" / "experiments" / "e1-runs.md").read_text()
     assert "## `quick` scale on `default`" in e1_runs
@@ -114,7 +116,7 @@ def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
 
 def test_without_references_every_page_says_so_and_invents_nothing(tmp_path):
     root = copy_pages(tmp_path)
-    report.generate_docs(root, reference_root=tmp_path / "none")
+    report.generate_docs(PARSER, root, reference_root=tmp_path / "none")
     for name, exp in registry.experiments().items():
         text = experiment_pages_text(name)(root)
         for key in ("reference", "summary") if exp.paper else ("reference",):

@@ -2,7 +2,7 @@
 dimensionless R = concurrency x window / RTT / demand for the paper and this site."""
 import pytest
 
-from testbed.experiments import e1_scale, e1_transfer as transfer
+from testbed.experiments import e1_jobs, e1_scale, e1_transfer as transfer
 from testbed.model import profiles, scaled_profiles as sp
 from testbed.model.errors import ConfigError
 
@@ -65,7 +65,7 @@ def test_unscaled_the_windows_never_bind_here():
 
 def test_point_demand_is_what_the_jobs_write():
     assert e1_scale.point_demand(8, 1.2, 20) == pytest.approx(8 * 1.2 * 1048576 / 1e6 / 20)
-    assert e1_scale.point_demand(8, 1.2, 20) == pytest.approx(transfer.expected_rate(8, 1.2, 20) * 1.048576)
+    assert e1_scale.point_demand(8, 1.2, 20) == pytest.approx(e1_jobs.expected_rate(8, 1.2, 20) * 1.048576)
 
 
 def test_manifest_entry_holds_k_the_rates_and_every_scaled_value():
@@ -233,13 +233,13 @@ def test_a_point_sizes_scaled_rows_from_k_and_the_others_from_the_saturation_rat
     n, length = p["sweep_jobs"], p["sweep_compute_s"]
     tb.profile_in_force = tb.site.load_profile("table4-default-scaled")
     r = lib.run_latency_point("80", "2", 6.0, measured_rtt_ms="82.0")
-    assert sizes[-1] == transfer.size_for_rate(2 * 0.01 * 55 / 1.048576, n, length)     # k x 2W of the paper
+    assert sizes[-1] == e1_jobs.size_for_rate(2 * 0.01 * 55 / 1.048576, n, length)     # k x 2W of the paper
     assert r["demand"] == pytest.approx(e1_scale.point_demand(n, sizes[-1], length))
     assert r["window_over_demand"] == pytest.approx(e1_scale.point_ratio(tb.profile_in_force, 82.0, r["demand"], n))
     assert r["params"] == {"rtt_ms": 80.0, "rate": "2W", "profile": "table4-default-scaled"}
     tb.profile_in_force = profiles.load("table4-default")
     r = lib.run_latency_point("0", "2", 6.0)
-    assert sizes[-1] == transfer.size_for_rate(2 * p["sweep_load"] * 6.0, n, length, p["max_output_mb"])
+    assert sizes[-1] == e1_jobs.size_for_rate(2 * p["sweep_load"] * 6.0, n, length, p["max_output_mb"])
     assert r["window_over_demand"] is None and r["params"]["profile"] == "table4-default"
 
 

@@ -7,7 +7,7 @@ from testbed import PROJECT_ROOT, cli
 from testbed.experiments import registry, runner
 from testbed.model.errors import ConfigError
 from testbed.results import compare
-from testbed.experiments.e1_transfer import rate_label as e1_rate_label
+from testbed.experiments.e1_jobs import rate_label as e1_rate_label
 
 
 def test_registry_lists_every_experiment_module_smoke_first():

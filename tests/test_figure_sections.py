@@ -112,8 +112,8 @@ def test_the_cli_check_reports_a_stale_figure(tmp_path, e1_ref, capsys, monkeypa
     (root / "docs/experiments/img/e1-transfer-rate.png").write_bytes(b"stale")
     monkeypatch.setattr(report, "PROJECT_ROOT", root)
     monkeypatch.setattr(report, "generate_docs",
-                        lambda root, check=False: pages.generate(root, tmp_path / "ref", check=check))
-    assert report.cmd_report_docs(types.SimpleNamespace(check=True)) == 1
+                        lambda parser, root, check=False: pages.generate(root, tmp_path / "ref", check=check))
+    assert report.cmd_report_docs(types.SimpleNamespace(check=True, parser=None)) == 1
     assert "out of date: docs/experiments/img/e1-transfer-rate.png" in capsys.readouterr().out
 
 

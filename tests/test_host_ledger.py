@@ -46,7 +46,7 @@ def test_undo_goes_newest_first_keeps_what_failed_and_purges_packages_once(tmp_p
     def run(argv):
         ran.append(argv)
         return (1, "error: failed to get pool 'default'") if argv[-2:] == ["pool-undefine", "default"] else (0, "")
-    failed = host_ledger.undo(run=run, echo=said.append, remove_box=lambda name, log: boxes.append(name))
+    failed = host_ledger.undo(lambda name, log: boxes.append(name), run=run, echo=said.append)
     assert conf.read_text() == "user = root\n" and not made.exists() and boxes == ["grid-testbed-debian13-abc"]
     assert ran.index(["pkill", "-x", "libvirtd"]) < ran.index(["pkill", "-x", "virtlogd"])   # newest first
     assert ran[-1] == ["apt-get", "purge", "-y", "-qq", "vagrant", "ruby-libvirt"]
@@ -60,7 +60,7 @@ def test_undo_of_everything_removes_the_ledger_and_the_mask_marker(tmp_path, mon
     marker.write_text("")
     monkeypatch.setattr(host_ledger, "MASK_FILES", (str(marker),))
     host_ledger.note("daemon", "libvirtd")
-    assert host_ledger.undo(run=lambda argv: (0, ""), echo=lambda line: None) == []
+    assert host_ledger.undo(lambda name, log: None, run=lambda argv: (0, ""), echo=lambda line: None) == []
     assert not host_ledger.path().exists()
     assert not marker.exists()   # else the next set-up would start libvirtd unmasked on a TCG host
 

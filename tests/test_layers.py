@@ -27,6 +27,66 @@ def test_no_module_imports_a_layer_below_its_own():
     assert not wrong, "upward imports:\n" + "\n".join(wrong)
 
 
+def module_name(path):
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(path, known):
+    """The package's modules `path` imports anywhere in it, a function's body included (an
+    import put inside a function still ties the two modules together)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out.add(full if full in known else node.module)
+    return {m for m in out if m in known} - {module_name(path)}
+
+
+def import_cycles(graph):
+    """The groups of modules that import one another, round or through others (strongly
+    connected components of more than one module)."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_import_cycles_are_found_through_function_level_imports():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_modules_import_each_other():
+    paths = {module_name(p): p for p in ROOT.rglob("*.py")}
+    graph = {name: module_imports(path, paths) for name, path in paths.items()}
+    cycles = import_cycles(graph)
+    assert not cycles, "modules that import one another:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
 def test_every_module_says_what_it_is_for():
     missing = [str(p.relative_to(ROOT.parent)) for p in ROOT.rglob("*.py")
                if p.name != "__main__.py" and not (ast.get_docstring(ast.parse(p.read_text())) or "").strip()]

@@ -94,7 +94,7 @@ def test_name_spec_and_a_round_trip_through_load():
     assert made.name == "table4-default-scaled" and made.derived["k"] == 0.008631   # 4 significant digits
     assert made.spec == "table4-default@k=0.008631" == sp.spec("table4-default", 4.79 / PAPER_MBS)
     assert made.chain == ["table4-default-scaled", "table4-default", "transfer-plain", "default"]
-    again = profiles.load(made.spec)
+    again = sp.load(made.spec)
     assert again.roles == made.roles and again.name == made.name and again.derived == made.derived
     assert made.as_dict()["derived"] == {"base": "table4-default", "k": 0.008631, "spec": made.spec}
     assert "derived" not in profiles.load("table4-default").as_dict()
@@ -119,11 +119,11 @@ def test_a_k_that_is_not_a_positive_number_is_refused(k):
 
 def test_bad_specs_and_names_are_one_line_errors():
     with pytest.raises(ConfigError, match="must be a positive number"):
-        profiles.load("table4-default@k=fast")
+        sp.load("table4-default@k=fast")
     with pytest.raises(ConfigError, match="no such profile"):
-        profiles.load("nothing@k=0.1")
+        sp.load("nothing@k=0.1")
     with pytest.raises(ConfigError, match=r"k comes from a run's saturation test.*table4-default@k=0.01"):
-        profiles.load("table4-default-scaled")
+        sp.load("table4-default-scaled")
     with pytest.raises(ConfigError, match="already scaled"):
         sp.scaled(sp.scaled(profiles.load("table4-default"), 0.1), 0.1)
     with pytest.raises(ConfigError, match="three numbers"):

@@ -1,7 +1,7 @@
 import pytest
 
 from testbed.network import netem, sampler, wan
-from testbed.experiments import runner as suites, e1_transfer as transfer
+from testbed.experiments import e1_jobs, runner as suites, e1_transfer as transfer
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.ssh import Result
@@ -65,13 +65,13 @@ def test_sampler_turns_counters_into_rates(small):
 
 
 def test_equation_one_and_sizes():
-    assert transfer.expected_rate(20000, 90, 9 * 3600) == pytest.approx(55.6, abs=0.1)
-    assert transfer.expected_rate(4000, 250, 1800) == pytest.approx(555.6, abs=0.1)
-    assert transfer.size_for_rate(60, 16, 20) == 75
-    assert transfer.size_for_rate(60, 16, 20, cap_mb=48) == 48
-    assert transfer.size_for_rate(0.01, 16, 20) == 0.1
+    assert e1_jobs.expected_rate(20000, 90, 9 * 3600) == pytest.approx(55.6, abs=0.1)
+    assert e1_jobs.expected_rate(4000, 250, 1800) == pytest.approx(555.6, abs=0.1)
+    assert e1_jobs.size_for_rate(60, 16, 20) == 75
+    assert e1_jobs.size_for_rate(60, 16, 20, cap_mb=48) == 48
+    assert e1_jobs.size_for_rate(0.01, 16, 20) == 0.1
     # a slow site: W and 2W still get different sizes
-    assert (transfer.size_for_rate(0.17, 8, 20), transfer.size_for_rate(0.35, 8, 20)) == (0.4, 0.9)
+    assert (e1_jobs.size_for_rate(0.17, 8, 20), e1_jobs.size_for_rate(0.35, 8, 20)) == (0.4, 0.9)
 
 
 def test_job_script_writes_fractional_megabytes(tmp_path):
@@ -82,7 +82,7 @@ def test_job_script_writes_fractional_megabytes(tmp_path):
         subprocess.run(["sh", str(script), "0", mb], cwd=tmp_path, check=True)
         assert (tmp_path / "payload").stat().st_size == size
     with pytest.raises(ValueError):
-        transfer.expected_rate(1, 1, 0)
+        e1_jobs.expected_rate(1, 1, 0)
 
 
 def test_job_stats_efficiency_lost():
@@ -191,7 +191,7 @@ def test_sweep_summaries_and_output_checks_from_recorded_points():
     sizes = transfer.parse_output_sizes("payload.0 419430\npayload.1 1\nnoise\n")
     assert sizes == {0: 419430, 1: 1}
     assert transfer.bad_outputs(3, 0.4, sizes) == [1, 2]
-    assert transfer.rate_label(1) == "W" and transfer.rate_label("2") == "2W"
+    assert e1_jobs.rate_label(1) == "W" and e1_jobs.rate_label("2") == "2W"
 
 
 def test_a_tuned_profiles_gain_is_over_the_profile_it_extends():

@@ -5,7 +5,7 @@ they measure and the suite records it into the run opened by TestbedLibrary."""
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e1_points, e1_scale, e1_transfer as transfer
+from testbed.experiments import e1_jobs, e1_points, e1_scale, e1_transfer as transfer
 from testbed.experiments.points import Measured
 from testbed.model import scaled_profiles
 from testbed.model.tables import render
@@ -41,8 +41,8 @@ class TransferLibrary(ExperimentLibrary):
         slots = sum(h.startds * h.slots_per_startd for h in self.exp.workers)
         n = min(slots, p["saturation_jobs"]) if p["saturation_jobs"] else slots
         length = p["saturation_compute_s"]
-        size = transfer.size_for_rate(p["saturation_load"] * tcp_rate, n, length, p["max_output_mb"])
-        expected = transfer.expected_rate(n, size, length)
+        size = e1_jobs.size_for_rate(p["saturation_load"] * tcp_rate, n, length, p["max_output_mb"])
+        expected = e1_jobs.expected_rate(n, size, length)
         logger.console(f"  saturation: {n} jobs x {size} MB after {length} s -> W = {expected:.1f} MB/s")
         batch, series, first, last, sustained = self.exp.sampled_batch(n, length, size, p["input_mb"],
                                                                        progress=self._progress(n))
@@ -145,7 +145,7 @@ class TransferLibrary(ExperimentLibrary):
         demand = e1_scale.point_demand(n, size, length)
         rtt_for_ratio = float(measured_rtt_ms) if measured_rtt_ms not in (None, "", "None") else float(rtt_ms)
         ratio = e1_scale.point_ratio(in_force, rtt_for_ratio, demand, n)
-        label = transfer.rate_label(rate_factor)
+        label = e1_jobs.rate_label(rate_factor)
         prof = self.tb.profile_name
         tag = f"lat-{prof}-{int(float(rtt_ms))}-{label}"
         batch = self.exp.run_batch(n, length, size, p["input_mb"], tag)

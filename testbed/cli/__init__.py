@@ -6,7 +6,7 @@ import sys
 
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                      cmd_suites, cmd_test)
-from testbed.cli.report import cmd_report_docs
+from testbed.cli.report import cmd_report_docs, verbs
 from testbed.cli.site import (cmd_box_build, cmd_down, cmd_host_changes, cmd_host_undo, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
@@ -289,21 +289,6 @@ EXAMPLES = {
 }
 
 
-def verbs(parser):
-    """{'wan set': its parser, ...}: every verb that runs something (not a group like `wan`)."""
-    out = {}
-
-    def walk(p, prefix):
-        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
-        if not subs:
-            out[prefix] = p
-        for action in subs:
-            for name, child in action.choices.items():
-                walk(child, f"{prefix} {name}".strip())
-    walk(parser, "")
-    return out
-
-
 def examples(name):
     """The examples of one verb (EXAMPLES holds one, or a tuple of several)."""
     value = EXAMPLES[name]
@@ -319,6 +304,7 @@ def with_examples(parser):
     for name, p in verbs(parser).items():
         if name in EXAMPLES:
             found = examples(name)
+            p.examples = found   # the CLI reference's example column (cli/report.py)
             p.epilog = epilog(found)
             p.formatter_class = argparse.RawDescriptionHelpFormatter  # one example a line, unwrapped
     return parser
@@ -326,6 +312,7 @@ def with_examples(parser):
 
 def main(argv=None):
     parser = with_examples(build_parser())
+    parser.set_defaults(parser=parser)   # `report docs` writes the CLI reference from it
     args = parser.parse_args(hoist_topology(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)

@@ -13,8 +13,8 @@ def _topology(args):
 
 
 def _profile(name):
-    from testbed.model import profiles
-    return profiles.load(name)
+    from testbed.model import scaled_profiles
+    return scaled_profiles.load(name)
 
 
 def _site(args, change=None):

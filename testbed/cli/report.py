@@ -32,17 +32,31 @@ def _helps(parser, prefix=""):
     return out
 
 
-def cli_section(arg="", source=""):
-    """Every verb: what it does, its arguments and options, and its example."""
-    from testbed import cli
+def verbs(parser):
+    """{'wan set': its parser, ...}: every verb that runs something (not a group like `wan`)."""
+    out = {}
+
+    def walk(p, prefix):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            out[prefix] = p
+        for action in subs:
+            for name, child in action.choices.items():
+                walk(child, f"{prefix} {name}".strip())
+    walk(parser, "")
+    return out
+
+
+def cli_section(parser):
+    """Every verb of `parser` (the command line's, with its examples): what it does, its
+    arguments and options, and its example."""
     from testbed.report.markdown import table
-    parser = cli.with_examples(cli.build_parser())
     helps = _helps(parser)
     rows = []
-    for verb, p in cli.verbs(parser).items():
+    for verb, p in verbs(parser).items():
         opts = [_option(a) for a in p._actions if not isinstance(a, argparse._HelpAction)]
         rows.append([f"`{verb}`", helps.get(verb, "").replace("%%", "%"),
-                     ", ".join(f"`{o}`" for o in opts) or "-", f"`{cli.EXAMPLES[verb]}`"])
+                     ", ".join(f"`{o}`" for o in opts) or "-", "<br>".join(f"`{e}`" for e in getattr(p, "examples", ())) or "-"])
     top = [_option(a) for a in parser._actions if a.option_strings and not isinstance(a, argparse._HelpAction)]
     return "\n".join([f"Global option (before or after the verb): {', '.join(f'`{o}`' for o in top)}. "
                       "`./tb ARGS` runs `testbed ARGS` after the host set-up; `testbed VERB --help` "
@@ -50,16 +64,17 @@ def cli_section(arg="", source=""):
                       table(["command", "what it does", "arguments and options", "example"], rows)])
 
 
-def generate_docs(root=PROJECT_ROOT, reference_root=None, check=False):
+def generate_docs(parser, root=PROJECT_ROOT, reference_root=None, check=False):
     """The pages under `root` whose generated sections changed and the figures whose bytes
-    changed (written unless `check`)."""
+    changed (written unless `check`); `parser`: the command line's, for its reference."""
     from testbed.report import pages
-    return pages.generate(root, reference_root, extra={"cli": cli_section}, check=check)
+    return pages.generate(root, reference_root, extra={"cli": lambda arg, source: cli_section(parser)},
+                          check=check)
 
 
 def cmd_report_docs(args):
     root = PROJECT_ROOT
-    changed = generate_docs(root, check=args.check)
+    changed = generate_docs(args.parser, root, check=args.check)
     names = ", ".join(str(p.relative_to(root)) for p in changed)
     if args.check:
         print(f"out of date: {names}; run `testbed report docs`" if changed else "generated pages are up to date")

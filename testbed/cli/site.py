@@ -99,7 +99,7 @@ def cmd_host_changes(args):
 
 
 def cmd_host_undo(args):
-    from testbed.machines import domains, host_ledger
+    from testbed.machines import box, domains, host_ledger
     up = domains.testbed_domains()
     if up:
         raise TestbedError(f"testbed host undo: the testbed's VMs {', '.join(up)} still exist; "
@@ -107,7 +107,7 @@ def cmd_host_undo(args):
     if not host_ledger.changes():
         print("testbed host undo: nothing to undo (the ledger is empty)")
         return 0
-    failed = host_ledger.undo()
+    failed = host_ledger.undo(box.remove_box)
     if failed:
         raise TestbedError(f"testbed host undo: {len(failed)} change(s) not undone (listed above; "
                            f"kept in {host_ledger.path()})")

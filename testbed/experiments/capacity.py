@@ -147,7 +147,8 @@ def _faults(p, host_mb, host_cpus):
 
 
 def _e1(p, host_mb, host_cpus):
-    from testbed.experiments.e1_transfer import SHADOWS_PER_TCG_CPU, size_for_rate
+    from testbed.experiments.e1_jobs import size_for_rate
+    from testbed.experiments.e1_transfer import SHADOWS_PER_TCG_CPU
     site = base_site()
     jobs = p["saturation_jobs"] or c.E1_PAPER_JOBS
     size = size_for_rate(p["saturation_load"] * c.E1_LINK_MB_S, jobs, p["saturation_compute_s"], p["max_output_mb"])

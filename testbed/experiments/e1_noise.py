@@ -12,7 +12,7 @@ A pair is written whole into a hidden folder beside its place, then renamed into
 import os
 from pathlib import Path
 
-from testbed.experiments import e1_transfer
+from testbed.experiments import e1_jobs, e1_transfer
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.results import intervals
@@ -27,7 +27,7 @@ ARMS = (("without", "without pausing/pinning"), ("with", "with pausing/pinning")
 def point_values(run, point):
     """{trial: efficiency lost} of the point's records in the run."""
     rtt, factor, profile = e1_transfer.parse_point(point)
-    found = matching(run.metrics(), METRIC, profile=profile, rate=e1_transfer.rate_label(factor), rtt_ms=rtt)
+    found = matching(run.metrics(), METRIC, profile=profile, rate=e1_jobs.rate_label(factor), rtt_ms=rtt)
     return {r["params"].get("trial", 1): r["value"] for r in found}
 
 

@@ -22,7 +22,8 @@ share of a job's compute time its output spends in flight when the windows bind.
 """
 import statistics
 
-from testbed.experiments import e1_transfer as transfer
+from testbed import PROJECT_ROOT
+from testbed.experiments import e1_jobs
 from testbed.model import profiles, scaled_profiles, tables
 from testbed.results import compare
 
@@ -34,7 +35,7 @@ RATIO_METRIC = "e1.window_capacity_over_demand"
 
 def paper_figure(metric, params=None, path=None):
     """A number of the paper's figures (E1's paper file), e.g. e1.expected_rate -> 555."""
-    path = path or transfer.EXPERIMENT.paper_path
+    path = path or PROJECT_ROOT / e1_jobs.PAPER
     fig = compare.paper_match(compare.load_paper(path), metric, params or {})
     if fig is None or fig["value"] is None:
         raise ValueError(f"{path} gives no number for {metric} {params or ''}".rstrip())
@@ -119,13 +120,13 @@ def point_size(profile, factor, sweep_load, htcondor_rate, n_jobs, length_s, cap
     `sweep_base_rate`; a scaled point's demand is in the paper's MB (10^6 bytes), converted."""
     rate = float(factor) * sweep_base_rate(profile, sweep_load, htcondor_rate, path)
     if profile is not None and profile.derived:
-        rate *= MB / transfer.output_bytes(1)
-    return transfer.size_for_rate(rate, n_jobs, length_s, cap_mb)
+        rate *= MB / e1_jobs.output_bytes(1)
+    return e1_jobs.size_for_rate(rate, n_jobs, length_s, cap_mb)
 
 
 def point_demand(n_jobs, size_mb, length_s):
     """The demand a point's jobs make (MB/s, the paper's MB) as sized: n x output bytes / l."""
-    return n_jobs * transfer.output_bytes(size_mb) / MB / length_s
+    return n_jobs * e1_jobs.output_bytes(size_mb) / MB / length_s
 
 
 def scaled_columns(names, k):
@@ -170,7 +171,7 @@ def manifest_entry(k, achieved_mbs, paper_mbs, made, factors, source="trial 1's 
     value each scaled profile changed or kept."""
     return {"k": k, "achieved_mb_s": achieved_mbs, "paper_mb_s": paper_mbs, "k_from": source,
             "rule": "k = HTCondor's achieved rate in the saturation test / the paper's expected rate (Table 3)",
-            "sweep_demand_mb_s": {transfer.rate_label(f): k * paper_demand(f, path) for f in factors},
+            "sweep_demand_mb_s": {e1_jobs.rate_label(f): k * paper_demand(f, path) for f in factors},
             "profiles": {name: {"spec": prof.spec, "base": prof.derived["base"],
                                 "sysctl": scaled_profiles.changes(profiles.load(prof.derived["base"]), k)}
                          for name, prof in made.items()}}
@@ -198,7 +199,7 @@ def plan_rows(named, rtts, factors, jobs, length_s, cap_mb, sweep_load, htcondor
             demand = point_demand(jobs, size, length_s)
             for rtt in (r for r in rtts if float(r) > 0):
                 paper = paper_ratio(name, f, rtt, path)
-                rows.append([name, transfer.rate_label(f), f"{float(rtt):g}", ratio_text(paper),
+                rows.append([name, e1_jobs.rate_label(f), f"{float(rtt):g}", ratio_text(paper),
                              ratio_text(point_ratio(prof, rtt, demand, jobs))])
     return rows
 

@@ -26,7 +26,8 @@ import re
 import time
 from collections import namedtuple
 
-from testbed.experiments import e1_figures
+from testbed.experiments import e1_figures, e1_scale
+from testbed.experiments.e1_jobs import PAPER, output_bytes, rate_label
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
@@ -43,7 +44,6 @@ PAPER_PROFILES = TABLE4 + tuple(scaled_profiles.scaled_name(p) for p in TABLE4)
 
 def scale_table(columns):
     """compare's E1 table: R of the scale model, the paper's beside this site's (e1_scale.py)."""
-    from testbed.experiments import e1_scale
     return e1_scale.tables_text(columns)
 
 
@@ -114,7 +114,7 @@ EXPERIMENT = Experiment(
              "e1.loss_80ms_over_0ms", "e1.tuning_gain_at_max_rtt", "e1.scale_k", "e1.sweep_demand",
              "e1.window_capacity_over_demand"),
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
-    paper="results/paper/e1.yaml",
+    paper=PAPER,
     tables=scale_table,
     doc_figures=e1_figures.DOC_FIGURES,   # Figure 2's sweep on its docs page
     sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
@@ -175,21 +175,6 @@ XFER_LINE = re.compile(r"(?P<dir>Download|Upload)\b.*?JobId: (?P<job>\d+\.\d+).*
                        r".*?seconds: (?P<secs>[0-9.]+)", re.IGNORECASE)
 
 
-def expected_rate(n_jobs, size_mb, length_s):
-    """Equation 1 of seed 000: W(n, l, s) = n x s / l, in MB/s."""
-    if length_s <= 0:
-        raise ValueError("job length must be positive")
-    return n_jobs * size_mb / length_s
-
-
-def size_for_rate(rate_mbs, n_jobs, length_s, cap_mb=None):
-    """Output size (MB in steps of 0.1, at least 0.1) that makes n jobs of length l write
-    at `rate`. Tenths keep W and 2W apart when the site is slow (whole MB made both 1 MB)."""
-    size = max(0.1, round(rate_mbs * length_s / n_jobs, 1))
-    size = int(size) if size >= 10 else size
-    return min(size, cap_mb) if cap_mb else size
-
-
 
 def job_stats(ad):
     """Per-job transfer accounting from a completed job's ad (1 s resolution)."""
@@ -226,11 +211,6 @@ def transfer_over_compute(stats, xfers):
     return mean(ratios)
 
 
-def output_bytes(size_mb):
-    """Bytes of a job's output of `size_mb` MB, as JOB_SCRIPT's awk printf "%d" makes it."""
-    return int(size_mb * 1048576)
-
-
 def parse_output_sizes(text):
     """{proc: bytes} from `stat -c '%n %s' payload.*` in the batch's output folder."""
     out = {}
@@ -245,12 +225,6 @@ def bad_outputs(n_jobs, size_mb, sizes):
     """Jobs (proc ids) whose output did not arrive with the expected size."""
     want = output_bytes(size_mb)
     return [proc for proc in range(n_jobs) if sizes.get(proc) != want]
-
-
-def rate_label(factor):
-    """1 -> 'W', 2 -> '2W' (the names of the paper's rates)."""
-    factor = float(factor)
-    return "W" if factor == 1 else f"{factor:g}W"
 
 
 POINT_NAME = re.compile(r"^rtt(\d+(?:\.\d+)?)-(\d*(?:\.\d+)?)W-([a-z0-9][a-z0-9-]*)$")

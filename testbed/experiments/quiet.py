@@ -17,7 +17,7 @@ import os
 import time
 
 from testbed.machines import quiesce
-from testbed.model import constants as c, profiles
+from testbed.model import constants as c, scaled_profiles
 from testbed.model.errors import RemoteError
 from testbed.model.links import Link
 from testbed.model.state import TestbedState
@@ -73,7 +73,7 @@ def keep_contacted(the_plan, pool):
 
 
 def site_records(state):
-    """The profile (by what `profiles.load` takes: a scaled one's `<base>@k=<k>`) and WAN links
+    """The profile (by what `scaled_profiles.load` takes: a scaled one's `<base>@k=<k>`) and WAN links
     the site's records hold (what every running guest has)."""
     prof = profile_record.recorded_profile(state)
     return {"profile": prof.spec if prof else None, "links": wan.in_force(state).get("links") or []}
@@ -88,8 +88,8 @@ def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTH
         out, now = {}, site_records(state)
         others = [h for h in topo.hosts if h not in resumed]
         if now["profile"] and now["profile"] != at_pause["profile"]:
-            previous = profiles.load(at_pause["profile"]) if at_pause["profile"] else None
-            prof = profiles.load(now["profile"])
+            previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
+            prof = scaled_profiles.load(now["profile"])
             with health.failure_recorded(state, prof):   # the resumed guests may have it part way
                 tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
             out["profile_applied"] = now["profile"]

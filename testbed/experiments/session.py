@@ -16,7 +16,7 @@ from pathlib import Path
 from testbed.experiments import registry
 from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
 from testbed.machines import existing
-from testbed.model import constants, profiles, site_lock
+from testbed.model import constants, scaled_profiles, site_lock
 from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
@@ -184,8 +184,8 @@ class Session:
         return prof
 
     def load_profile(self, name):
-        """A profile by name: one `add_profile` made, else the file's (profiles.load)."""
-        return self.derived_profiles.get(name) or profiles.load(name)
+        """A profile by name: one `add_profile` made, else the file's or a spec's (scaled_profiles.load)."""
+        return self.derived_profiles.get(name) or scaled_profiles.load(name)
 
     def apply_profile(self, name, echo):
         """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""

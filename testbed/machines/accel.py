@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from testbed.model.errors import RemoteError
+from testbed.model.schema import env_int
 from testbed.remote.poll import wait_for
 
 ACCELS = ("kvm", "tcg")
@@ -29,6 +30,23 @@ VERDICT_CACHE = Path("/run/grid-testbed-accel.json")
 BANNER = "Kernel panic"  # reached the root mount: the kernel ran
 FAILURES = ("KVM internal error", "emulation failure", "failed to set MSR", "kvm run failed",
             "Could not access KVM kernel module", "failed to initialize kvm")
+# Under TCG the guests get the CPU features QEMU emulates that OpenSSL's AES-GCM
+# uses (HTCondor encrypts file transfers); qemu64 alone has none of them.
+TCG_CPU_MODEL = "qemu64"
+TCG_CPU_FEATURES = ("aes", "pclmuldq", "ssse3", "sse4.1", "sse4.2")  # libvirt's names
+# QEMU's TCG translation cache defaults to 1 GiB per guest (qemu RSS ~1.5 GB for a
+# 512 MB guest); a smaller cache keeps RSS near guest RAM.
+TCG_TB_CACHE_MB = 128
+
+
+def guest_cpu(accelerator):
+    """The libvirt CPU model, features and TCG cache for the guests."""
+    if accelerator == "kvm":
+        return {"mode": "host-passthrough", "model": None, "features": [], "tb_cache_mb": None}
+    tb = env_int("TESTBED_TB_CACHE_MB", TCG_TB_CACHE_MB, minimum=0)
+    features = [] if os.environ.get("TESTBED_CPU_FEATURES", "1") == "0" else list(TCG_CPU_FEATURES)
+    return {"mode": "custom", "model": TCG_CPU_MODEL, "features": features, "tb_cache_mb": tb or None}
+
 
 
 def probe_command(qemu, kernel):

@@ -78,11 +78,10 @@ def _run(argv):
     return proc.returncode, (proc.stderr or proc.stdout).strip()
 
 
-def undo(run=_run, echo=print, remove_box=None):
+def undo(remove_box, run=_run, echo=print):
     """Undo every change, newest first; the ledger keeps the ones that failed (said on the
-    way) and is removed when none did. Returns the changes that failed."""
-    if remove_box is None:
-        from testbed.machines.box import remove_box
+    way) and is removed when none did. Returns the changes that failed. `remove_box(name,
+    log)` removes a box the project built (machines/box.py, which notes boxes here)."""
     failed = []
     todo = changes()
     packages = [c.what for c in todo if c.kind == "package"]

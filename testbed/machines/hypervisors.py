@@ -16,6 +16,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from testbed.machines import accel
 from testbed.model import constants as c, hypervisors as model
 from testbed.model.errors import TestbedError
 from testbed.model.topology import GUEST_OVERHEAD_MB
@@ -235,8 +236,7 @@ def preflight(topo, accelerator, run=None, tb_cache=None, box_image_bytes=0):
     refused, with every reason, before anything is changed."""
     run = run or run_command
     if tb_cache is None:
-        from testbed.machines.plan import guest_cpu
-        tb_cache = guest_cpu(accelerator)["tb_cache_mb"]
+        tb_cache = accel.guest_cpu(accelerator)["tb_cache_mb"]
     facts, refused, uuids = {}, [], {}
     members = {hv.name for hv in model.joined(topo)}
     for hv in model.involved(topo):

@@ -11,18 +11,10 @@ import time
 
 from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
 from testbed.machines.patched_box import box_for
-from testbed.model.schema import env_int
 from testbed.model.state import TestbedState
 from testbed.remote import console
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
-# Under TCG the guests get the CPU features QEMU emulates that OpenSSL's AES-GCM
-# uses (HTCondor encrypts file transfers); qemu64 alone has none of them.
-TCG_CPU_MODEL = "qemu64"
-TCG_CPU_FEATURES = ("aes", "pclmuldq", "ssse3", "sse4.1", "sse4.2")  # libvirt's names
-# QEMU's TCG translation cache defaults to 1 GiB per guest (qemu RSS ~1.5 GB for a
-# 512 MB guest); a smaller cache keeps RSS near guest RAM.
-TCG_TB_CACHE_MB = 128
 PLAN_FILE = "plan.json"
 
 
@@ -85,7 +77,7 @@ def build(topo, profile, state=None, accelerator=None, cache=None):
                      "netmask": str(topo.site_net.netmask), "host_ip": topo.site_gateway},
         },
         "profile": profile.name,
-        "guest_cpu": guest_cpu(accelerator),
+        "guest_cpu": accel.guest_cpu(accelerator),
         "data_disks": {"cache": cache["mode"], "cache_why": cache["why"],
                        "mb_per_s": dtn.disks.mb_per_s if dtn and dtn.disks else 0,
                        "iops": dtn.disks.iops if dtn and dtn.disks else 0},
@@ -104,15 +96,6 @@ def hypervisor_entry(topo, host, box):
     if hv.joins_by_vxlan:
         entry.update(fabric.boot_paths(box.name))
     return entry
-
-
-def guest_cpu(accelerator):
-    """The libvirt CPU model, features and TCG cache for the guests."""
-    if accelerator == "kvm":
-        return {"mode": "host-passthrough", "model": None, "features": [], "tb_cache_mb": None}
-    tb = env_int("TESTBED_TB_CACHE_MB", TCG_TB_CACHE_MB, minimum=0)
-    features = [] if os.environ.get("TESTBED_CPU_FEATURES", "1") == "0" else list(TCG_CPU_FEATURES)
-    return {"mode": "custom", "model": TCG_CPU_MODEL, "features": features, "tb_cache_mb": tb or None}
 
 
 def console_dir():

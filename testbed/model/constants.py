@@ -234,7 +234,7 @@ VXLAN_OVERHEAD = 50             # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 
 UNDERLAY_MTU = 1500             # the hypervisors' own network; the site network gets 1500 - 50
 MAX_JOINED_HYPERVISORS = 9      # site bridges .1 (this machine) to .9; hosts start at .10
 HYPERVISOR_BOOT_DIR = "/var/lib/libvirt/boot"
-LIBVIRT_TB_CACHE_MIN = (8, 0)   # libvirt that writes <tcg><tb-cache> (plan.TCG_TB_CACHE_MB)
+LIBVIRT_TB_CACHE_MIN = (8, 0)   # libvirt that writes <tcg><tb-cache> (accel.TCG_TB_CACHE_MB)
 
 # `testbed box build --patch` (testbed/machines/daemon_build.py): HTCondor's source as Debian's
 # archive serves it (the upstream tarball repacked without non-free files; Debian's packaging

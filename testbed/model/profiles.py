@@ -201,17 +201,9 @@ def _merge(base, derived):
 
 
 def load(name_or_path, _seen=()):
-    """A profile by name, path, or `<base>@k=<k>` (a scaled profile, scaled_profiles.py)."""
-    from testbed.model import scaled_profiles
-    found = scaled_profiles.load_spec(name_or_path)
-    if found is not None:
-        return found
+    """A profile file's, by name or path (a scaled profile's spec: scaled_profiles.load)."""
     path = profile_path(name_or_path)
     if not path.exists():
-        base = scaled_profiles.base_name(path.stem)
-        if base and profile_path(base).exists():
-            raise ConfigError(path, "", f"a scaled profile: its k comes from a run's saturation test (E1 "
-                                        f"measures it); name k to use it here, e.g. {base}@k=0.01")
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ConfigError(path, "", f"no such profile (known: {known})")
     r = Reader(load_yaml(path), path)

@@ -148,6 +148,20 @@ def scaled(profile, k):
         declares=dict(profile.declares))
 
 
+def load(name_or_spec):
+    """A profile by name or path, or the scaled profile a spec names ('table4-default@k=0.009');
+    a `<base>-scaled` name without its k is refused in one line saying where k comes from."""
+    found = load_spec(name_or_spec)
+    if found is not None:
+        return found
+    path = profiles.profile_path(name_or_spec)
+    base = base_name(path.stem)
+    if base and not path.exists() and profiles.profile_path(base).exists():
+        raise ConfigError(path, "", f"a scaled profile: its k comes from a run's saturation test (E1 "
+                                    f"measures it); name k to use it here, e.g. {base}@k=0.01")
+    return profiles.load(name_or_spec)
+
+
 def load_spec(text):
     """The scaled profile a spec names ('table4-default@k=0.009'), or None for another name."""
     parsed = parse_spec(text)

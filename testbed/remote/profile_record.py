@@ -7,12 +7,12 @@ from contextlib import contextmanager
 
 def recorded_profile(state):
     """The profile `record_profile` last wrote for this testbed, or None (none yet, or gone)."""
-    from testbed.model import profiles
+    from testbed.model import scaled_profiles
     from testbed.model.errors import TestbedError
     try:
         recorded = json.loads(state.profile_record.read_text())["profile"]
         # a scaled profile is rebuilt from its base and k (model/scaled_profiles.py)
-        return profiles.load((recorded.get("derived") or {}).get("spec") or recorded["name"])
+        return scaled_profiles.load((recorded.get("derived") or {}).get("spec") or recorded["name"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, TestbedError):
         return None
 

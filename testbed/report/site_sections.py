@@ -1,7 +1,7 @@
 """The generated sections about the site itself: what each shipped topology needs from the
 host, every knob of each shipped profile, what the guests' CPU is, and the conditions of
 each kept reference run beside the papers' hardware (the fidelity table)."""
-from testbed.machines import plan
+from testbed.machines import accel
 from testbed.model import profiles, topology
 from testbed.model.schema import load_yaml
 from testbed.report.markdown import code, table
@@ -32,11 +32,11 @@ def topologies_section():
 
 
 def guest_cpu_section():
-    """The CPU the guests get under each accelerator (testbed/machines/plan.py)."""
+    """The CPU the guests get under each accelerator (testbed/machines/accel.py)."""
     return table(["accelerator", "guest CPU", "CPU features added", "TCG translation cache"], [
         ["KVM", "host-passthrough (the host's own CPU)", "-", "-"],
-        ["TCG", f"`{plan.TCG_CPU_MODEL}`", ", ".join(f"`{f}`" for f in plan.TCG_CPU_FEATURES),
-         f"{plan.TCG_TB_CACHE_MB} MiB (QEMU's default: 1 GiB)"]])
+        ["TCG", f"`{accel.TCG_CPU_MODEL}`", ", ".join(f"`{f}`" for f in accel.TCG_CPU_FEATURES),
+         f"{accel.TCG_TB_CACHE_MB} MiB (QEMU's default: 1 GiB)"]])
 
 
 def _leading_comment(path):
