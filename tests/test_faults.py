@@ -407,12 +407,12 @@ def test_adler_script_computes_from_the_bytes(tmp_path):
 def test_read_through_proxy_reports_the_xrootd_error(small):
     out = ("[0B/0B][100%][==================================================][0B/s]\n"
            "Run: [ERROR] Server responded with an error: [3005] Unable to open /data/file-020; "
-           "Connection refused\nrc=54 start=100.0 end=112.5\n")
+           "Connection refused\nread client file-020 100.0 112.5 54\n")
     ssh = FakeSSH([("xrdcp", out, 0)])
     r = fst.StorageFaults(small, ssh).read_through_proxy("file-020", bound=60)
     assert not r["ok"] and r["rc"] == 54 and r["seconds"] == 12.5 and "[ERROR]" in r["error"]
     assert "XRD_REQUESTTIMEOUT=60" in ssh.commands[-1][1] and "timeout -k 5 90" in ssh.commands[-1][1]
-    ssh = FakeSSH([("xrdcp", "adler32: 1a2b3c4d\nrc=0 start=1 end=2\n", 0)])
+    ssh = FakeSSH([("xrdcp", "adler32: 1a2b3c4d\nread client file-001 1 2 0\n", 0)])
     assert fst.StorageFaults(small, ssh).read_through_proxy("file-001")["adler32"] == "1a2b3c4d"
 
 
@@ -698,3 +698,22 @@ def test_wait_schedd_needs_a_new_pid_that_answers(small, monkeypatch):
     ssh = FakeSSH([("pgrep -o", "101", 0)])
     with pytest.raises(RemoteError, match=r"no new schedd answering 0 s .*pid before 101, now 101"):
         fc.CondorFaults(small, ssh, Pool()).wait_schedd(old_pid=101, timeout=0)
+
+
+def test_one_timed_read_serves_the_site_the_faults_and_e2():
+    from testbed.services import storage
+    line = storage.timed_read("root://dtn:1094//data/file-001", "submit", "file-001", bound=60, checksum=True)
+    assert "XRD_REQUESTTIMEOUT=60" in line and "timeout -k 5 90 xrdcp -f -s -C adler32:print" in line
+    assert line.endswith("echo read submit file-001 $s $e $rc")
+    out = "[ERROR] no\nadler32: 1a2b3c\nread submit file-001 10.5 12.0 0\nread c2 - 1 2 54\n"
+    assert storage.timed_reads(out) == [("submit", "file-001", 10.5, 12.0, 0), ("c2", "-", 1.0, 2.0, 54)]
+    assert storage.read_checksum(out) == "001a2b3c" and storage.read_checksum("nothing") is None
+
+
+def test_a_read_via_an_endpoint_gives_the_checksum_and_the_clients_seconds(small):
+    from testbed.services.storage import Storage
+    ok = FakeSSH([("xrdcp", "adler32: 1a2b3c4d\nread c1 - 100.0 102.5 0\n", 0)])
+    assert Storage(small, ok).read_via("dtn:1094", "/data/file-001") == ("1a2b3c4d", 2.5)
+    failed = FakeSSH([("xrdcp", "[ERROR] refused\nread c1 - 100.0 100.1 54\n", 0)])
+    with pytest.raises(RemoteError, match="printed no checksum"):
+        Storage(small, failed).read_via("dtn:1094", "/data/file-001")

@@ -24,8 +24,8 @@ def test_client_script_reads_to_dev_null_and_reports_each_read():
 
 
 def test_parse_and_summarise_reads():
-    text = ("read c1 file-001 0 100.0 102.0 0\nread c2 file-002 0 100.0 104.0 0\n"
-            "read c2 file-003 0 104.0 106.0 0\nnoise\nread c1 file-004 0 102.0 103.0 1\n")
+    text = ("read c1 file-001 100.0 102.0 0\nread c2 file-002 100.0 104.0 0\n"
+            "read c2 file-003 104.0 106.0 0\nnoise\nread c1 file-004 102.0 103.0 1\n")
     sizes = {"file-001": 8e6, "file-002": 8e6, "file-003": 8e6, "file-004": 8e6}
     reads = e2_reads.parse_client_lines(text, sizes)
     assert len(reads) == 4
@@ -139,7 +139,7 @@ def _box(ssh):
 
 
 def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_and_bytes():
-    ssh = _SSH("read c1 file-002 0 100.0 113.5 0\n")
+    ssh = _SSH("read c1 file-002 100.0 113.5 0\n")
     assert _box(ssh).timed_read(1097, "file-002", FILES) == (pytest.approx(13.5), 8000000)
     host, command = ssh.commands[-1]
     assert host == "worker1" and "root://dtn:1097//data/file-002 /dev/null" in command
@@ -151,7 +151,7 @@ def test_timed_read_runs_one_client_on_the_first_worker_and_returns_its_seconds_
 def test_timed_read_fails_with_one_line_on_a_failed_read_or_an_unknown_file():
     from testbed.model.errors import RemoteError
     with pytest.raises(RemoteError, match="xrdcp of file-001 through dtn:1096 failed"):
-        _box(_SSH("read c1 file-001 0 100.0 101.0 54\n")).timed_read(1096, "file-001", FILES)
+        _box(_SSH("read c1 file-001 100.0 101.0 54\n")).timed_read(1096, "file-001", FILES)
     with pytest.raises(RemoteError, match="origin has no file file-009"):
         _box(_SSH("")).timed_read(1096, "file-009", FILES)
 

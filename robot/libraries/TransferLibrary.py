@@ -9,6 +9,7 @@ from testbed.experiments import e1_jobs, e1_points, e1_scale, e1_transfer as tra
 from testbed.experiments.points import Measured
 from testbed.model import scaled_profiles
 from testbed.model.tables import render
+from testbed.results.intervals import mean
 from _experiment_library import ExperimentLibrary
 
 
@@ -51,7 +52,7 @@ class TransferLibrary(ExperimentLibrary):
         span = max(1.0, last - first)
         achieved = total_mb / span
         stats = [transfer.job_stats(a) for a in ads]
-        eff = transfer.mean([s["execution_s"] / (s["execution_s"] + s["setup_s"] + s["teardown_s"])
+        eff = mean([s["execution_s"] / (s["execution_s"] + s["setup_s"] + s["teardown_s"])
                              for s in stats if s["execution_s"]])
         logger.console(f"  saturation: {total_mb:.0f} MB in {span:.0f} s of output transfers = {achieved:.1f} MB/s;"
                        f" sustained rx {sustained:.1f} MB/s = {sustained / tcp_rate:.2f} x raw TCP;"
@@ -151,12 +152,12 @@ class TransferLibrary(ExperimentLibrary):
         batch = self.exp.run_batch(n, length, size, p["input_mb"], tag)
         stats = [transfer.job_stats(a) for a in batch.ads]
         xfers = self.exp.xfer_stats(batch.cluster)
-        lost_slot = transfer.mean([s["efficiency_lost"] for s in stats])
+        lost_slot = mean([s["efficiency_lost"] for s in stats])
         lost = transfer.transfer_over_compute(stats, xfers)
         out_rates = [b / 1e6 / s for d, _j, b, s in xfers if b > 1e5 and s > 0]
         if not out_rates:
             out_rates = [s["bytes_out"] / 1e6 / s["transfer_out_s"] for s in stats if s["transfer_out_s"] > 0]
-        per_job = transfer.mean(out_rates)
+        per_job = mean(out_rates)
         logger.console(f"  {prof:>10} rtt {float(rtt_ms):4g} ms {label:>2} ({n} x {size} MB / {length} s): "
                        f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot set-up + tear-down over execution "
                        f"{lost_slot if lost_slot is not None else float('nan'):.3f}), per-job transfer "

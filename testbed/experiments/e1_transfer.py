@@ -36,6 +36,7 @@ from testbed.services.condor import submit_description
 from testbed.model import profiles, scaled_profiles
 from testbed.model.constants import SUBMIT_HOME, JobStatus
 from testbed.model.errors import RemoteError
+from testbed.results.intervals import mean
 
 # Table 4's two columns, then the same scaled to this site
 TABLE4 = ("table4-default", "table4-updated")
@@ -287,11 +288,6 @@ def _sweep(records):
             p = r.get("params", {})
             out[(p.get("profile", "default"), p.get("rate"), float(p.get("rtt_ms", 0)))] = r["value"]
     return out
-
-
-def mean(values):
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
 
 
 class TransferExperiment:

@@ -2,9 +2,8 @@
 (which files, the shell each runs, the line each read prints) and what their reads add up
 to (throughput, the round trips a read waited for)."""
 import random
-import re
 
-CLIENT_LINE = re.compile(r"^read (\S+) (\S+) (\d+) ([0-9.]+) ([0-9.]+) (\d+)$")
+from testbed.services.storage import timed_read, timed_reads
 
 
 def assign_reads(files, clients, reads_per_client, seed):
@@ -15,16 +14,12 @@ def assign_reads(files, clients, reads_per_client, seed):
 
 def client_script(endpoint, client_id, files, pgread=False):
     """One client: read its files one after another to /dev/null; print one line per read:
-    `read CLIENT FILE BYTES START END RC`. `pgread` False: xrdcp asks with kXR_read, as
+    `read CLIENT FILE START END RC` (services/storage.py's timed read). `pgread` False: xrdcp asks with kXR_read, as
     XRootD 4's did in the paper (XRD_CPUSEPGWRTRD=0); True: with kXR_pgread, XRootD 5's
     default, which a pass-through proxy answers in pieces out of order, and an XrdCl before
     5.9.2 then re-reads pages of each piece, one origin round trip each (docs/upstream/)."""
     env = "" if pgread else "XRD_CPUSEPGWRTRD=0 "
-    lines = []
-    for name in files:
-        lines.append(f"s=$(date +%s.%N); {env}xrdcp -f -s root://{endpoint}//data/{name} /dev/null; rc=$?; "
-                     f"e=$(date +%s.%N); echo read {client_id} {name} 0 $s $e $rc")
-    return "; ".join(lines)
+    return "; ".join(timed_read(f"root://{endpoint}//data/{name}", client_id, name, env=env) for name in files)
 
 
 def parallel_clients_script(endpoint, assignments, pgread=False):
@@ -35,13 +30,8 @@ def parallel_clients_script(endpoint, assignments, pgread=False):
 
 def parse_client_lines(text, file_bytes):
     """[(client, file, bytes, start, end, rc)] with sizes from the origin's listing."""
-    reads = []
-    for line in text.splitlines():
-        m = CLIENT_LINE.match(line.strip())
-        if m:
-            client, name, _b, start, end, rc = m.groups()
-            reads.append((client, name, file_bytes.get(name, 0), float(start), float(end), int(rc)))
-    return reads
+    return [(client, name, file_bytes.get(name, 0), start, end, rc)
+            for client, name, start, end, rc in timed_reads(text)]
 
 
 def round_trips_per_mb(near_s, far_s, rtt_ms, size_bytes):

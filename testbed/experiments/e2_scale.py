@@ -27,6 +27,7 @@ the paper's at the same client count.
 from testbed.experiments import e2_site
 from testbed.model.constants import DISK_IOPS
 from testbed.results import compare
+from testbed.results.intervals import mean
 
 PAPER_MEMBERS = 12            # seed 001, section 2: "48 Terabytes of disk (12 disks, each 4TB) ... in RAID6"
 PARITY_MEMBERS = 2            # RAID6
@@ -54,9 +55,8 @@ def member_limits(k, members):
 
 
 def _mean(records, name, **params):
-    values = [r["value"] for r in records if r["name"] == name
-              and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items())]
-    return sum(values) / len(values) if values else None
+    return mean(r["value"] for r in records if r["name"] == name
+                and all(str(r.get("params", {}).get(k)) == str(v) for k, v in params.items()))
 
 
 def scales(records, members):

@@ -24,6 +24,7 @@ from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMI
                                      XROOTD_DIRECT_PORT)
 from testbed.network.sampler import Sampler
 from testbed.results import compare
+from testbed.results.intervals import mean
 
 UNLIMITED = disks.Limits(0, 0)  # every RAID member's limits lifted: the host's disk as it is
 from testbed.model.errors import RemoteError
@@ -192,10 +193,6 @@ def read_port(cached):
     return XROOTD_CACHE_PORT if cached else XROOTD_DIRECT_PORT
 
 
-def _mean(values):
-    return sum(values) / len(values) if values else None
-
-
 def disk_model_summary(records, manifests=(), paper_speedup=None):
     """Text: per-member fio vs configured, and the RAID write rates at stripe cache 256 and
     32768 with and without emulated spindles with their speed-up beside the paper's (the
@@ -225,7 +222,7 @@ def disk_model_summary(records, manifests=(), paper_speedup=None):
                         and int(r["params"].get("stripe_cache_size", 0)) == size] for size in (256, 32768)}
         if not rates[256] and not rates[32768]:
             continue
-        slow, fast = _mean(rates[256]), _mean(rates[32768])
+        slow, fast = mean(rates[256]), mean(rates[32768])
         ratio = f"{fast / slow:.2f}x" if slow and fast else "-"
         paper = f"{paper_speedup}x" if paper_speedup else "-"
         lines.append(f"{'spindles ' + spindles:<26} {slow or 0:>10.1f} {fast or 0:>10.1f} {ratio:>9}  {paper}"
@@ -238,7 +235,7 @@ def disk_model_summary(records, manifests=(), paper_speedup=None):
             for name, side, busy in (("e2.raid_rw_read_rate", "reads", "with_writes"),
                                      ("e2.raid_rw_write_rate", "writes", "with_reads")):
                 def rate(phase):
-                    return _mean([r["value"] for r in rw if r["name"] == name and r["params"].get("phase") == phase
+                    return mean([r["value"] for r in rw if r["name"] == name and r["params"].get("phase") == phase
                                   and int(r["params"].get("stripe_cache_size", 0)) == size])
                 alone, both = rate("alone"), rate(busy)
                 ratio = f"{both / alone:.2f}x" if alone and both is not None else "-"

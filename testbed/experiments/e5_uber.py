@@ -13,6 +13,7 @@ from testbed.experiments.e5_config import dedicated_ccb_hosts
 from testbed.model.constants import MEM_AVAILABLE_CMD
 from testbed.model.errors import TestbedError
 from testbed.model.startd_memory import StartdMemory
+from testbed.results.intervals import mean
 from testbed.results.runs import RESULTS_ROOT, Run
 from testbed.services.gateway import Daemons
 from testbed.services.parsers import STARTD_RSS_SCRIPT, process_rss_mb
@@ -85,10 +86,6 @@ def fits(params, topo):
     """Experiment.fits for E5: the startds a run asks for fit the workers' memory, and the
     collector ramp starts at or above the topology's startds."""
     return startds_refused(params, topo) or ramp_start_refused(params, topo)
-
-
-def mean(values):
-    return sum(values) / len(values) if values else None
 
 
 class StartdSampler:

@@ -14,7 +14,7 @@ from testbed.model.constants import (CACHE_DIR, DATA_DISK_BY_ID, DTN_XROOTD_UNIT
                                      XROOTD_CACHE_PORT)
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
-from testbed.services.storage import read_cache_records
+from testbed.services.storage import read_cache_records, read_checksum, timed_read, timed_reads
 
 STATUS_SCRIPT = r"""
 md={md}
@@ -301,17 +301,14 @@ class StorageFaults:
         """xrdcp one origin file through the DTN's caching proxy from the client host.
         Returns {ok, adler32, seconds, error}. With `bound`, the client gives up after
         `bound` s (XRD_REQUESTTIMEOUT) and the shell kills it 30 s later."""
-        env = f"XRD_REQUESTTIMEOUT={int(bound)} XRD_STREAMTIMEOUT={int(bound)} " if bound else ""
-        wrap = f"timeout -k 5 {int(bound) + 30} " if bound else ""
-        endpoint = f"{self.dtn.name}:{XROOTD_CACHE_PORT}"
-        cmd = (f"s=$(date +%s.%N); {env}{wrap}xrdcp -f -s -C adler32:print root://{endpoint}//data/{name} "
-               f"/dev/null; rc=$?; e=$(date +%s.%N); echo \"rc=$rc start=$s end=$e\"")
-        res = self.ssh.run(self.client.name, cmd, check=False, timeout=(bound or 600) + 90)
-        m = re.search(r"rc=(\d+) start=([0-9.]+) end=([0-9.]+)", res.stdout)
-        rc = int(m.group(1)) if m else res.rc
-        seconds = float(m.group(3)) - float(m.group(2)) if m else None
-        c = re.search(r"adler32:\s*([0-9a-f]+)", res.stdout + res.stderr)
-        return {"ok": rc == 0 and c is not None, "rc": rc, "adler32": c.group(1).zfill(8) if c else None,
+        url = f"root://{self.dtn.name}:{XROOTD_CACHE_PORT}//data/{name}"
+        res = self.ssh.run(self.client.name, timed_read(url, self.client.name, name, bound=bound, checksum=True),
+                           check=False, timeout=(bound or 600) + 90)
+        reads = timed_reads(res.stdout)
+        rc = reads[0][4] if reads else res.rc
+        seconds = reads[0][3] - reads[0][2] if reads else None
+        got = read_checksum(res.stdout + res.stderr)
+        return {"ok": rc == 0 and got is not None, "rc": rc, "adler32": got,
                 "seconds": seconds, "error": read_error(res.stdout, res.stderr, rc)}
 
     # --- origin ---------------------------------------------------------------------------------

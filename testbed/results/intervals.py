@@ -1,4 +1,4 @@
-"""The statistics behind a verdict: Student's t (its 0.975 quantile and its distribution
+"""The statistics behind a verdict: the mean of what was measured, Student's t (its 0.975 quantile and its distribution
 function), the 95% t interval on the mean of a few trials, a spread and its coefficient of
 variation with that coefficient's standard error."""
 import math
@@ -8,6 +8,12 @@ import statistics
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
         2.052, 2.048, 2.045, 2.042]
+
+
+def mean(values):
+    """The mean of the values measured (None, a value not measured, left out); None when none were."""
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
 
 
 def t975(df):

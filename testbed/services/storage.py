@@ -7,6 +7,32 @@ from testbed.model.constants import CACHE_DIR, MD_SYSFS as MD_SYS, ORIGIN_CHECKS
 from testbed.model.errors import RemoteError
 
 RECORD_MARK = "@@ cinfo "   # precedes each file's record in `cache_records_script`'s output
+READ_LINE = re.compile(r"^read (\S+) (\S+) ([0-9.]+) ([0-9.]+) (\d+)$", re.M)
+CHECKSUM = re.compile(r"adler32:\s*([0-9a-f]+)")
+
+
+def timed_read(url, client="c1", name="-", env="", bound=None, checksum=False):
+    """One shell line that xrdcp's `url` to /dev/null timed by the client host's clock, then
+    prints `read CLIENT NAME START END RC` (read back by `timed_reads`); with `checksum` the
+    client prints the file's adler32 first. `bound`: the client gives up after `bound` s
+    (XRD_REQUESTTIMEOUT) and the shell kills it 30 s later."""
+    if bound:
+        env += f"XRD_REQUESTTIMEOUT={int(bound)} XRD_STREAMTIMEOUT={int(bound)} "
+    wrap = f"timeout -k 5 {int(bound) + 30} " if bound else ""
+    flags = "-f -s -C adler32:print" if checksum else "-f -s"
+    return (f"s=$(date +%s.%N); {env}{wrap}xrdcp {flags} {url} /dev/null; rc=$?; "
+            f"e=$(date +%s.%N); echo read {client} {name} $s $e $rc")
+
+
+def timed_reads(text):
+    """[(client, name, start, end, rc)] of the `read` lines `timed_read` printed in `text`."""
+    return [(c, n, float(s), float(e), int(rc)) for c, n, s, e, rc in READ_LINE.findall(text)]
+
+
+def read_checksum(text):
+    """The adler32 (8 hex digits) xrdcp printed in `text`, or None."""
+    m = CHECKSUM.search(text)
+    return m.group(1).zfill(8) if m else None
 
 
 def cache_records_script(names, cache_dir=CACHE_DIR):
@@ -62,15 +88,13 @@ class Storage:
     def read_via(self, endpoint, path, client=None):
         """xrdcp a file to /dev/null from a client host; returns (adler32, seconds)."""
         client = client or self.topo.role_host("submit").name
-        cmd = (f"s=$(date +%s.%N); xrdcp -f -s -C adler32:print root://{endpoint}/{path} /dev/null 2>&1; "
-               f"rc=$?; e=$(date +%s.%N); echo elapsed=$(echo \"$e - $s\" | bc -l 2>/dev/null || "
-               f"python3 -c \"print($e-$s)\"); exit $rc")
-        result = self.ssh.run(client, cmd, timeout=600)
-        m = re.search(r"adler32:\s*([0-9a-f]+)", result.stdout)
-        t = re.search(r"elapsed=([0-9.]+)", result.stdout)
-        if not m:
-            raise RemoteError(f"{client}: xrdcp from {endpoint} printed no checksum: {result.stdout.strip()[:200]}")
-        return m.group(1).zfill(8), float(t.group(1)) if t else None
+        result = self.ssh.run(client, timed_read(f"root://{endpoint}/{path}", checksum=True), timeout=600)
+        got, reads = read_checksum(result.stdout + result.stderr), timed_reads(result.stdout)
+        if not got or not reads or reads[0][4] != 0:
+            raise RemoteError(f"{client}: xrdcp from {endpoint} printed no checksum: "
+                              f"{(result.stdout + result.stderr).strip()[:200]}")
+        _c, _n, start, end, _rc = reads[0]
+        return got, end - start
 
     def cache_record(self, path):
         """The caching proxy's own record of a file (xrdpfc_print -j on its .cinfo)."""
