@@ -70,8 +70,8 @@ def test_a_per_request_row_is_not_a_point_of_a_ci_run():
     in_run = points.in_run_arguments(EXPERIMENT.points, "negotiation", row)
     assert in_run == {"negotiation_protocols": "per-request", "negotiation_rtts": "100"}
     ci, quick = EXPERIMENT.parameters("ci"), EXPERIMENT.parameters("quick")
-    assert not any(registry.same_value("per-request", v) for v in ci["negotiation_protocols"])
-    assert any(registry.same_value("per-request", v) for v in quick["negotiation_protocols"])
+    assert not any(points.same_value("per-request", v) for v in ci["negotiation_protocols"])
+    assert any(points.same_value("per-request", v) for v in quick["negotiation_protocols"])
     assert EXPERIMENT.parameters("ci", {"negotiation_protocols": "batched,per-request"})["negotiation_protocols"] == \
         ["batched", "per-request"]
     with pytest.raises(Exception, match="has rows for negotiation_protocols batched, per-request only"):

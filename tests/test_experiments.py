@@ -4,7 +4,7 @@ import re
 import pytest
 
 from testbed import PROJECT_ROOT, cli
-from testbed.experiments import registry, runner
+from testbed.experiments import points, registry, runner
 from testbed.model.errors import ConfigError
 from testbed.results import compare
 from testbed.experiments.e1_jobs import rate_label as e1_rate_label
@@ -252,8 +252,8 @@ def test_names_parameters_are_words_and_rows_compare_as_text():
         e3.parameters("quick", {"readers": "ROOT!"})
     with pytest.raises(ConfigError, match="has rows for readers root, uproot only \\(not fast\\)"):
         e3.parameters("quick", {"readers": "root,fast"})
-    assert registry.same_value("80", 80.0) and registry.same_value("root", " root")
-    assert not registry.same_value("root", "uproot") and not registry.same_value("10", "1e1x")
+    assert points.same_value("80", 80.0) and points.same_value("root", " root")
+    assert not points.same_value("root", "uproot") and not points.same_value("10", "1e1x")
 
 
 def test_a_parameter_outside_its_bounds_is_refused_with_them():

@@ -13,6 +13,7 @@ import pytest
 from testbed import PROJECT_ROOT
 from testbed.experiments import fault_interrupt as fi, faults as fx, registry
 from testbed.faults import condor as fc, network as fn, security as fs, storage as fst
+from testbed.services import gateway
 from testbed.model import topology
 from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, JobStatus
 from testbed.model.errors import RemoteError
@@ -109,7 +110,7 @@ def test_every_suite_teardown_restores_the_default_profile():
 # --- HTCondor faults and the job invariants -----------------------------------------------------
 def test_kill_script_matches_the_15_character_process_name():
     assert "pkill -KILL -x condor_negotiat" in fc.kill_script("negotiator")
-    assert fc.parse_killed("noise\nkilled=2\n") == 2 and fc.parse_killed("") == 0
+    assert gateway.parse_killed("noise\nkilled=2\n") == 2 and gateway.parse_killed("") == 0
     with pytest.raises(ValueError):
         fc.kill_script("gridmanager")
 

@@ -132,19 +132,19 @@ def test_transfer_stats_log_gives_sub_second_efficiency_lost():
 
 
 def test_recorded_profile_round_trip_and_missing(tmp_path):
-    from testbed.services import health
     from testbed.model import profiles
     from testbed.model.state import TestbedState
+    from testbed.remote import profile_record
     state = TestbedState("small", root=tmp_path)
-    assert health.recorded_profile(state) is None
-    health.record_profile(state, profiles.load("wan-tuned"))
-    assert health.recorded_profile(state).name == "wan-tuned"
+    assert profile_record.recorded_profile(state) is None
+    profile_record.record_profile(state, profiles.load("wan-tuned"))
+    assert profile_record.recorded_profile(state).name == "wan-tuned"
     state.profile_record.write_text("{not json")
-    assert health.recorded_profile(state) is None
+    assert profile_record.recorded_profile(state) is None
 
 
 def test_unfinished_jobs_are_described_with_their_reasons():
-    from testbed.services.condor import describe_jobs
+    from testbed.services.gateway import describe_jobs
     ads = [{"ClusterId": 7, "ProcId": 20, "JobStatus": 1, "NumShadowStarts": 2, "NumShadowExceptions": 2,
             "LastRejMatchReason": "no match found", "LastRemoteHost": "slot1_3@worker1"},
            {"ClusterId": 7, "ProcId": 3, "JobStatus": 2, "NumShadowStarts": 1}]

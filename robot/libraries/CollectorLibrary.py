@@ -12,6 +12,7 @@ from robot.libraries.BuiltIn import BuiltIn
 from testbed.experiments import e5_collector as ramp, e5_config, e5_failover, e5_points, e5_scale, e5_uber
 from testbed.experiments.points import Measured
 from testbed.model.links import rtt_label
+from testbed.services.condor import wait_single_had_leader
 from _experiment_library import ExperimentLibrary
 
 
@@ -114,7 +115,7 @@ class CollectorLibrary(ExperimentLibrary):
         """After a CM's configuration changed (a child there), HAD restarts: one leader again."""
         if any(self.tb.topo.hosts[h].has("cm") for h in tree.candidates()):
             timeout = float(self.params()["failover_timeout_s"])
-            e5_failover.wait_single_had_leader(self.tb.pool, timeout, f"no single HAD leader {timeout:.0f} s "
+            wait_single_had_leader(self.tb.pool, timeout, f"no single HAD leader {timeout:.0f} s "
                                                                       "after reconfiguring the CMs", error=AssertionError)
 
     # --- the ramp ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from testbed.experiments import e5_config, e5_failover, e5_points, e5_scale as s
 from testbed.experiments.points import Measured
 from testbed.model import profiles
 from testbed.model.links import rtt_label
+from testbed.services.condor import wait_single_had_leader
 from _experiment_library import ExperimentLibrary
 
 
@@ -503,7 +504,7 @@ class ScaleLibrary(ExperimentLibrary):
 
     # --- two-tier collectors -------------------------------------------------------------
     def _wait_single_negotiator(self, timeout):
-        e5_failover.wait_single_had_leader(self.tb.pool, timeout,
+        wait_single_had_leader(self.tb.pool, timeout,
                                            f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs",
                                            error=AssertionError)
 

@@ -117,10 +117,10 @@ def cmd_host_undo(args):
 
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
-    from testbed.services import health
     from testbed.machines import provision as provisioning
+    from testbed.remote import profile_record
     topo, _ssh, state = _site(args, change="provision")
-    profile = _profile(args.profile) if args.profile else health.recorded_profile(state) or _profile("default")
+    profile = _profile(args.profile) if args.profile else profile_record.recorded_profile(state) or _profile("default")
     seconds = provisioning.provision(topo, profile, args.hosts or None)
     print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
     return 0
@@ -167,6 +167,7 @@ def cmd_status(args):
 
 def cmd_snapshot_save(args):
     from testbed.machines import snapshots
+    from testbed.remote import profile_record
     from testbed.services import health
     topo, ssh, state = _site(args, change="snapshot save")
     snapshots.check_snapshottable(topo)
@@ -174,7 +175,7 @@ def cmd_snapshot_save(args):
     if not report["healthy"]:
         raise TestbedError(f"site {topo.name} is not healthy ({report['problems'][0]}); "
                            "snapshots are taken of a healthy site")
-    prof = health.recorded_profile(state)
+    prof = profile_record.recorded_profile(state)
     snapshots.save(topo, args.name, prof.name if prof else "default")
     return 0
 

@@ -33,16 +33,16 @@ def cmd_profile_diff(args):
 
 
 def cmd_profile_apply(args):
-    from testbed.services import health
     from testbed.network import netem, wan
+    from testbed.remote import profile_record
     from testbed.services import tuning
     topo, ssh, state = _site(args, change="profile apply")
     prof = _profile(args.name)
-    with health.failure_recorded(state, prof):   # some hosts may have it: none is known in force
-        outcome = tuning.apply(topo, ssh, prof, health.recorded_profile(state))
+    with profile_record.failure_recorded(state, prof):   # some hosts may have it: none is known in force
+        outcome = tuning.apply(topo, ssh, prof, profile_record.recorded_profile(state))
     if prof.wan:
         wan.set_links(topo, ssh, state, netem.parse_links(prof.wan, prof.source, "wan"))
-    health.record_profile(state, prof, outcome)
+    profile_record.record_profile(state, prof, outcome)
     print(f"recorded in {state.profile_record}")
     return 0
 

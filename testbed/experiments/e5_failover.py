@@ -9,7 +9,6 @@ from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.model.constants import HTCONDOR_PORT, NEGOTIATOR_LOG, SCHEDD_LOG, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
-from testbed.services.condor import wait_single_had_leader  # noqa: F401 (ScaleLibrary waits through it)
 from testbed.services.gateway import Daemons
 from testbed.services.parsers import (NEGOTIATOR_LOG_MARKS, address_uses_shared_port, count_inbound,
                                       cycle_saw_requests, latest_negotiator, logged_cycles,

@@ -90,7 +90,7 @@ def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTH
         if now["profile"] and now["profile"] != at_pause["profile"]:
             previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
             prof = scaled_profiles.load(now["profile"])
-            with health.failure_recorded(state, prof):   # the resumed guests may have it part way
+            with profile_record.failure_recorded(state, prof):   # the resumed guests may have it part way
                 tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
             out["profile_applied"] = now["profile"]
         if now["links"] != at_pause["links"]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from testbed import PROJECT_ROOT
-from testbed.experiments.points import same_value  # noqa: F401 (the registry's callers compare through it)
+from testbed.experiments.points import same_value
 from testbed.experiments.rows import check_declaration, render_all
 from testbed.model.errors import ConfigError
 from testbed.results import verdict

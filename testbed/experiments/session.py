@@ -21,7 +21,7 @@ from testbed.model.errors import RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
 from testbed.services import health
-from testbed.remote import repair_record
+from testbed.remote import profile_record, repair_record
 from testbed.remote.ssh import SSH
 from testbed.results import runs as results, verdict
 from testbed.services import tuning
@@ -176,7 +176,7 @@ class Session:
         return self.profile_in_force.name if self.profile_in_force else "default"
 
     def current_profile(self):
-        return self.profile_in_force or health.recorded_profile(self.state)
+        return self.profile_in_force or profile_record.recorded_profile(self.state)
 
     def add_profile(self, prof):
         """Make a profile built at run time (E1's scaled ones) one the suite can apply by name."""
@@ -191,9 +191,9 @@ class Session:
         """Apply profile `name`, record it on the site (and its time in the run); returns seconds."""
         prof = self.load_profile(name)
         previous, self.profile_in_force = self.current_profile(), None   # until this one is in force
-        with health.failure_recorded(self.state, prof):   # some hosts may have it: none is known in force
+        with profile_record.failure_recorded(self.state, prof):   # some hosts may have it: none is known in force
             outcome = tuning.apply(self.topo, self.ssh, prof, previous, echo=echo, skip=self.paused)
-        health.record_profile(self.state, prof, outcome)
+        profile_record.record_profile(self.state, prof, outcome)
         self.profile_in_force = prof
         self.wan_in_force = {}  # a profile may set links of its own
         if self.run is not None:

@@ -12,13 +12,12 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
-from testbed.model.constants import CONDOR_DAEMONS as DAEMONS, CONDOR_LOG_DIR, FAULT_WORKDIR, JOB_LEASE_S, JobStatus  # noqa: F401
-from testbed.model.constants import FAULT_LOCAL_IWD, SUBMIT_USER
-from testbed.model.constants import comm  # noqa: F401 (the fault suite's name for it)
+from testbed.model.constants import (CONDOR_LOG_DIR, FAULT_LOCAL_IWD, FAULT_WORKDIR, JOB_LEASE_S, SUBMIT_USER,
+                                     JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
-from testbed.services.gateway import Daemons, parse_killed  # noqa: F401
+from testbed.services.gateway import Daemons
 
 START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "JobRunCount",
                "LastRemoteHost", "RemoteHost", "HoldReason"]

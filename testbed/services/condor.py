@@ -4,7 +4,7 @@ Built on `testbed.services.gateway`."""
 from testbed.model.constants import comm
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
-from testbed.services.gateway import Daemons, Schedd, describe_jobs  # noqa: F401 (describe_jobs: callers' name)
+from testbed.services.gateway import Daemons, Schedd
 
 
 def submit_description(executable, arguments="", count=1, requirements=None, output_mb=0,

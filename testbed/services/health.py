@@ -12,7 +12,6 @@ import time
 from testbed.model import constants as c, tables
 from testbed.model.errors import TestbedError
 from testbed.remote.poll import wait_for
-from testbed.remote.profile_record import failure_recorded, record_profile, recorded_profile  # noqa: F401 (callers' names)
 from testbed.services.gateway import Schedd
 from testbed.services.parsers import ccb_contacts
 
