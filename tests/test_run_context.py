@@ -121,8 +121,9 @@ ADAPTERS = sorted(p.stem for p in (PROJECT_ROOT / "robot" / "libraries").glob("*
 
 
 # A Robot library is keywords over the experiments, the gateway to HTCondor and XRootD
-# (services), the model and the records; the site's machines, SSH and the CLI stay behind them.
-ROBOT_MAY_IMPORT = {"experiments", "services", "results", "model"}
+# (services), the emulated WAN (network), the model and the records; the site's machines,
+# SSH and the CLI stay behind them.
+ROBOT_MAY_IMPORT = {"experiments", "services", "network", "results", "model"}
 
 
 @pytest.mark.parametrize("name", ADAPTERS)

@@ -12,6 +12,8 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from testbed.experiments import points, registry, runner as suites, session
 from testbed.model import scaled_profiles, topology
+from testbed.network import wan
+from testbed.services import health
 
 
 def _var(name, default=None):
@@ -67,7 +69,7 @@ class TestbedLibrary:
     @keyword
     def site_should_be_healthy(self, timeout=600):
         report = self.site.wait_healthy(timeout, echo=logger.console)
-        logger.info(session.format_health_report(report))
+        logger.info(health.format_report(report))
         return report
 
     @keyword
@@ -250,7 +252,7 @@ class TestbedLibrary:
 
     @keyword
     def measured_rtt_should_match(self, configured, measured, base=0.0):
-        if not session.rtt_matches(float(configured), float(measured), float(base)):
+        if not wan.within_target(float(configured), float(measured), float(base)):
             raise AssertionError(f"RTT {measured} ms (base {base} ms) is not within 1 ms + 5% of {configured} ms")
 
     @keyword

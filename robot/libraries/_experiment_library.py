@@ -9,6 +9,7 @@ from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from testbed.experiments import points, registry, session
+from testbed.network import wan
 
 
 class ExperimentLibrary:
@@ -62,11 +63,11 @@ class ExperimentLibrary:
     def set_checked_rtt(self, rtt, a, b, set_rtt):
         """`set_rtt(rtt)` (which returns the RTT it measured from a to b); above 0 ms, the
         measured RTT checked against the LAN's own between a and b, taken before; a miss is
-        measured again after a pause (`session.rtt_recheck`), each retry kept as `wan.rtt_rechecked`."""
+        measured again after a pause (`wan.recheck`), each retry kept as `wan.rtt_rechecked`."""
         if float(rtt) > 0:
             base = self.tb.measure_rtt(a, b)
             # measured again as it is, emulation included (measure_rtt, the keyword, is the base)
-            attempts = session.rtt_recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.site.measure_rtt(a, b),
+            attempts = wan.recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.site.measure_rtt(a, b),
                                            say=logger.console)
             for n, ms in enumerate(attempts[1:], start=2):
                 self.tb.record_metric("wan.rtt_rechecked", ms, "ms", link=f"{a}-{b}", rtt_ms=float(rtt), attempt=n)

@@ -28,10 +28,6 @@ from testbed.services import tuning
 from testbed.services.condor import Pool, submit_description
 from testbed.services.storage import Storage
 
-format_health_report = health.format_report  # the report `wait_healthy` returns, as text
-rtt_matches = wan.within_target              # a measured RTT within 1 ms + 5% of the configured
-rtt_recheck = wan.recheck                    # a missed RTT measured again after pauses
-
 
 @dataclass
 class RunContext:
