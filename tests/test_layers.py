@@ -1,5 +1,6 @@
 """The package's layers: a module imports only from its own layer or the layers above it."""
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "testbed"
@@ -127,3 +128,41 @@ def test_no_module_of_the_package_is_over_about_500_lines():
     big = [f"{p.relative_to(ROOT.parent)}: {n} lines" for p in sorted(ROOT.rglob("*.py"))
            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
     assert not big, "split by responsibility:\n" + "\n".join(big)
+
+
+CONDOR_COMMAND = re.compile(r"(^|[;&|`]\s*|\$\(\s*)(sudo -u \S+ )?condor_(q|rm|history|status|submit|off|on|restart|"
+                            r"reconfig|config_val|drain|hold|release|vacate|advertise|ping|who|tail|ssh_to_job)\b")
+
+
+def command_strings(path):
+    """The string literals of a module that run an HTCondor tool (a docstring or a message
+    that names one is not a command): (line, text)."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docs |= {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}  # read whole
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            text = node.value
+        else:
+            continue
+        if CONDOR_COMMAND.search(text):
+            yield node.lineno, text
+
+
+def test_the_command_finder_tells_a_command_from_a_message():
+    assert CONDOR_COMMAND.search("condor_q -better-analyze -constraint x") and CONDOR_COMMAND.search("a; condor_rm 4")
+    assert CONDOR_COMMAND.search("n=$(condor_config_val X)") and CONDOR_COMMAND.search("sudo -u u condor_q")
+    assert not CONDOR_COMMAND.search("the schedd did not answer condor_q") and not CONDOR_COMMAND.search("condor_qx")
+
+
+def test_only_the_gateway_runs_htcondors_tools():
+    """HTCondor's command-line tools are run by services/ (the gateway) alone: an experiment,
+    a fault or a Robot library asks it."""
+    outside = [ROOT / "experiments", ROOT / "faults", ROOT.parent / "robot" / "libraries"]
+    found = [f"{path.relative_to(ROOT.parent)}:{line}: {text[:70]!r}" for folder in outside
+             for path in sorted(folder.rglob("*.py")) for line, text in command_strings(path)]
+    assert not found, "HTCondor commands outside the gateway:\n" + "\n".join(found)

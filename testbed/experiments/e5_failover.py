@@ -9,7 +9,7 @@ from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.model.constants import HTCONDOR_PORT, NEGOTIATOR_LOG, SCHEDD_LOG, JobStatus
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
-from testbed.services.gateway import Daemons
+from testbed.services.gateway import Daemons, Schedd
 from testbed.services.parsers import (NEGOTIATOR_LOG_MARKS, address_uses_shared_port, count_inbound,
                                       cycle_saw_requests, latest_negotiator, logged_cycles,
                                       matching_logged_cycle, negotiation_cycle, parse_long_ads,
@@ -220,8 +220,7 @@ class PoolEvents:
         """What the schedd says of `role`'s jobs that do not run: `condor_q -better-analyze`
         and the SchedLog's last lines on claims, CCB and shadows (a failed wait's diagnosis,
         for the test's log)."""
-        script = (f"condor_q -better-analyze -constraint {shlex.quote(role_constraint(role))} 2>&1 | head -60; "
-                  f"echo '--- {SCHEDD_LOG}'; "
+        script = (f"{Schedd.analyze_command(role_constraint(role))}; echo '--- {SCHEDD_LOG}'; "
                   f"grep -aiE 'ccb|claim|shadow|activate|match' {SCHEDD_LOG} 2>&1 | tail -n {int(log_lines)}")
         r = self.ssh.run(self.submit, script, check=False, timeout=120)
         return (r.stdout + r.stderr).strip()

@@ -320,7 +320,7 @@ class CondorFaults:
 
     def filesystem_domain(self, host):
         """The FILESYSTEM_DOMAIN of a host's HTCondor (RemoteError when it has none)."""
-        out = self.ssh.run(host, "condor_config_val FILESYSTEM_DOMAIN", check=False, timeout=60).stdout.strip()
+        out = self.ssh.run(host, Daemons.config_val_command("FILESYSTEM_DOMAIN"), check=False, timeout=60).stdout.strip()
         if not out or " " in out:
             raise RemoteError(f"{host}: no FILESYSTEM_DOMAIN from condor_config_val ({out[:80] or 'no output'})")
         return out

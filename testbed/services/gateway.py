@@ -248,6 +248,12 @@ class Schedd:
                 "condor_status -startd -af Machine Name MyAddress 2>/dev/null | sed 's/^/startd=/'\n"
                 "condor_status -collector -af Machine 2>/dev/null | sed 's/^/collector=/'\n")
 
+    @staticmethod
+    def analyze_command(constraint, lines=60):
+        """Why the jobs of `constraint` do not run, as the schedd explains it (condor_q
+        -better-analyze), its first `lines` lines."""
+        return f"condor_q -better-analyze -constraint {shlex.quote(constraint)} 2>&1 | head -{int(lines)}"
+
     def reschedule(self):
         self.ssh.run(self.host, "condor_reschedule >/dev/null 2>&1", check=False, timeout=60)
 
