@@ -17,7 +17,8 @@ from testbed.model.schema import load_yaml
 from testbed.model.startd_memory import CONSTANT_SOURCE, StartdMemory
 from testbed.remote.ssh import Result
 from testbed.results import runs, verdict
-from testbed.services import gateway, parsers
+from testbed.experiments import e5_parsers as parsers
+from testbed.services import gateway
 
 
 # --- how many startds fit a worker -------------------------------------------------------------

@@ -9,7 +9,8 @@ import pytest
 
 from testbed.experiments import e5_config as cfg, e5_failover as fo, e5_scale as e5
 from testbed.model import profiles, topology
-from testbed.services import condor, gateway, parsers
+from testbed.experiments import e5_parsers as parsers
+from testbed.services import condor, gateway
 from testbed.remote.ssh import Result
 
 ADDR = ("<10.160.0.13:9618?CCBID=10.160.0.11:9618%3faddrs%3d10.160.0.11-9618%26alias%3dcm1.small.testbed"

@@ -33,7 +33,7 @@ from testbed.experiments.e5_uber import StartdSampler
 from testbed.model.constants import E5_CHILD_COLLECTOR_PORT, HTCONDOR_PORT
 from testbed.model.startd_memory import StartdMemory
 from testbed.remote.poll import wait_for
-from testbed.services.parsers import (STARTD_COLLECTOR_LOG_SCRIPT, collector_load, cpu_percent, inbound_by_port,
+from testbed.experiments.e5_parsers import (STARTD_COLLECTOR_LOG_SCRIPT, collector_load, cpu_percent, inbound_by_port,
                                       own_collector_ad, parse_long_ads, skips_between, startd_collector_skips,
                                       startd_names, sum_ad_updates, update_window)
 

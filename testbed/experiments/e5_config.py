@@ -7,7 +7,7 @@ from testbed.model.constants import (E5_CHILD_COLLECTOR_CONF, E5_CHILD_COLLECTOR
 from testbed.machines.render import render_run_file
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import ConfigFragment, Daemons, apply_fragments
-from testbed.services.parsers import CHILD_COLLECTOR_PREFIX, fresh_slots, sum_ad_updates, update_window
+from testbed.experiments.e5_parsers import CHILD_COLLECTOR_PREFIX, fresh_slots, sum_ad_updates, update_window
 
 SLEEP_SECONDS = 86400  # sleepers run until the suite removes them
 

@@ -10,7 +10,7 @@ from testbed.model.constants import HTCONDOR_PORT, NEGOTIATOR_LOG, SCHEDD_LOG, J
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import Daemons, Schedd
-from testbed.services.parsers import (NEGOTIATOR_LOG_MARKS, address_uses_shared_port, count_inbound,
+from testbed.experiments.e5_parsers import (NEGOTIATOR_LOG_MARKS, address_uses_shared_port, count_inbound,
                                       cycle_saw_requests, latest_negotiator, logged_cycles,
                                       matching_logged_cycle, negotiation_cycle, parse_long_ads,
                                       startd_of_slot, startds_registered_with, utc_offset_seconds)

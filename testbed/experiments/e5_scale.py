@@ -14,7 +14,7 @@ steps, LAN and WAN, one and two collector tiers) is e5_collector.py.
 
 This module holds the registry entry, the ramp's decisions (steps, limits), the
 stream model and `ScaleExperiment`, which runs the commands on the site through the
-HTCondor gateway (services/gateway.py) and reads them with services/parsers.py.
+HTCondor gateway (services/gateway.py) and reads them with e5_parsers.py.
 The failovers and negotiation are in e5_failover.py (mixed into ScaleExperiment),
 the run's extra startds, the collector tree and the negotiator's resource-request
 protocol (batched, per-request) in e5_config.py. The Robot libraries
@@ -32,7 +32,7 @@ from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
 from testbed.services import health
 from testbed.services.gateway import Schedd
-from testbed.services.parsers import (PS_SCRIPT, SS_SCRIPT, collector_name, cpu_percent, parse_long_ads,
+from testbed.experiments.e5_parsers import (PS_SCRIPT, SS_SCRIPT, collector_name, cpu_percent, parse_long_ads,
                                       parse_observation, parse_ps, parse_ss, sum_ad_updates, update_stats)
 
 EXPERIMENT = Experiment(

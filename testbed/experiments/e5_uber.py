@@ -16,7 +16,7 @@ from testbed.model.startd_memory import StartdMemory
 from testbed.results.intervals import mean
 from testbed.results.runs import RESULTS_ROOT, Run
 from testbed.services.gateway import Daemons
-from testbed.services.parsers import STARTD_RSS_SCRIPT, process_rss_mb
+from testbed.experiments.e5_parsers import STARTD_RSS_SCRIPT, process_rss_mb
 
 RSS_METRIC = "e5.startd_rss"   # MB per startd daemon (mean RSS on one worker at one step)
 

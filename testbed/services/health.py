@@ -7,13 +7,14 @@ table; `wait_healthy` waits through remote/poll.wait_for. In `services` (not `re
 so that it may use the HTCondor gateway; machines' bring-up and snapshot restore get it
 passed in by their callers.
 """
+import re
 import time
+from urllib.parse import unquote
 
 from testbed.model import constants as c, tables
 from testbed.model.errors import TestbedError
 from testbed.remote.poll import wait_for
 from testbed.services.gateway import Schedd
-from testbed.services.parsers import ccb_contacts
 
 DAEMONS = {"submit": ["condor_master", "condor_shared_port", "condor_schedd"],
            "cm": ["condor_master", "condor_shared_port", "condor_collector", "condor_had",
@@ -60,6 +61,14 @@ d=$(mktemp -d)
 wait
 echo '{pool_mark}'; cat "$d/pool"; echo '{xrootd_mark}'; cat "$d/xrootd"; rm -rf "$d"
 """
+
+
+def ccb_contacts(sinful):
+    """CCB servers a daemon registered with, from the CCBID in its address."""
+    m = re.search(r"CCBID=([^&>]*)", sinful)
+    if not m:
+        return []
+    return [c.split("?")[0].split("#")[0] for c in unquote(m.group(1)).split()]
 
 
 def probes(topo, skip=()):

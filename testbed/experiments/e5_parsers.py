@@ -1,13 +1,13 @@
-"""Parsers of what HTCondor and the kernel print on a site (pure functions, no SSH): the
+"""E5's parsers of what HTCondor and the kernel print on a site (pure functions, no SSH): the
 `condor_q`/`condor_status` observation of a pool, ClassAds in `-l` form and the collector's
 update statistics, the negotiator's ads and its NegotiatorLog (D_SUB_SECOND), `ps` and
-`ss` output. Moved here from E5 so every layer above can read what the gateway ran."""
+`ss` output."""
 import datetime as dt
 import re
 from collections import namedtuple
-from urllib.parse import unquote
 
 from testbed.model.constants import CONDOR_DAEMON_COMMS, CONDOR_LOG_DIR, JobStatus
+from testbed.services.health import ccb_contacts
 
 
 def _sections(text, names):
@@ -369,14 +369,6 @@ def address_uses_shared_port(sinful):
     """A daemon behind shared port has `sock=` in its sinful string."""
     return "sock=" in str(sinful)
 
-
-
-def ccb_contacts(sinful):
-    """CCB servers a daemon registered with, from the CCBID in its address."""
-    m = re.search(r"CCBID=([^&>]*)", sinful)
-    if not m:
-        return []
-    return [c.split("?")[0].split("#")[0] for c in unquote(m.group(1)).split()]
 
 
 def startds_registered_with(slot_lines, ccb_ip):
