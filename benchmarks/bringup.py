@@ -8,14 +8,20 @@ listened and when the management lease arrived. Plus each VM's qemu RSS.
 
     .venv/bin/python benchmarks/bringup.py [-t TOPOLOGY]            # the site that is up
     .venv/bin/python benchmarks/bringup.py -t small --cycle         # down, then a cold up
+    .venv/bin/python benchmarks/bringup.py --keep                   # and keep the record in results/
+
+A kept record (results/benchmarks/bringup/) is what docs/first-run.md's bring-up table is
+generated from (`testbed report docs`).
 """
 import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from testbed.machines import hostload, site
+from testbed.results import bringup_record
 from testbed.model.state import TestbedState
 from testbed.model import tables, topology
 from testbed.remote import bootrecord
@@ -32,6 +38,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-t", "--topology", default=None)
     p.add_argument("--cycle", action="store_true", help="tear the site down and bring it up cold first")
+    p.add_argument("--keep", action="store_true", help="keep the record in results/benchmarks/bringup/ "
+                                                       "(docs/first-run.md is generated from it)")
     args = p.parse_args()
     topo = topology.load(args.topology or site.active_topology() or "small")
     if args.cycle:
@@ -40,7 +48,10 @@ def main():
             if rc != 0:
                 sys.exit(f"bringup: `testbed {verb}` failed (rc {rc})")
     state = TestbedState(topo.name)
-    record = json.loads((state.dir / site.BRINGUP_RECORD).read_text())
+    path = state.dir / site.BRINGUP_RECORD
+    record = json.loads(path.read_text())
+    # a record made before bring-ups noted when they began: the day it was written
+    record.setdefault("began", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(path.stat().st_mtime)))
     guests = bootrecord.collect(SSH(topo), list(topo.hosts))
     load = hostload.usage(topo, window=10)
     rss = {h: v["rss_mb"] for h, v in load.items()}
@@ -70,9 +81,13 @@ def main():
         rows.append(["host tools (Vagrant, ssh, virsh)", "-", fmt(cpu["tools"]), "-"])
         print("CPU seconds of the bring-up (qemu per VM, from its start to the site healthy)")
         print(tables.render(["", "to SSH ready", "to healthy", "after SSH ready"], rows))
-        f = hostload.floor(cpu, ph["healthy"], cpu.get("cores"))
-        print(f"floor: {f['cpu_seconds']} CPU s / {f['cores']} cores = {f['floor_seconds']} s; healthy after "
-              f"{ph['healthy']} s = {f['over_floor']}x the floor (1.0: every core busy the whole bring-up)")
+        spent = ph["healthy"] - (ph.get("box") or 0)   # the guests' CPU is counted from the box on
+        f = hostload.floor(cpu, spent, cpu.get("cores"))
+        print(f"floor: {f['cpu_seconds']} CPU s / {f['cores']} cores = {f['floor_seconds']} s; healthy "
+              f"{spent:.0f} s after the box was ready = {f['over_floor']}x the floor (1.0: every core busy "
+              f"the whole bring-up)")
+    if args.keep:
+        print(f"kept: {bringup_record.keep(record, topo)}")
 
 
 if __name__ == "__main__":

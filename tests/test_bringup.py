@@ -311,3 +311,39 @@ def test_a_vms_cpu_seconds_come_from_its_qemu_process(tmp_path):
     hz = os.sysconf("SC_CLK_TCK")
     (proc / "stat").write_text(f"101 (qemu-system-x86) S " + " ".join(["0"] * 10) + f" {30 * hz} {12 * hz} 0 0\n")
     assert hostload.cpu_seconds(topo, tmp_path) == {"cm1": 42.0}
+
+
+def test_a_bring_up_records_the_host_set_up_that_tb_spent_before_it(monkeypatch):
+    from testbed import cli
+    env = {"TB_STARTED": "1000.0"}
+    cli.note_setup_seconds(env, now=1051.26)
+    assert env["TB_SETUP_SECONDS"] == "51.3"
+    cli.note_setup_seconds(env, now=2000.0)          # a command started by another keeps the first
+    assert env["TB_SETUP_SECONDS"] == "51.3"
+    monkeypatch.setenv("TB_SETUP_SECONDS", env["TB_SETUP_SECONDS"])
+    assert site.setup_seconds() == 51.3
+    monkeypatch.delenv("TB_SETUP_SECONDS")
+    assert site.setup_seconds() is None
+    empty = {}
+    cli.note_setup_seconds(empty)                    # `python -m testbed` without ./tb: nothing to say
+    assert empty == {}
+
+
+def test_a_kept_bring_up_gives_the_first_run_pages_times_and_floor(tmp_path):
+    from testbed.model import topology
+    from testbed.report import site_sections
+    from testbed.results import bringup_record
+    record = {"topology": "small", "began": "2026-11-29T11:30:10Z", "box_built": True, "setup_seconds": 51.0,
+              "phases": {"box": 137.2, "boot": 639.6, "provision": 675.0, "healthy": 711.4},
+              "cpu": {"guests": {"dtn": 300.0, "cm1": 150.0}, "tools": 50.0, "cores": 2}, "vms": {}}
+    path = bringup_record.keep(record, topology.load("small"), tmp_path, accel="tcg", host={"cores": 2})
+    assert path.name == "small-20261129T113010Z.json"
+    [kept] = bringup_record.load_all(tmp_path)
+    f = bringup_record.figures(kept)
+    assert f["setup"] == 51.0 and f["box_built"] and f["healthy"] == 711.4
+    # the floor is over the bring-up after the box: 500 CPU s / 2 cores = 250 s against 574.2 s
+    assert f["floor_seconds"] == 250.0 and f["over_floor"] == round(574.2 / 250, 2)
+    text = site_sections.bringup_costs_section(tmp_path)
+    assert "| `small` | 5 | 2026-11-29 | 51 s | 137 s (built) | 640 s | 675 s | 711 s |" in text
+    assert "2.3x" in text and "TCG, 2 cores" in text
+    assert "No bring-up is kept" in site_sections.bringup_costs_section(tmp_path / "none")

@@ -2,7 +2,9 @@
 
 The verbs live in one module per group: site.py, tuning.py, experiments.py, report.py."""
 import argparse
+import os
 import sys
+import time
 
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                      cmd_suites, cmd_test)
@@ -310,7 +312,18 @@ def with_examples(parser):
     return parser
 
 
+def note_setup_seconds(env=None, now=None):
+    """TB_SETUP_SECONDS: the seconds from `./tb`'s start (TB_STARTED) to this command's, the
+    host's set-up, which a bring-up records (machines/site.py)."""
+    env = os.environ if env is None else env
+    try:
+        env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - float(env['TB_STARTED']):.1f}")
+    except (KeyError, ValueError):
+        pass
+
+
 def main(argv=None):
+    note_setup_seconds()
     parser = with_examples(build_parser())
     parser.set_defaults(parser=parser)   # `report docs` writes the CLI reference from it
     args = parser.parse_args(hoist_topology(sys.argv[1:] if argv is None else argv))

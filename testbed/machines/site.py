@@ -64,6 +64,16 @@ def active_topology(root=PROJECT_ROOT):
     return found
 
 
+def setup_seconds():
+    """The seconds `./tb` spent before the command began (the host's set-up: seconds once
+    done, minutes on a fresh machine): TB_SETUP_SECONDS, which the command line sets from
+    `./tb`'s TB_STARTED as it starts; None without it."""
+    try:
+        return round(float(os.environ["TB_SETUP_SECONDS"]), 1)
+    except (KeyError, ValueError):
+        return None
+
+
 def boot_waves(topo, size):
     """Hosts in boot order, `size` at a time: under TCG a guest boots about as fast alone
     as the host's cores can feed it, and nine at once starved each other for 20 minutes."""
@@ -235,7 +245,9 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
              + (f", {len(hv_checked)} hypervisors" if topo.remote_vm_hosts else "") + ")")
         return 0
     record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {},
-              "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked}}
+              "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked},
+              "began": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "box_built": False,
+              "setup_seconds": setup_seconds()}
     if topo.vm_hosts:
         domains.claim_domains(topo)
         if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
@@ -244,6 +256,7 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
                 booted.base.build()
             if not booted.built or not booted.registered():
                 booted.build()
+                record["box_built"] = True
     record["phases"]["box"] = round(time.monotonic() - started, 1)
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)

@@ -12,10 +12,11 @@ from testbed.report import experiment_sections as ex, figure_sections as figs, s
 from testbed.report.markdown import fill
 
 
-def makers(reference_root=None, extra=None, benchmark_root=None, figures=None):
+def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, bringup_root=None):
     """{section name: make(argument, source) -> Markdown}; a section key is `name` or
     `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's).
-    `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise).
+    `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise);
+    `bringup_root`: the kept bring-ups (default results/benchmarks/bringup).
     `figures`: where the figure sections' PNGs go (figure_sections.Output; default: compared
     with this checkout's, never written)."""
     figures = figures or figs.Output(PROJECT_ROOT, check=True)
@@ -38,6 +39,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None):
         "topologies": lambda arg, source: site.topologies_section(),
         "topology-show": lambda arg, source: site.topology_show_section(arg or "small"),
         "guest-cpu": lambda arg, source: site.guest_cpu_section(),
+        "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
         "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),

@@ -1,11 +1,12 @@
 """The generated sections about the site itself: what each shipped topology needs from the
-host, every knob of each shipped profile, what the guests' CPU is, and the conditions of
-each kept reference run beside the papers' hardware (the fidelity table)."""
+host, what a kept bring-up took, every knob of each shipped profile, what the guests' CPU
+is, and the conditions of each kept reference run beside the papers' hardware (the
+fidelity table)."""
 from testbed.machines import accel
 from testbed.model import profiles, topology
 from testbed.model.schema import load_yaml
 from testbed.report.markdown import code, table
-from testbed.results import reference
+from testbed.results import bringup_record, reference
 
 
 def _gb(mb):
@@ -128,3 +129,33 @@ def fidelity_section(root=None):
                      + ": their conditions appear here once one is kept (`./tb reference save RUN`, then "
                        "`./tb report docs`).")
     return "\n".join(lines)
+
+
+def _s(value):
+    return "-" if value is None else f"{value:.0f} s"
+
+
+def bringup_costs_section(root=None):
+    """Per kept bring-up (results/benchmarks/bringup/): the host's set-up, the box, the VMs
+    booted, provisioned and healthy, and the bring-up's wall time over its CPU floor."""
+    rows = []
+    for rec in bringup_record.load_all(root):
+        f, host = bringup_record.figures(rec), rec.get("host") or {}
+        built = {True: " (built)", False: " (cached)"}.get(f["box_built"], "")   # older records do not say
+        box = "-" if f["box"] is None else f"{f['box']:.0f} s{built}"
+        floor = ("-" if f.get("over_floor") is None else
+                 f"{f['cpu_seconds']:.0f} CPU s / {f['cores']} cores = {f['floor_seconds']:.0f} s; "
+                 f"{f['over_floor']}x")
+        rows.append([f"`{rec.get('topology')}`", rec.get("vm_count", "?"), str(rec.get("began", "?"))[:10],
+                     _s(f["setup"]), box, _s(f["booted"]), _s(f["provisioned"]), _s(f["healthy"]), floor,
+                     f"{str(rec.get('accel', '?')).upper()}, {host.get('cores', '?')} cores"])
+    if not rows:
+        return "No bring-up is kept yet (`benchmarks/bringup.py --keep` keeps the site's last one)."
+    return "\n".join([
+        table(["topology", "VMs", "day", "host set-up", "box", "VMs booted", "provisioned", "healthy",
+               "CPU floor after the box; wall time over it", "host"], rows), "",
+        "Each time is seconds from the start of `up` (the host set-up: before it, from `./tb`'s start; "
+        "\"-\" where the record has none). The box is built once per recipe and cached after. The floor "
+        "is the CPU seconds the guests and the host's tools spent from the box to a healthy site over "
+        "the host's cores: 1.0x means every core was busy the whole time. Kept by "
+        "`benchmarks/bringup.py --keep` in `results/benchmarks/bringup/`."])
