@@ -386,3 +386,27 @@ def test_the_patched_box_copies_the_kernel_without_libvirts_labels(tmp_path):
     assert (tmp_path / "copy").read_bytes() == b"kernel"
     assert (tmp_path / "copy").stat().st_mode & 0o777 == 0o640
     assert os.listxattr(tmp_path / "copy") == []
+
+
+def test_a_release_box_is_named_hashed_and_chosen_by_its_spec(tmp_path, monkeypatch):
+    from testbed.machines import box as box_mod
+    from testbed.machines.patched_box import box_for
+    from testbed.model import boxspec
+    from testbed.model.errors import ConfigError
+    releases = tmp_path / "releases"
+    releases.mkdir()
+    (releases / "sid.txt").write_text("suite sid\ncondor 25.14.1+dfsg-1\n")
+    spec = boxspec.parse("debian13+release:sid", "t.yaml", release_dir=releases)
+    assert spec.release == releases / "sid.txt" and str(spec) == "debian13+release:sid"
+    with pytest.raises(ConfigError, match=r"t.yaml: box: 'release:nope'.*known: sid"):
+        boxspec.parse("debian13+release:nope", "t.yaml", release_dir=releases)
+    with pytest.raises(ConfigError, match="names both"):
+        boxspec.parse("debian13+release:sid+patch:htcondor-reconnect-transkey", "t.yaml", release_dir=releases)
+    monkeypatch.setattr(box_mod, "cache_root", lambda: tmp_path / "cache")
+    stock, sid = box_mod.Box("debian13"), box_for(spec)
+    assert sid.name.startswith("grid-testbed-debian13-sid-") and sid.hash != stock.hash
+    (releases / "sid.txt").write_text("suite sid\ncondor 25.15.0+dfsg-1\n")   # a new pin is a new box
+    assert box_for(spec).hash != sid.hash
+    # neither build prunes the other's boxes
+    assert stock.stale([sid.name, "grid-testbed-debian13-000000000000"]) == ["grid-testbed-debian13-000000000000"]
+    assert sid.stale([stock.name, "grid-testbed-debian13-sid-000000000000"]) == ["grid-testbed-debian13-sid-000000000000"]

@@ -90,6 +90,30 @@ assert ROOT.tbe3_box_check() == 2' > "$work/root-import.log" 2>&1 \
 step "E3: import ROOT in the chroot took $(( ($(date +%s%N) - import_start) / 1000000 )) ms (the host's CPU; under TCG expect 10-30x)"
 rm -rf "$root/tmp/python-e3.txt" "$wheels"
 
+if [ -n "${TB_RELEASE_FILE:-}" ]; then
+  # Another middleware release over the trixie box: that suite's HTCondor and XRootD at the
+  # versions the release file pins, with only the libraries they need from it.
+  rsuite=$(awk '$1 == "suite" {print $2}' "$TB_RELEASE_FILE")
+  mapfile -t pins < <(awk '$1 != "suite" && $1 !~ /^#/ && NF == 2 {print $1 "=" $2}' "$TB_RELEASE_FILE")
+  step "release $rsuite: ${pins[*]}"
+  echo "deb $mirror $rsuite main" > "$root/etc/apt/sources.list.d/release.list"
+  printf 'Package: *\nPin: release n=%s\nPin-Priority: 100\n' "$rsuite" > "$root/etc/apt/preferences.d/release"
+  in_root apt-get update -qq
+  in_root apt-get purge -y -qq python3-xrootd >> "$work/apt.log" 2>&1
+  if ! in_root apt-get install -y -qq --no-install-recommends -t "$rsuite" "${pins[@]}" >> "$work/apt.log" 2>&1; then
+    moved=$(for pin in "${pins[@]}"; do
+      now=$(in_root apt-cache policy -t "$rsuite" "${pin%%=*}" | awk '/Candidate:/ {print $2}')
+      [ "$now" = "${pin#*=}" ] || printf '%s %s (pinned %s); ' "${pin%%=*}" "$now" "${pin#*=}"
+    done)
+    if [ -n "$moved" ]; then
+      echo "box: $rsuite now serves ${moved}edit $TB_RELEASE_FILE to build with them" >&2
+    else
+      tail -30 "$work/apt.log"
+    fi
+    exit 1
+  fi
+fi
+
 step "configuring the guest"
 # shellcheck source=provision/box/configure-guest.sh
 install -m 0755 "$here/configure-guest.sh" "$root/tmp/configure-guest.sh"

@@ -55,6 +55,10 @@ def build_parser():
                    help="patch files against HTCondor 23.9.6 (-p1), applied in this order; a topology "
                         "boots the result with `box: debian13+patch:NAME` (provision/patches/NAME.patch) "
                         "or `up --box debian13+patch:NAME`")
+    s.add_argument("--release", default=None, metavar="NAME",
+                   help="another middleware release: the HTCondor and XRootD versions "
+                        "provision/box/releases/NAME.txt pins (e.g. sid: HTCondor 25, XRootD 6); a topology "
+                        "boots it with `box: debian13+release:NAME` or `up --box debian13+release:NAME`")
     s.set_defaults(func=cmd_box_build)
 
     s = sub.add_parser("up", help="bring the site up and wait until it is healthy")
@@ -260,7 +264,7 @@ def _option_values(argv):
 EXAMPLES = {
     "plan": ("testbed -t small plan --write", "testbed plan --for e5:full --host-memory-mb 65536 --host-cpus 32"),
     "topology show": "testbed -t default topology show",
-    "box build": ("testbed box build --force",
+    "box build": ("testbed box build --force", "testbed box build --release sid",
                   "testbed box build --patch provision/patches/htcondor-reconnect-transkey.patch"),
     "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run",
            "testbed -t small up --box debian13+patch:htcondor-reconnect-transkey"),

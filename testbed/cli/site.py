@@ -62,9 +62,15 @@ def cmd_box_build(args):
         print(f"box {box.name} ready in {seconds:.0f} s ({box.dir}; its build {recipe.get('built')}: {timings}); "
               f"a site boots it with `box: {spec}` in its topology or `testbed up --box {spec}`")
         return 0
-    box = Box(args.kind)
+    release = None
+    if args.release:
+        from testbed.model import boxspec
+        release = boxspec.parse(f"{args.kind}+release:{args.release}", "testbed box build", "--release").release
+    box = Box(args.kind, release=release)
     seconds = box.build(mirror=args.mirror, force=args.force)
-    print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})")
+    print(f"box {box.name} ready in {seconds:.0f} s ({box.dir})"
+          + (f"; a site boots it with `box: {args.kind}+release:{args.release}` in its topology or "
+             f"`testbed up --box {args.kind}+release:{args.release}`" if release else ""))
     return 0
 
 

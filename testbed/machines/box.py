@@ -30,21 +30,24 @@ def cache_root():
     return Path(base) / "grid-testbed"
 
 
-def recipe_hash(kind="debian13", recipe_dir=RECIPE_DIR):
+def recipe_hash(kind="debian13", recipe_dir=RECIPE_DIR, release=None):
+    """The hash of the files a box is built from; a release's file (boxspec.RELEASE_DIR) is one of them."""
     if kind not in RECIPES:
         raise TestbedError(f"box {kind!r} cannot be built here (offline builds: {', '.join(RECIPES)}); "
                            "see docs/architecture/index.md, 'Boxes'")
     digest = hashlib.sha256()
-    for name in RECIPES[kind]:
-        digest.update(name.encode() + b"\0" + (Path(recipe_dir) / name).read_bytes() + b"\0")
+    for path in [Path(recipe_dir) / name for name in RECIPES[kind]] + ([Path(release)] if release else []):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
 class Box:
-    def __init__(self, kind="debian13"):
-        self.kind = kind
-        self.hash = recipe_hash(kind)
-        self.name = f"grid-testbed-{kind}-{self.hash}"
+    def __init__(self, kind="debian13", release=None):
+        """`release`: the file of another middleware release (`box: debian13+release:NAME`)."""
+        self.kind, self.release = kind, release
+        self.hash = recipe_hash(kind, release=release)
+        self.flavour = f"{kind}-{Path(release).stem}" if release else kind   # what the box's name says
+        self.name = f"grid-testbed-{self.flavour}-{self.hash}"
         self.dir = cache_root() / "boxes" / self.name
         self.kernel = self.dir / "vmlinuz"
         self.initrd = self.dir / "initrd.img"
@@ -82,9 +85,12 @@ class Box:
                    str(cache_root() / "apt-cache")]
             # the recipe's pip downloads run with this interpreter (the project's venv has pip)
             env = dict(os.environ, TB_HOST_PYTHON=sys.executable)
+            if self.release:
+                env["TB_RELEASE_FILE"] = str(self.release)
             if subprocess.run(cmd, env=env).returncode != 0:
                 raise TestbedError(f"box build failed (recipe {RECIPE_DIR}); see the output above")
             (tmp / "recipe.json").write_text(json.dumps({"hash": self.hash, "kind": self.kind,
+                                                         "release": Path(self.release).stem if self.release else None,
                                                          "built": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                 time.gmtime())}))
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -115,7 +121,7 @@ class Box:
     def stale(self, names):
         """The boxes among `names` (cached box folders) that this build replaces: the stock
         boxes of this kind with another recipe hash, never a patched box (patched_box.py)."""
-        own = re.compile(rf"^grid-testbed-{re.escape(self.kind)}-[0-9a-f]{{12}}$")
+        own = re.compile(rf"^grid-testbed-{re.escape(self.flavour)}-[0-9a-f]{{12}}$")
         return [n for n in names if own.match(n) and n != self.name]
 
     def prune(self, log=print):

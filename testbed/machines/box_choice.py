@@ -24,7 +24,7 @@ def apply_recorded(topo, root=None):
     path = _record(topo, root)
     if path.exists():
         spec = boxspec.parse(path.read_text().strip(), path)
-        topo.box, topo.box_patches = spec.kind, spec.patches
+        topo.box, topo.box_patches, topo.box_release = spec.kind, spec.patches, spec.release
     return topo
 
 
@@ -48,7 +48,7 @@ def choose(topo, text, root=None, exists=None):
                            f"`testbed -t {topo.name} down` first")
     state = TestbedState(topo.name, root).ensure_dirs()
     (state.dir / RECORD).write_text(str(spec) + "\n")
-    topo.box, topo.box_patches = spec.kind, spec.patches
+    topo.box, topo.box_patches, topo.box_release = spec.kind, spec.patches, spec.release
     return spec
 
 

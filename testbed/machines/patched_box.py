@@ -37,7 +37,8 @@ def copy_plain(source, target):
 class PatchedBox(Box):
     def __init__(self, patch_files, base=None, mirror=None, daemons=None):
         self.base = base or Box("debian13")
-        self.kind = self.base.kind
+        self.kind, self.release = self.base.kind, None
+        self.flavour = getattr(self.base, "flavour", self.kind)
         self.daemons = daemons or DaemonBuild(patch_files, mirror=mirror)
         self.hash = digest(self.base.hash, self.daemons.recipe_hash)[:12]
         self.name = f"{self.base.name}-patched-{self.hash}"
@@ -138,4 +139,4 @@ def box_for(spec, mirror=None):
     """The box a BoxSpec boots: the stock box, or the stock box with its patches."""
     if spec.patches:
         return PatchedBox(spec.patches, mirror=mirror)
-    return Box("debian13")   # el9 boots Vagrant Cloud's box; the plan names this one's kernel only
+    return Box("debian13", release=spec.release)   # el9 boots Vagrant Cloud's box; the plan names this one's kernel only

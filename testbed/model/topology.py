@@ -105,10 +105,12 @@ class Topology:
     # `box: debian13+patch:NAME`: the patch files whose daemons the box carries rebuilt
     # (testbed/model/boxspec.py); `box` itself stays the kind (debian13, el9)
     box_patches: tuple = ()
+    # `box: debian13+release:NAME`: the release file of the middleware the box carries (None: the kind's own)
+    box_release: Path = None
 
     @property
     def box_spec(self):
-        return boxspec.BoxSpec(self.box, tuple(self.box_patches))
+        return boxspec.BoxSpec(self.box, tuple(self.box_patches), self.box_release)
 
     def with_role(self, role):
         return [h for h in self.hosts.values() if h.has(role)]
@@ -352,7 +354,8 @@ def parse(data, source="<topology>"):
     _assign_addresses(hosts, site, source, r)
     spec = boxspec.parse(r.str("box", "debian13"), source)
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
-                    box=spec.kind, box_patches=spec.patches, management_net=mgmt, site_net=site,
+                    box=spec.kind, box_patches=spec.patches, box_release=spec.release,
+                    management_net=mgmt, site_net=site,
                     hosts=hosts, hypervisors=hypervisor_model.parse(r.sub("hypervisors"), source))
     _check_roles(topo, source)
     hypervisor_model.check(topo, source)
