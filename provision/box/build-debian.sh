@@ -96,7 +96,9 @@ if [ -n "${TB_RELEASE_FILE:-}" ]; then
   rsuite=$(awk '$1 == "suite" {print $2}' "$TB_RELEASE_FILE")
   mapfile -t pins < <(awk '$1 != "suite" && $1 !~ /^#/ && NF == 2 {print $1 "=" $2}' "$TB_RELEASE_FILE")
   step "release $rsuite: ${pins[*]}"
-  echo "deb $mirror $rsuite main" > "$root/etc/apt/sources.list.d/release.list"
+  # a mirror's copy of a moving suite may carry a Release file past its Valid-Until; the pins
+  # below name exact versions, so an old index cannot change what is installed
+  echo "deb [check-valid-until=no] $mirror $rsuite main" > "$root/etc/apt/sources.list.d/release.list"
   printf 'Package: *\nPin: release n=%s\nPin-Priority: 100\n' "$rsuite" > "$root/etc/apt/preferences.d/release"
   in_root apt-get update -qq
   in_root apt-get purge -y -qq python3-xrootd >> "$work/apt.log" 2>&1
