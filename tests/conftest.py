@@ -1,4 +1,6 @@
 """Shared fixtures; the project root is on sys.path through pyproject.toml's pytest pythonpath."""
+from pathlib import Path
+
 import pytest
 
 
@@ -19,8 +21,13 @@ def _no_host_console_logs(monkeypatch, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _own_host_ledger(monkeypatch, tmp_path_factory):
-    """Changes a test notes go to a ledger of its own, never this machine's."""
-    monkeypatch.setenv("TESTBED_HOST_LEDGER", str(tmp_path_factory.mktemp("ledger") / "host-ledger"))
+    """Changes a test notes go to a ledger of its own, never this machine's; undoing them
+    forgets a mask record of its own, never libvirtd.sh's in /run (the next `./tb` would
+    restart this machine's libvirtd)."""
+    from testbed.machines import host_ledger
+    folder = tmp_path_factory.mktemp("ledger")
+    monkeypatch.setenv("TESTBED_HOST_LEDGER", str(folder / "host-ledger"))
+    monkeypatch.setattr(host_ledger, "MASK_FILES", tuple(str(folder / Path(m).name) for m in host_ledger.MASK_FILES))
 
 
 @pytest.fixture(autouse=True)
