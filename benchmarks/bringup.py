@@ -17,11 +17,11 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from testbed.machines import hostload, site
 from testbed.results import bringup_record
+from testbed.results.runs import utc
 from testbed.model.state import TestbedState
 from testbed.model import tables, topology
 from testbed.remote import bootrecord
@@ -50,8 +50,8 @@ def main():
     state = TestbedState(topo.name)
     path = state.dir / site.BRINGUP_RECORD
     record = json.loads(path.read_text())
-    # a record made before bring-ups noted when they began: the day it was written
-    record.setdefault("began", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(path.stat().st_mtime)))
+    if "began" not in record:   # a record made before bring-ups noted it: when it was written
+        record["written"] = utc(path.stat().st_mtime)
     guests = bootrecord.collect(SSH(topo), list(topo.hosts))
     load = hostload.usage(topo, window=10)
     rss = {h: v["rss_mb"] for h, v in load.items()}
@@ -81,11 +81,10 @@ def main():
         rows.append(["host tools (Vagrant, ssh, virsh)", "-", fmt(cpu["tools"]), "-"])
         print("CPU seconds of the bring-up (qemu per VM, from its start to the site healthy)")
         print(tables.render(["", "to SSH ready", "to healthy", "after SSH ready"], rows))
-        spent = ph["healthy"] - (ph.get("box") or 0)   # the guests' CPU is counted from the box on
-        f = hostload.floor(cpu, spent, cpu.get("cores"))
+        f = bringup_record.figures(record)   # the guests' CPU is counted from the box on
         print(f"floor: {f['cpu_seconds']} CPU s / {f['cores']} cores = {f['floor_seconds']} s; healthy "
-              f"{spent:.0f} s after the box was ready = {f['over_floor']}x the floor (1.0: every core busy "
-              f"the whole bring-up)")
+              f"{ph['healthy'] - (ph.get('box') or 0):.0f} s after the box was ready = {f['over_floor']}x the "
+              f"floor (1.0: every core busy the whole bring-up)")
     if args.keep:
         print(f"kept: {bringup_record.keep(record, topo)}")
 

@@ -347,3 +347,8 @@ def test_a_kept_bring_up_gives_the_first_run_pages_times_and_floor(tmp_path):
     assert "| `small` | 5 | 2026-11-29 | 51 s | 137 s (built) | 640 s | 675 s | 711 s |" in text
     assert "2.3x" in text and "TCG, 2 cores" in text
     assert "No bring-up is kept" in site_sections.bringup_costs_section(tmp_path / "none")
+    older = {k: v for k, v in record.items() if k not in ("began", "setup_seconds", "box_built")}
+    bringup_record.keep(older | {"written": "2026-11-28T09:00:00Z"}, topology.load("small"), tmp_path,
+                        accel="tcg", host={"cores": 2})
+    first = site_sections.bringup_costs_section(tmp_path).splitlines()[2]   # oldest first, by when written
+    assert first.startswith("| `small` | 5 | 2026-11-28 | - | 137 s |")

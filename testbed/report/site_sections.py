@@ -146,7 +146,7 @@ def bringup_costs_section(root=None):
         floor = ("-" if f.get("over_floor") is None else
                  f"{f['cpu_seconds']:.0f} CPU s / {f['cores']} cores = {f['floor_seconds']:.0f} s; "
                  f"{f['over_floor']}x")
-        rows.append([f"`{rec.get('topology')}`", rec.get("vm_count", "?"), str(rec.get("began", "?"))[:10],
+        rows.append([f"`{rec.get('topology')}`", rec.get("vm_count", "?"), str(bringup_record.when(rec) or "?")[:10],
                      _s(f["setup"]), box, _s(f["booted"]), _s(f["provisioned"]), _s(f["healthy"]), floor,
                      f"{str(rec.get('accel', '?')).upper()}, {host.get('cores', '?')} cores"])
     if not rows:

@@ -11,12 +11,18 @@ from testbed.results.runs import RESULTS_ROOT, host_facts, write_json_atomic
 KEPT_ROOT = RESULTS_ROOT / "benchmarks" / "bringup"
 
 
+def when(record):
+    """When the bring-up began; for a record made before bring-ups noted it, when the record
+    was written (`written`, its file's time); None if neither is known."""
+    return record.get("began") or record.get("written")
+
+
 def keep(record, topo, root=None, accel=None, host=None):
     """Write `record` (a bring-up of `topo`) with its topology's size and the host's facts to
-    `<root>/<topology>-<began>.json`; returns the path."""
+    `<root>/<topology>-<when>.json`; returns the path."""
     root = Path(root or KEPT_ROOT)
-    began = str(record.get("began") or "unknown").replace(":", "").replace("-", "")
-    path = root / f"{topo.name}-{began}.json"
+    stamp = str(when(record) or "unknown").replace(":", "").replace("-", "")
+    path = root / f"{topo.name}-{stamp}.json"
     root.mkdir(parents=True, exist_ok=True)
     if accel is None:
         from testbed.machines import accel as accelerators
@@ -29,7 +35,7 @@ def keep(record, topo, root=None, accel=None, host=None):
 def load_all(root=None):
     """The kept records, oldest first ([] when none)."""
     root = Path(root or KEPT_ROOT)
-    return sorted((json.loads(p.read_text()) for p in root.glob("*.json")), key=lambda r: r.get("began", ""))
+    return sorted((json.loads(p.read_text()) for p in root.glob("*.json")), key=lambda r: when(r) or "")
 
 
 def figures(record):
