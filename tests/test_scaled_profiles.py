@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from testbed.model import profiles, scaled_profiles as sp
-from testbed.model.constants import SCALED_BUFFER_FLOOR
+from testbed.model.constants import SCALED_BUFFER_FLOOR, SCALED_CAP_FLOOR
 from testbed.model.errors import ConfigError
 from testbed.model.state import TestbedState
 from testbed.remote import profile_record
@@ -25,8 +25,8 @@ def test_table4_default_column_at_k_001():
     made = sp.scaled(base, K)
     assert made.derived == {"base": "table4-default", "k": 0.01}
     assert sysctl(made) == {
-        "net.core.rmem_max": 104858,                   # 10485760 x 0.01
-        "net.core.wmem_max": SCALED_BUFFER_FLOOR,      # 212992 x 0.01 = 2130, below the floor
+        "net.core.rmem_max": SCALED_CAP_FLOOR,         # 10485760 x 0.01 = 104858, below the floor
+        "net.core.wmem_max": SCALED_CAP_FLOOR,         # 212992 x 0.01 = 2130, below the floor
         "net.ipv4.tcp_rmem": "4096 62915 62915",       # max 6291456 x 0.01; 87380 lowered to the max
         "net.ipv4.tcp_wmem": "4096 16384 41943",       # max 4194304 x 0.01; min and default kept
         "net.core.netdev_max_backlog": 1000,           # a packet count: kept
@@ -36,7 +36,7 @@ def test_table4_default_column_at_k_001():
 def test_table4_updated_column_at_k_001():
     made = sp.scaled(profiles.load("table4-updated"), K)
     assert sysctl(made) == {
-        "net.core.wmem_max": 125829, "net.core.rmem_max": 125829,      # 12582912 x 0.01
+        "net.core.wmem_max": SCALED_CAP_FLOOR, "net.core.rmem_max": SCALED_CAP_FLOOR,  # 125829 < floor
         "net.ipv4.tcp_rmem": "10240 87380 125829", "net.ipv4.tcp_wmem": "10240 87380 125829",
         "net.core.netdev_max_backlog": 250000, "net.ipv4.tcp_mtu_probing": 1}
 
@@ -45,8 +45,8 @@ def test_only_the_buffer_limits_change():
     base = profiles.load("table4-default")
     made = sp.scaled(base, K)
     changed = {(role, section, key) for role, section, key, *_ in profiles.diff(base, made)}
-    assert changed == {("all", "sysctl", k) for k in ("net.core.rmem_max", "net.core.wmem_max",
-                                                       "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")}
+    # wmem_max is the kernel's default already: the cap floor keeps it
+    assert changed == {("all", "sysctl", k) for k in ("net.core.rmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")}
     # the paper's transfer concurrency and unencrypted transfers stay as the column has them
     assert made.section("submit", "condor") == base.section("submit", "condor")
     assert made.section("submit", "condor")["MAX_CONCURRENT_DOWNLOADS"] == 10
@@ -62,14 +62,25 @@ def test_k_of_one_is_the_column_itself():
 def test_floors_and_the_min_field_bound_a_tiny_k():
     made = sp.scaled(profiles.load("table4-updated"), 1e-6)
     assert sysctl(made)["net.ipv4.tcp_rmem"] == "10240 10240 10240"   # never below the min field
-    assert sysctl(made)["net.core.rmem_max"] == SCALED_BUFFER_FLOOR
+    assert sysctl(made)["net.core.rmem_max"] == SCALED_CAP_FLOOR
     made = sp.scaled(profiles.load("table4-default"), 1e-6)
     assert sysctl(made)["net.ipv4.tcp_wmem"] == f"4096 {SCALED_BUFFER_FLOOR} {SCALED_BUFFER_FLOOR}"
 
 
+def test_a_cap_stays_at_the_kernels_default_or_above_so_netlink_keeps_working():
+    # k = 0.001475 made rmem_max 15466 and `ip -o -4 addr show` failed with ENOBUFS
+    made = sp.scaled(profiles.load("table4-default"), 0.001475)
+    assert sysctl(made)["net.core.rmem_max"] == SCALED_CAP_FLOOR
+    # a cap a profile sets below the kernel's default is kept, never raised
+    assert sp.scale_sysctl("net.core.wmem_max", 65536, 0.01)[0] == 65536
+    assert sp.scale_sysctl("net.core.wmem_max", 65536, 1.0)[0] == 65536
+    # a large k still scales a cap up
+    assert sp.scale_sysctl("net.core.rmem_max", 10485760, 0.5)[0] == 5242880
+
+
 def test_changes_say_what_each_value_became_and_why():
     rows = {r["key"]: r for r in sp.changes(profiles.load("table4-default"), 0.01)}
-    assert rows["net.core.wmem_max"]["rule"] == f"x k, floor {SCALED_BUFFER_FLOOR}"
+    assert rows["net.core.wmem_max"]["rule"] == f"x k, floor {SCALED_CAP_FLOOR}"
     assert rows["net.ipv4.tcp_rmem"]["rule"] == "max x k, default lowered to the max"
     assert rows["net.ipv4.tcp_wmem"] == {"role": "all", "key": "net.ipv4.tcp_wmem", "value": "4096 16384 4194304",
                                          "scaled": "4096 16384 41943", "rule": "max x k"}

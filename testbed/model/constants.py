@@ -52,6 +52,12 @@ QUIET_HEALTHY_S = 600      # and the site be healthy again within this many (els
 # (2 x (2048 + sizeof(struct sk_buff)), about 4.6 KB on x86-64) is refused by sysctl, and a
 # TCP window of fewer than a few 1448-byte segments stalls on delayed ACKs: two pages clear both.
 SCALED_BUFFER_FLOOR = 8192
+# net.core.rmem_max/wmem_max cap every socket's SO_RCVBUF/SO_SNDBUF, netlink's included:
+# iproute2 asks for 1 MB, and with a cap of a few KB an address dump fails with ENOBUFS
+# ("No buffer space available"), so `ip addr` and DHCP renewals break. HTCondor sets no
+# buffer on transfer sockets, so these caps never bound a transfer window and scaling them
+# below the kernel's own default (212992) buys the model nothing.
+SCALED_CAP_FLOOR = 212992
 
 # The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
 # guest-side units that undo a fault by themselves, the DTN's data disks by serial

@@ -8,7 +8,9 @@ rate) / (the paper's), so that window / RTT against the rate the jobs demand is 
 ratio at every RTT, the way a wind tunnel keeps its dimensionless numbers:
 
 - `net.core.rmem_max`, `net.core.wmem_max` (the caps on a buffer an application sets):
-  times k;
+  times k, never below the kernel's default SCALED_CAP_FLOOR (HTCondor sets no buffer on a
+  transfer socket, so these caps never bound its window, while every netlink socket needs
+  them);
 - `net.ipv4.tcp_rmem`, `net.ipv4.tcp_wmem` (min default max): the max field (the cap of
   the kernel's autotuning, what limits one stream's window) times k; the min field kept (a
   floor under memory pressure, not a window); the default field kept but never above the
@@ -31,7 +33,7 @@ import math
 import re
 
 from testbed.model import profiles
-from testbed.model.constants import SCALED_BUFFER_FLOOR
+from testbed.model.constants import SCALED_BUFFER_FLOOR, SCALED_CAP_FLOOR
 from testbed.model.errors import ConfigError
 
 SUFFIX = "-scaled"
@@ -89,8 +91,9 @@ def scale_sysctl(key, value, k):
     """(scaled value, rule) of one sysctl: the value unchanged with rule 'kept' unless it is a
     buffer limit (CAPS, TRIPLES; see the module's documentation)."""
     if key in CAPS:
-        scaled = _bytes(value, k, SCALED_BUFFER_FLOOR)
-        return scaled, "x k" + (f", floor {SCALED_BUFFER_FLOOR}" if scaled == SCALED_BUFFER_FLOOR else "")
+        floor = max(min(int(value), SCALED_CAP_FLOOR), SCALED_BUFFER_FLOOR)
+        scaled = _bytes(value, k, floor)
+        return scaled, "x k" + (f", floor {floor}" if scaled == floor else "")
     if key in TRIPLES:
         fields = str(value).split()
         if len(fields) != 3:
