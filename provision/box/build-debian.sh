@@ -114,6 +114,18 @@ if [ -n "${TB_RELEASE_FILE:-}" ]; then
     fi
     exit 1
   fi
+  # python3-xrootd of that suite needs its Python; E3's uproot reader gets the same XRootD
+  # client release from PyPI's wheel (it carries its own XrdCl) into the venv instead
+  xrd=$(awk '$1 == "xrootd-client" {print $2}' "$TB_RELEASE_FILE"); xrd=${xrd%%-*}
+  "${TB_HOST_PYTHON:-python3}" -m pip download -q --no-deps --only-binary=:all: --python-version 3.13 \
+    --implementation cp --abi cp313 --platform manylinux_2_28_x86_64 -d "$root/tmp/xrd-wheel" \
+    "xrootd==$xrd" > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
+  in_root /opt/tb-e3/bin/pip install -q --no-cache-dir --disable-pip-version-check --no-index \
+    --find-links /tmp/xrd-wheel "xrootd==$xrd" >> "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log"; exit 1; }
+  rm -rf "$root/tmp/xrd-wheel"
+  in_root /opt/tb-e3/bin/python -c 'import uproot, XRootD.client' \
+    || { echo "box: the E3 venv cannot import XRootD.client from the xrootd $xrd wheel" >&2; exit 1; }
+  step "release $rsuite: E3's venv has XRootD $xrd's Python bindings (PyPI wheel)"
 fi
 
 step "configuring the guest"
