@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from testbed.machines import hostload, site
+from testbed.machines import hostload, lifecycle
 from testbed.results import bringup_record
 from testbed.results.runs import utc
 from testbed.model.state import TestbedState
@@ -41,14 +41,14 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the record in results/benchmarks/bringup/ "
                                                        "(docs/first-run.md is generated from it)")
     args = p.parse_args()
-    topo = topology.load(args.topology or site.active_topology() or "small")
+    topo = topology.load(args.topology or lifecycle.active_topology() or "small")
     if args.cycle:
         for verb in ("down", "up"):
             rc = subprocess.call([sys.executable, "-m", "testbed", "-t", topo.name, verb], cwd=ROOT)
             if rc != 0:
                 sys.exit(f"bringup: `testbed {verb}` failed (rc {rc})")
     state = TestbedState(topo.name)
-    path = state.dir / site.BRINGUP_RECORD
+    path = state.dir / lifecycle.BRINGUP_RECORD
     record = json.loads(path.read_text())
     if "began" not in record:   # a record made before bring-ups noted it: when it was written
         record["written"] = utc(path.stat().st_mtime)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from testbed.experiments import e1_transfer as transfer
-from testbed.machines import accel, cpumodel, site
+from testbed.machines import accel, cpumodel, lifecycle
 from testbed.model import tables, topology
 from testbed.services import health
 from testbed.remote.ssh import SSH
@@ -48,7 +48,7 @@ def main():
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--output-mb", type=int, default=32)
     args = p.parse_args()
-    topo = topology.load(args.topology or site.active_topology() or "small")
+    topo = topology.load(args.topology or lifecycle.active_topology() or "small")
     ssh = SSH(topo, timeout=120)
     pool = Pool(topo, ssh)
     hosts = [topo.role_host("submit").name] + [h.name for h in topo.with_role("worker")]

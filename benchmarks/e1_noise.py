@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from testbed.experiments import e1_noise, e1_scale, e1_transfer, runner
-from testbed.machines import plan, site
+from testbed.machines import lifecycle, plan
 from testbed.model import topology
 from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
@@ -84,7 +84,7 @@ def main(argv=None):
         else:
             if args.trials < 2:
                 raise TestbedError("--trials: a coefficient of variation needs at least 2 trials")
-            topo = topology.load(args.topology or site.active_topology() or "default")
+            topo = topology.load(args.topology or lifecycle.active_topology() or "default")
             point = args.test
             arms = measure(topo, point, args.trials, args.scale, args.pin, runner.parse_sets(args.set))
     except (TestbedError, ValueError) as exc:

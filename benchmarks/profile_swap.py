@@ -11,7 +11,7 @@ import sys
 
 from testbed.model import profiles, site_lock, tables, topology
 from testbed.model.state import TestbedState
-from testbed.machines import site
+from testbed.machines import lifecycle
 from testbed.services import tuning
 from testbed.remote.ssh import SSH
 
@@ -23,7 +23,7 @@ def main():
     p.add_argument("-t", "--topology", default=None)
     p.add_argument("--profiles", default="default,wan-tuned,default,raid-stripe-32768,default")
     args = p.parse_args()
-    topo = topology.load(args.topology or site.active_topology() or "default")
+    topo = topology.load(args.topology or lifecycle.active_topology() or "default")
     site_lock.hold(TestbedState(topo.name), "benchmarks/profile_swap.py")
     ssh = SSH(topo)
     names = args.profiles.split(",")

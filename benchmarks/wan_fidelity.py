@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from testbed.network import netem, wan
-from testbed.machines import site
+from testbed.machines import lifecycle
 from testbed.model import tables, topology
 from testbed.remote.ssh import SSH
 
@@ -19,7 +19,7 @@ def main():
     p.add_argument("--rtts", default="0,10,20,40,80")
     p.add_argument("--count", type=int, default=30)
     args = p.parse_args()
-    topo = topology.load(args.topology or site.active_topology() or "default")
+    topo = topology.load(args.topology or lifecycle.active_topology() or "default")
     ssh = SSH(topo)
     a, b = args.link.split(":")
     wan.clear(topo, ssh, ssh.state)

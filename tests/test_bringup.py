@@ -6,24 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from testbed.machines import accel, plan, site
+from testbed.machines import accel, lifecycle, plan
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
 
 
 def test_boot_waves_put_the_dtn_first_and_respect_the_size():
     topo = topology.load("default")
-    waves = site.boot_waves(topo, 2)
+    waves = lifecycle.boot_waves(topo, 2)
     assert waves[0][0] == "dtn" and all(len(w) <= 2 for w in waves)
     assert sorted(n for w in waves for n in w) == sorted(topo.hosts)
-    assert site.boot_waves(topo, 64) == [[n for w in waves for n in w]]
+    assert lifecycle.boot_waves(topo, 64) == [[n for w in waves for n in w]]
 
 
 def test_wave_size_follows_cores_under_tcg_and_env(monkeypatch):
     monkeypatch.delenv("TESTBED_BOOT_WAVE", raising=False)
-    assert site.wave_size("tcg", cores=2) == 2 and site.wave_size("kvm", cores=2) == 64
+    assert lifecycle.wave_size("tcg", cores=2) == 2 and lifecycle.wave_size("kvm", cores=2) == 64
     monkeypatch.setenv("TESTBED_BOOT_WAVE", "1")
-    assert site.wave_size("tcg", cores=8) == 1
+    assert lifecycle.wave_size("tcg", cores=8) == 1
 
 
 class FakeVagrant:
@@ -31,7 +31,7 @@ class FakeVagrant:
     attempts: {host: attempts before it is ready}."""
 
     on_booted = None
-    mark_booted = site.VagrantRun.mark_booted
+    mark_booted = lifecycle.VagrantRun.mark_booted
 
     def __init__(self, slow, steps, started):
         self.slow, self.calls, self.steps, self.started = dict(slow), [], steps, started
@@ -54,9 +54,9 @@ class FakeVagrant:
 
 def test_a_guest_still_booting_is_waited_for_again_not_destroyed(monkeypatch):
     topo = topology.load("small")
-    monkeypatch.setattr(site.domains, "state", lambda t, h: "running")
+    monkeypatch.setattr(lifecycle.domains, "state", lambda t, h: "running")
     run = FakeVagrant({"dtn": 1}, {}, time.monotonic())
-    site.boot(topo, run, {}, 2, poll=0.01)
+    lifecycle.boot(topo, run, {}, 2, poll=0.01)
     assert run.calls[0] == ["dtn", "cm1"] and run.calls[-1] == ["dtn"] and len(run.calls) == 4
     assert all("--no-destroy-on-error" not in c for c in run.calls)  # hosts only, flags filtered
     assert set(run.steps) == set(topo.hosts)
@@ -64,11 +64,11 @@ def test_a_guest_still_booting_is_waited_for_again_not_destroyed(monkeypatch):
 
 def test_a_guest_that_never_boots_is_named_with_its_phase_and_error(monkeypatch):
     topo = topology.load("small")
-    monkeypatch.setattr(site.domains, "state", lambda t, h: "running")
-    monkeypatch.setattr(site, "_console_tail", lambda t, h: "Begin: Running /scripts/local-block")
+    monkeypatch.setattr(lifecycle.domains, "state", lambda t, h: "running")
+    monkeypatch.setattr(lifecycle, "_console_tail", lambda t, h: "Begin: Running /scripts/local-block")
     run = FakeVagrant({"dtn": 5}, {}, time.monotonic())
     with pytest.raises(TestbedError) as err:
-        site.boot(topo, run, {}, 2, poll=0.01)
+        lifecycle.boot(topo, run, {}, 2, poll=0.01)
     text = str(err.value)
     assert "dtn: last step 'Waiting for domain to get an IP address...'" in text
     assert "domain running" in text and "local-block" in text and "VMBootTimeout" in text
@@ -89,9 +89,9 @@ def test_plan_file_carries_accel_cpu_and_console(tmp_path, monkeypatch):
 
 def test_down_refuses_a_topology_that_is_not_the_one_up(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
-    (tmp_path / site.ACTIVE).write_text("default")
+    (tmp_path / lifecycle.ACTIVE).write_text("default")
     with pytest.raises(TestbedError, match="topology default is up in this checkout, not small"):
-        site.down(topology.load("small"))
+        lifecycle.down(topology.load("small"))
 
 
 def test_guest_boot_record_is_parsed_from_systemd_and_the_journal():
@@ -148,7 +148,7 @@ def test_the_next_wave_starts_when_this_one_has_its_leases(monkeypatch):
                 steps.setdefault(h, {})["booted"] = 2.0
             return 0
     run = SlowVagrant({}, steps, time.monotonic())
-    site.boot(topo, run, {}, 2, overlap=True, poll=0.01)
+    lifecycle.boot(topo, run, {}, 2, overlap=True, poll=0.01)
     assert order[0][0] == ("dtn", "cm1") and order[1][1] == ["cm1", "dtn"]
     assert gate.is_set() and set(steps) == set(topo.hosts)
 
@@ -167,10 +167,10 @@ def test_test_phases_are_timed_from_the_tb_start():
 def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys):
     from testbed import cli
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
-    (tmp_path / site.ACTIVE).write_text("default")
+    (tmp_path / lifecycle.ACTIVE).write_text("default")
     monkeypatch.setattr("testbed.cli.experiments._run", lambda argv: 0)
     destroyed = []
-    monkeypatch.setattr(site, "down", lambda topo: destroyed.append(topo.name))
+    monkeypatch.setattr(lifecycle, "down", lambda topo: destroyed.append(topo.name))
     assert cli.main(["test"]) == 2
     assert "topology default is up in this checkout" in capsys.readouterr().err and destroyed == []
 
@@ -179,7 +179,7 @@ def test_integer_overrides_from_the_environment_are_one_line_errors(monkeypatch)
     from testbed.model.errors import ConfigError
     monkeypatch.setenv("TESTBED_BOOT_WAVE", "two")
     with pytest.raises(ConfigError, match="environment: TESTBED_BOOT_WAVE: 'two' is not a whole number"):
-        site.wave_size("tcg", cores=2)
+        lifecycle.wave_size("tcg", cores=2)
     monkeypatch.setenv("TESTBED_TB_CACHE_MB", "-5")
     with pytest.raises(ConfigError, match="TESTBED_TB_CACHE_MB: -5 is below the minimum 0"):
         accel.guest_cpu("tcg")
@@ -204,7 +204,7 @@ def test_provision_uses_bundles_already_rendered(tmp_path, monkeypatch):
 
 def test_a_guest_is_handed_to_provisioning_once_when_vagrant_reaches_it(tmp_path):
     reached = []
-    run = site.VagrantRun(tmp_path / "log", time.monotonic(), {}, on_booted=reached.append)
+    run = lifecycle.VagrantRun(tmp_path / "log", time.monotonic(), {}, on_booted=reached.append)
     for line in ("==> cm1: Waiting for machine to boot. This may take a few minutes...",
                  "==> cm1: Machine booted and ready!", "==> dtn: Starting domain.",
                  "==> cm1: Machine booted and ready!", "==> dtn: Machine booted and ready!"):
@@ -268,7 +268,7 @@ def test_a_guest_whose_ssh_did_not_connect_is_tried_again_and_a_failed_command_i
 def test_a_vm_that_already_runs_counts_as_booted_without_a_second_attempt(capsys):
     # `vagrant up` of running VMs prints no "Machine booted and ready" (seen on a second `./tb demo`)
     handed = []
-    run = site.VagrantRun(Path("/dev/null"), time.monotonic(), {}, on_booted=handed.append)
+    run = lifecycle.VagrantRun(Path("/dev/null"), time.monotonic(), {}, on_booted=handed.append)
     for line in ["==> cm1: Machine not provisioned because `--no-provision` is specified.",
                  "==> cm1: Machine not provisioned because `--no-provision` is specified.",
                  "==> cm1: Running action triggers after up ..."]:
@@ -280,7 +280,7 @@ def test_an_interrupted_bring_up_ends_the_vagrant_processes_still_running(tmp_pa
     """Vagrant finishes its action under way on a Ctrl-C and holds the machine's lock until
     then: `stop` ends it, so that the tear-down's `vagrant destroy` is not refused."""
     import threading
-    run = site.VagrantRun(tmp_path / "log", time.monotonic(), {})
+    run = lifecycle.VagrantRun(tmp_path / "log", time.monotonic(), {})
     worker = threading.Thread(target=run, args=(["sleep", "300"], dict(os.environ)), daemon=True)
     worker.start()
     for _ in range(100):
@@ -321,9 +321,9 @@ def test_a_bring_up_records_the_host_set_up_that_tb_spent_before_it(monkeypatch)
     cli.note_setup_seconds(env, now=2000.0)          # a command started by another keeps the first
     assert env["TB_SETUP_SECONDS"] == "51.3"
     monkeypatch.setenv("TB_SETUP_SECONDS", env["TB_SETUP_SECONDS"])
-    assert site.setup_seconds() == 51.3
+    assert lifecycle.setup_seconds() == 51.3
     monkeypatch.delenv("TB_SETUP_SECONDS")
-    assert site.setup_seconds() is None
+    assert lifecycle.setup_seconds() is None
     empty = {}
     cli.note_setup_seconds(empty)                    # `python -m testbed` without ./tb: nothing to say
     assert empty == {}

@@ -151,11 +151,11 @@ def test_every_verb_has_a_one_line_description_and_an_example_that_parses():
 
 def test_an_interrupted_up_says_which_vms_it_left_and_how_to_remove_them(monkeypatch, capsys):
     from testbed.cli import experiments
-    from testbed.machines import domains, site
+    from testbed.machines import domains, lifecycle
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(site, "up", interrupted)
+    monkeypatch.setattr(lifecycle, "up", interrupted)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host in ("cm1", "dtn") else None)
     assert cli.main(["-t", "small", "up"]) == 130
     err = capsys.readouterr().err

@@ -6,7 +6,7 @@ import types
 import pytest
 
 from testbed.cli import experiments as cli
-from testbed.machines import site
+from testbed.machines import lifecycle
 from testbed.model import topology
 from testbed.model.errors import TestbedError
 
@@ -19,18 +19,18 @@ def state_root(monkeypatch, tmp_path):
 
 def test_the_demo_mark_lasts_until_the_site_is_brought_up_again_or_down(state_root):
     default = topology.load("default")
-    assert not site.left_by_demo("default")
-    site.mark_left_by_demo(default)
-    assert site.left_by_demo("default") and not site.left_by_demo("small")
-    assert (state_root / "default" / "left-by-demo").exists() and site.demo_mark("default").exists()
+    assert not lifecycle.left_by_demo("default")
+    lifecycle.mark_left_by_demo(default)
+    assert lifecycle.left_by_demo("default") and not lifecycle.left_by_demo("small")
+    assert (state_root / "default" / "left-by-demo").exists() and lifecycle.demo_mark("default").exists()
 
 
 def _tb_test(monkeypatch, up, demo, ran):
     """cmd_test with `up` the topology up in this checkout (left by the demo or not); the
     unit tests, docs and end to end are faked, each call appended to `ran`."""
-    monkeypatch.setattr(site, "active_topology", lambda: up)
-    monkeypatch.setattr(site, "left_by_demo", lambda name: demo)
-    monkeypatch.setattr(site, "down", lambda topo: ran.append(f"down {topo.name}"))
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: up)
+    monkeypatch.setattr(lifecycle, "left_by_demo", lambda name: demo)
+    monkeypatch.setattr(lifecycle, "down", lambda topo: ran.append(f"down {topo.name}"))
     monkeypatch.setattr(cli, "_run", lambda argv: ran.append("unit tests") or 1)   # stop after them
     return cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
 
@@ -59,12 +59,12 @@ def test_tb_test_with_nothing_up_or_its_own_site_up_takes_nothing_down(monkeypat
 def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_root):
     from testbed.experiments import runner as suites
     run = types.SimpleNamespace(path=state_root / "run")
-    monkeypatch.setattr(site, "up", lambda topo, profile, health=None: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: 0)
     monkeypatch.setattr(cli, "_sized_for_site", lambda *a, **k: {})
     monkeypatch.setattr(suites, "run_on_live_guests", lambda *a, **k: (0, [run], None))
     monkeypatch.setattr(cli, "_print_comparison", lambda runs, against_paper=False: None)
     assert cli.cmd_demo(types.SimpleNamespace(topology=None)) == 0
-    assert site.left_by_demo("default")
+    assert lifecycle.left_by_demo("default")
     out = capsys.readouterr().out.splitlines()
     assert out[-1].startswith("demo: the default site is still up (9 VMs, 7680 MB of guest RAM)")
     assert "`./tb down` removes it, and `./tb test` takes it down itself" in out[-1]

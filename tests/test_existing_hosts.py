@@ -8,7 +8,7 @@ import time
 import pytest
 import yaml
 
-from testbed.machines import existing, ledger, plan, render, site, snapshots
+from testbed.machines import existing, ledger, lifecycle, plan, render, snapshots
 from testbed.model import constants as c, profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.ssh import SSH, Result
@@ -260,25 +260,25 @@ def test_preflight_names_every_refused_host_in_one_line(mixed):
 
 def test_up_refuses_before_it_touches_libvirt_the_box_or_any_host(mixed, monkeypatch):
     from testbed.services import health
-    monkeypatch.setattr(site, "active_topology", lambda: None)
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     for name in ("claim_domains",):
-        monkeypatch.setattr(site.domains, name, lambda *a, **k: pytest.fail("libvirt touched"))
-    monkeypatch.setattr(site.plan, "write", lambda *a, **k: pytest.fail("plan written"))
-    monkeypatch.setattr(site, "box_for", lambda *a, **k: pytest.fail("box built"))
+        monkeypatch.setattr(lifecycle.domains, name, lambda *a, **k: pytest.fail("libvirt touched"))
+    monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
+    monkeypatch.setattr(lifecycle, "box_for", lambda *a, **k: pytest.fail("box built"))
     ssh = FakeHostSSH(facts={**GOOD, "condor_package": "install ok installed"})
-    monkeypatch.setattr(site, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
     with pytest.raises(TestbedError, match="runs HTCondor the testbed did not install"):
-        site.up(mixed, profiles.load("default"), health, echo=lambda *_: None)
+        lifecycle.up(mixed, profiles.load("default"), health, echo=lambda *_: None)
     assert all(cmd == "true" or cmd == existing.PROBE or cmd.startswith("date ") for _h, cmd in ssh.commands)
 
 
 # --- the dry run ---------------------------------------------------------------------------------
 def test_dry_run_lists_every_change_and_changes_nothing(mixed, monkeypatch):
     from testbed.services import health
-    monkeypatch.setattr(site, "active_topology", lambda: "other")   # another topology up: a dry run still lists
-    monkeypatch.setattr(site.domains, "claim_domains", lambda *a, **k: pytest.fail("libvirt touched"))
-    monkeypatch.setattr(site.plan, "write", lambda *a, **k: pytest.fail("plan written"))
-    monkeypatch.setattr(site.provisioning, "Provisioner", lambda *a, **k: pytest.fail("provisioned"))
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: "other")   # another topology up: a dry run still lists
+    monkeypatch.setattr(lifecycle.domains, "claim_domains", lambda *a, **k: pytest.fail("libvirt touched"))
+    monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
+    monkeypatch.setattr(lifecycle.provisioning, "Provisioner", lambda *a, **k: pytest.fail("provisioned"))
     monkeypatch.setattr(existing.ledger, "owner", lambda: OWNER)
     plan_out = ("would\tpath\t/var/lib/testbed\nwould\tcreate\t/etc/condor/config.d/50-testbed.conf\n"
                 "would\treplace\t/etc/sysctl.d/90-testbed-profile.conf\nwould\tuser\tvagrant\n"
@@ -286,9 +286,9 @@ def test_dry_run_lists_every_change_and_changes_nothing(mixed, monkeypatch):
                 "would\tblock\t/etc/hosts\nwould\tservice\tcondor.service\n"
                 "would\tpackages\tcondor xrootd-client\nwould\tdependencies\tlibfoo libbar\n")
     ssh = FakeHostSSH(plan=(0, plan_out))
-    monkeypatch.setattr(site, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
     out = []
-    assert site.up(mixed, profiles.load("default"), health, dry_run=True, echo=out.append) == 0
+    assert lifecycle.up(mixed, profiles.load("default"), health, dry_run=True, echo=out.append) == 0
     text = "\n".join(out)
     assert "VM submit: would create it (768 MB, 1 vCPU, site address 10.170.0.10)" in text
     for words in ("create /var/lib/testbed", "create /etc/condor/config.d/50-testbed.conf",
@@ -440,11 +440,11 @@ def test_down_of_a_site_of_existing_hosts_only_never_calls_vagrant(tmp_path, mon
         n: {"roles": r, "existing": {"address": f"10.171.0.{20 + i}", "user": "root", "key": str(key)}}
         for i, (n, r) in enumerate([("s", ["submit"]), ("c", ["cm"]), ("w", ["worker"])])}}
     topo = topology.parse(data, tmp_path / "labs.yaml")
-    monkeypatch.setattr(site, "active_topology", lambda: "labs")
-    monkeypatch.setattr(site, "VagrantRun", lambda *a, **k: pytest.fail("vagrant run"))
-    monkeypatch.setattr(site, "SSH", lambda *a, **k: FakeHostSSH())
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: "labs")
+    monkeypatch.setattr(lifecycle, "VagrantRun", lambda *a, **k: pytest.fail("vagrant run"))
+    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: FakeHostSSH())
     monkeypatch.setattr(existing.ledger, "owner", lambda: OWNER)
-    assert site.down(topo, echo=lambda *_: None) == 0
+    assert lifecycle.down(topo, echo=lambda *_: None) == 0
 
 
 def test_the_manifest_gets_each_existing_hosts_hardware_and_os(mixed):
@@ -491,30 +491,30 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
     booted = []
 
     def fake_boot(topo, run, env, size, overlap=None, poll=1.0):
-        for wave in site.boot_waves(topo, size):
+        for wave in lifecycle.boot_waves(topo, size):
             for name in wave:
                 booted.append(name)
                 run.mark_booted(name)
-    monkeypatch.setattr(site, "active_topology", lambda: None)
-    monkeypatch.setattr(site.domains, "claim_domains", lambda t: None)
-    monkeypatch.setattr(site.domains, "state", lambda t, h: None)
-    monkeypatch.setattr(site, "box_for", lambda spec: Built())
-    monkeypatch.setattr(site.accel, "converge_libvirtd", lambda a: None)
-    monkeypatch.setattr(site.plan.accel, "detect", lambda: "tcg")
-    monkeypatch.setattr(site, "boot", fake_boot)
-    monkeypatch.setattr(site.disks, "apply", lambda topo, echo: None)
-    monkeypatch.setattr(site, "SSH", lambda *a, **k: ssh)
-    monkeypatch.setattr(site.provisioning, "first_contact_ssh", lambda *a: ssh)
-    monkeypatch.setattr(site, "record_profile", lambda *a: None)
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
+    monkeypatch.setattr(lifecycle.domains, "claim_domains", lambda t: None)
+    monkeypatch.setattr(lifecycle.domains, "state", lambda t, h: None)
+    monkeypatch.setattr(lifecycle, "box_for", lambda spec: Built())
+    monkeypatch.setattr(lifecycle.accel, "converge_libvirtd", lambda a: None)
+    monkeypatch.setattr(lifecycle.plan.accel, "detect", lambda: "tcg")
+    monkeypatch.setattr(lifecycle, "boot", fake_boot)
+    monkeypatch.setattr(lifecycle.disks, "apply", lambda topo, echo: None)
+    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(lifecycle.provisioning, "first_contact_ssh", lambda *a: ssh)
+    monkeypatch.setattr(lifecycle, "record_profile", lambda *a: None)
     monkeypatch.setattr(existing.ledger, "owner", lambda: OWNER)
-    assert site.up(mixed, profiles.load("default"), Health, echo=lambda *_: None) == 0
+    assert lifecycle.up(mixed, profiles.load("default"), Health, echo=lambda *_: None) == 0
     assert sorted(booted) == sorted(h.name for h in mixed.vm_hosts)
     applied = {h: cmd for h, cmd in ssh.commands if 'apply "$f"' in cmd}
     assert set(applied) == set(mixed.hosts)
     assert "prepare apply" in applied["lab1"] and "prepare apply" in applied["lab2"]
     assert "prepare" not in applied["worker1"]
     from testbed.model.state import TestbedState
-    record = json.loads((TestbedState("mixed").dir / site.BRINGUP_RECORD).read_text())
+    record = json.loads((TestbedState("mixed").dir / lifecycle.BRINGUP_RECORD).read_text())
     assert set(record["existing"]) == {"lab1", "lab2"} and "provisioned_after" in record["existing"]["lab1"]
     assert "lab1" not in record["vms"]
 

@@ -204,10 +204,10 @@ def test_the_demo_sizes_e1s_saturation_to_the_submit_hosts_cpus_under_tcg():
 
 def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys):
     from testbed.cli import experiments as verbs
-    from testbed.machines import plan, site
+    from testbed.machines import lifecycle, plan
     from testbed.experiments import runner as suites
     seen = {}
-    monkeypatch.setattr(site, "up", lambda topo, profile, health: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
 
     class FakeRun:

@@ -7,7 +7,7 @@ import types
 import pytest
 import yaml
 
-from testbed.machines import domains, fabric, hypervisors, provision, quiesce, site, snapshots
+from testbed.machines import domains, fabric, hypervisors, lifecycle, provision, quiesce, snapshots
 from testbed.machines.hypervisors import Ran
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
@@ -152,16 +152,16 @@ def test_the_dry_run_lists_each_hypervisors_changes_and_makes_none(tmp_path, mon
     monkeypatch.setenv("TESTBED_CONSOLE_DIR", "/var/log/tb-console")
     fake = FakeHypervisors({("here", "link plan"): Ran(0, "would\tip link add tbvx-two type vxlan id 2\n", "")})
     monkeypatch.setattr(hypervisors, "run_command", fake)
-    monkeypatch.setattr(site, "active_topology", lambda: None)
-    monkeypatch.setattr(site.topology, "check_fits", lambda topo: 0)
-    monkeypatch.setattr(site.accel, "detect", lambda: "tcg")
-    monkeypatch.setattr(site, "box_for", lambda spec: fake_box)
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
+    monkeypatch.setattr(lifecycle.topology, "check_fits", lambda topo: 0)
+    monkeypatch.setattr(lifecycle.accel, "detect", lambda: "tcg")
+    monkeypatch.setattr(lifecycle, "box_for", lambda spec: fake_box)
     for name in ("claim_domains",):
-        monkeypatch.setattr(site.domains, name, lambda *a, **k: pytest.fail("libvirt domains touched"))
-    monkeypatch.setattr(site.plan, "write", lambda *a, **k: pytest.fail("plan written"))
-    monkeypatch.setattr(site.provisioning, "Provisioner", lambda *a, **k: pytest.fail("provisioned"))
+        monkeypatch.setattr(lifecycle.domains, name, lambda *a, **k: pytest.fail("libvirt domains touched"))
+    monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
+    monkeypatch.setattr(lifecycle.provisioning, "Provisioner", lambda *a, **k: pytest.fail("provisioned"))
     out = []
-    assert site.up(two(), profiles.load("default"), health, dry_run=True, echo=out.append) == 0
+    assert lifecycle.up(two(), profiles.load("default"), health, dry_run=True, echo=out.append) == 0
     box = fake_box.name
     assert out == [
         "checking hypervisors here, lab2",

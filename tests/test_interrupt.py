@@ -340,13 +340,13 @@ def test_the_fault_row_fails_on_a_runner_without_the_interrupt_listener(tmp_path
 # --- ./tb demo and ./tb test: a Ctrl-C leaves no VM unaccounted for ------------------------------
 def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_take_them_down(monkeypatch, capsys):
     from testbed.cli import experiments as cli
-    from testbed.machines import domains, site
+    from testbed.machines import domains, lifecycle
     states = {"submit": "running", "cm1": "shut off"}
     monkeypatch.setattr(domains, "state", lambda topo, host: states.get(host))
 
     def up(topo, profile, health=None):
         raise KeyboardInterrupt
-    monkeypatch.setattr(site, "up", up)
+    monkeypatch.setattr(lifecycle, "up", up)
     with pytest.raises(KeyboardInterrupt):
         cli.cmd_demo(types.SimpleNamespace(topology="small"))
     err = capsys.readouterr().err
@@ -357,13 +357,13 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
 
 def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsys):
     from testbed.cli import experiments as cli
-    from testbed.machines import domains, site
+    from testbed.machines import domains, lifecycle
     from testbed.experiments import registry, runner as suites
     monkeypatch.setattr(cli, "_run", lambda argv: 0)
     monkeypatch.setattr(cli, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
-    monkeypatch.setattr(site, "active_topology", lambda: None)
-    monkeypatch.setattr(site, "claim_domains", lambda topo: None)
-    monkeypatch.setattr(site, "up", lambda topo, profile, health=None: 0)
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
+    monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
+    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: 0)
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
 
@@ -374,7 +374,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
         raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
     monkeypatch.setattr(suites, "run", run)
     monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
-    monkeypatch.setattr(site, "down", down)
+    monkeypatch.setattr(lifecycle, "down", down)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
     with pytest.raises(KeyboardInterrupt):
         cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
@@ -382,7 +382,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     assert "interrupted; taking down small" in err and "1 of 5 VMs: tb-small-dtn (running)" in err
 
     monkeypatch.setattr(domains, "state", lambda topo, host: None)
-    monkeypatch.setattr(site, "down", lambda topo: 0)
+    monkeypatch.setattr(lifecycle, "down", lambda topo: 0)
     with pytest.raises(KeyboardInterrupt):
         cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
     assert "no VM of topology small is left" in capsys.readouterr().err
@@ -424,16 +424,16 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
 
 def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
     from testbed.cli import experiments as cli
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.results import robot_output
     calls = []
     monkeypatch.setattr(cli, "_run", lambda argv: 0)
     monkeypatch.setattr(cli, "build_docs", lambda: 0)
-    monkeypatch.setattr(site, "active_topology", lambda: None)
-    monkeypatch.setattr(site, "claim_domains", lambda topo: None)
-    monkeypatch.setattr(site, "up", lambda topo, profile, health=None: calls.append("up"))
-    monkeypatch.setattr(site, "down", lambda topo: calls.append("down"))
+    monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
+    monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
+    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: calls.append("up"))
+    monkeypatch.setattr(lifecycle, "down", lambda topo: calls.append("down"))
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
     deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]

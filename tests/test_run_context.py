@@ -105,9 +105,9 @@ def test_the_library_leaves_a_runners_manifest_to_the_runner(fake_site):
 
 
 def test_the_vagrantfile_reads_the_plan_of_the_topology_file(tmp_path):
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     topo = topology.load(elsewhere_topology(tmp_path))
-    env = site.vagrant_env(topo)
+    env = lifecycle.vagrant_env(topo)
     assert env["TESTBED_TOPOLOGY"] == "elsewhere" and env["TESTBED_TOPOLOGY_FILE"] == str(topo.source.resolve())
     text = (PROJECT_ROOT / "Vagrantfile").read_text()
     assert "TESTBED_TOPOLOGY_FILE" in text

@@ -98,19 +98,19 @@ def test_our_domain_ids_reads_vagrant_machine_ids(tmp_path):
 
 
 def _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh):
-    from testbed.machines import site as machines_site
+    from testbed.machines import lifecycle
     state = tmp_path / "state"
     monkeypatch.setenv("TESTBED_STATE_DIR", str(state))
     (state / "small").mkdir(parents=True)
     (state / "small" / "plan.json").write_text("{}")
-    (state / machines_site.ACTIVE).write_text("small")
+    (state / lifecycle.ACTIVE).write_text("small")
     me = checkout(tmp_path, "me")
     monkeypatch.setattr(site, "_virsh", virsh)
     monkeypatch.setattr(site, "PROJECT_ROOT", me)
     monkeypatch.setattr(site, "our_domain_ids", lambda root=me: set())
-    monkeypatch.setattr(machines_site.VagrantRun, "__call__", lambda self, argv, env: 1)  # destroy fails
-    monkeypatch.setattr(machines_site, "vagrant_env", lambda topo: {})
-    return machines_site.down(small)
+    monkeypatch.setattr(lifecycle.VagrantRun, "__call__", lambda self, argv, env: 1)  # destroy fails
+    monkeypatch.setattr(lifecycle, "vagrant_env", lambda topo: {})
+    return lifecycle.down(small)
 
 
 def test_down_removes_domains_vagrant_lost_even_when_its_destroy_fails(tmp_path, monkeypatch, small, capsys):
@@ -142,7 +142,7 @@ hosts:
 
 
 def test_the_topology_up_is_read_back_from_the_domains_and_recorded(tmp_path, monkeypatch):
-    from testbed.machines import site as bringup
+    from testbed.machines import lifecycle
     topos = tmp_path / "topologies"
     topos.mkdir()
     (topos / "tiny.yaml").write_text(TINY)
@@ -159,26 +159,26 @@ def test_the_topology_up_is_read_back_from_the_domains_and_recorded(tmp_path, mo
         assert args[0] == "domname"
         return types.SimpleNamespace(stdout=names[args[1]] + "\n", returncode=0)
     monkeypatch.setattr(site, "_virsh", virsh)
-    assert bringup.active_topology(root=me) == "tiny"   # no record: `testbed up` was not used
-    assert (tmp_path / "state" / bringup.ACTIVE).read_text() == "tiny"
-    assert bringup.active_topology(root=me) == "tiny" and len(calls) == 3  # recorded: libvirt not asked again
+    assert lifecycle.active_topology(root=me) == "tiny"   # no record: `testbed up` was not used
+    assert (tmp_path / "state" / lifecycle.ACTIVE).read_text() == "tiny"
+    assert lifecycle.active_topology(root=me) == "tiny" and len(calls) == 3  # recorded: libvirt not asked again
 
-    (tmp_path / "state" / bringup.ACTIVE).unlink()
+    (tmp_path / "state" / lifecycle.ACTIVE).unlink()
     names.update({"u-1": "tb-tiny-ha-alpha", "u-2": "tb-tiny-ha-beta", "u-3": "tb-tiny-ha-gamma"})
-    assert bringup.active_topology(root=me) == "tiny-ha"  # the longest name that fits
-    (tmp_path / "state" / bringup.ACTIVE).unlink()
+    assert lifecycle.active_topology(root=me) == "tiny-ha"  # the longest name that fits
+    (tmp_path / "state" / lifecycle.ACTIVE).unlink()
     names["u-3"] = "tb-default-dtn"
     with pytest.raises(TestbedError, match=r"several topologies \(default, tiny-ha\)"):
-        bringup.active_topology(root=me)
+        lifecycle.active_topology(root=me)
 
 
 def test_nothing_is_up_without_domains_or_without_libvirt(tmp_path, monkeypatch):
-    from testbed.machines import site as bringup
+    from testbed.machines import lifecycle
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
-    assert bringup.active_topology(root=checkout(tmp_path, "empty")) is None
+    assert lifecycle.active_topology(root=checkout(tmp_path, "empty")) is None
 
     def no_virsh(*args, timeout=None):
         raise FileNotFoundError("virsh")
     monkeypatch.setattr(site, "_virsh", no_virsh)
-    assert bringup.active_topology(root=checkout(tmp_path, "me", ids=["u-1"])) is None
-    assert not (tmp_path / "state" / bringup.ACTIVE).exists()
+    assert lifecycle.active_topology(root=checkout(tmp_path, "me", ids=["u-1"])) is None
+    assert not (tmp_path / "state" / lifecycle.ACTIVE).exists()

@@ -318,7 +318,7 @@ def with_examples(parser):
 
 def note_setup_seconds(env=None, now=None):
     """TB_SETUP_SECONDS: the seconds from `./tb`'s start (TB_STARTED) to this command's, the
-    host's set-up, which a bring-up records (machines/site.py)."""
+    host's set-up, which a bring-up records (machines/lifecycle.py)."""
     env = os.environ if env is None else env
     try:
         env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - float(env['TB_STARTED']):.1f}")

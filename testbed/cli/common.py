@@ -6,9 +6,9 @@ from testbed.model.errors import TestbedError
 def _topology(args):
     """--topology, else $TESTBED_TOPOLOGY, else the topology that is up, else `default`; with
     the box `up --box` chose for its site, if any."""
-    from testbed.machines import box_choice, site
+    from testbed.machines import box_choice, lifecycle
     from testbed.model import topology
-    name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or site.active_topology() or "default"
+    name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or lifecycle.active_topology() or "default"
     return box_choice.apply_recorded(topology.load(name))
 
 

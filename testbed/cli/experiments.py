@@ -143,7 +143,7 @@ def cmd_test(args):
     and every experiment of the registry at ci scale with its default profiles, compare
     two runs, tear down."""
     from testbed.results import compare, robot_output
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
     from testbed.services import health
@@ -159,15 +159,15 @@ def cmd_test(args):
         phases.done("documentation build")
     if rc != 0 or args.unit_only:
         return rc
-    site.claim_domains(topo)  # before anything that `down` would undo
+    lifecycle.claim_domains(topo)  # before anything that `down` would undo
     failures, runs, failed_runs, interrupted, recoveries, earlier = [], [], [], False, [], []
 
     def bring_back():  # once per `testbed test`: a guest's kernel died under TCG
-        site.down(topo)
-        site.up(topo, _profile("default"), health)
+        lifecycle.down(topo)
+        lifecycle.up(topo, _profile("default"), health)
         phases.done(f"bring-up of {topo.name} again")
     try:
-        site.up(topo, _profile("default"), health)
+        lifecycle.up(topo, _profile("default"), health)
         phases.done(f"bring-up of {topo.name}")
         for suite, exp in registry.experiments().items():
             if not exp.suite_path.exists():
@@ -203,7 +203,7 @@ def cmd_test(args):
     finally:
         if not args.keep:
             try:
-                site.down(topo)
+                lifecycle.down(topo)
             except TestbedError as exc:  # keep the error that stopped the run on screen
                 print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
                 failures.append("down")
@@ -229,18 +229,18 @@ def cmd_test(args):
 def make_room_for(topo, echo=None):
     """Before `testbed test` brings up `topo`: the site `testbed demo` left up in this checkout
     is taken down (one line says so); any other topology up here is refused in one line."""
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     echo = echo or (lambda line: print(line, flush=True))
-    other = site.active_topology()
+    other = lifecycle.active_topology()
     if not other or other == topo.name:
         return None
-    if not site.left_by_demo(other):
+    if not lifecycle.left_by_demo(other):
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
                            f"(the end-to-end tests bring up {topo.name} and tear it down)")
     from testbed.model import topology
     echo(f"testbed test: taking down {other}, the site `testbed demo` left up (the end-to-end tests "
          f"bring up {topo.name}; its results stay in results/)")
-    site.down(topology.load(other))
+    lifecycle.down(topology.load(other))
     return other
 
 
@@ -330,14 +330,14 @@ def cmd_demo(args):
     """Bring up the default site, run the registry's headline experiment (E1) at quick scale
     with its default profiles (default and Table 4's), print and save the comparison with
     the paper."""
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
     from testbed.services import health
     head = registry.headline()
     topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
     try:
-        site.up(topo, _profile("default"), health)
+        lifecycle.up(topo, _profile("default"), health)
         from testbed.machines import plan
         from testbed.model.state import TestbedState
         state = TestbedState(topo.name)
@@ -354,8 +354,8 @@ def cmd_demo(args):
         profiles = list(head.demo_profiles or head.profiles)
         # one trial, no verdict to protect from the host's noise: nothing paused or pinned
         def bring_back():  # a guest's kernel died under TCG: the site again, then E1 again
-            site.down(topo)
-            site.up(topo, _profile("default"), health)
+            lifecycle.down(topo)
+            lifecycle.up(topo, _profile("default"), health)
         rc, runs, recovered = suites.run_on_live_guests(topo, head.name, profiles, "quick", bring_back,
                                                         echo=lambda line: print(line, flush=True), sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)
@@ -367,7 +367,7 @@ def cmd_demo(args):
         print("testbed demo: interrupted", file=sys.stderr, flush=True)
         report_vms_left(topo)
         raise
-    site.mark_left_by_demo(topo)
+    lifecycle.mark_left_by_demo(topo)
     _print_comparison([run], against_paper=True)
     print(f"demo: the {topo.name} site is still up ({len(topo.vm_hosts)} VMs, "
           f"{topo.total_memory_mb} MB of guest RAM) for `./tb run`, `./tb status` and the "

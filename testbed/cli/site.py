@@ -75,11 +75,11 @@ def cmd_box_build(args):
 
 
 def cmd_up(args):
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     from testbed.services import health
     topo = _topology(args)
     try:
-        return site.up(topo, _profile(args.profile), health, parallel=not args.serial,
+        return lifecycle.up(topo, _profile(args.profile), health, parallel=not args.serial,
                        dry_run=args.dry_run, box=args.box)
     except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
         from testbed.cli.experiments import report_vms_left
@@ -88,8 +88,8 @@ def cmd_up(args):
 
 
 def cmd_down(args):
-    from testbed.machines import site
-    return site.down(_topology(args))
+    from testbed.machines import lifecycle
+    return lifecycle.down(_topology(args))
 
 
 def cmd_host_changes(args):
@@ -133,9 +133,9 @@ def cmd_provision(args):
 
 
 def cmd_ssh(args):
-    from testbed.machines import site
+    from testbed.machines import lifecycle
     topo = _topology(args)
-    return site.ssh_interactive(topo, args.host, args.command)
+    return lifecycle.ssh_interactive(topo, args.host, args.command)
 
 
 def cmd_status(args):

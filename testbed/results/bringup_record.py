@@ -1,4 +1,4 @@
-"""Kept bring-up records: a site's `testbed up` record (machines/site.py's bringup.json:
+"""Kept bring-up records: a site's `testbed up` record (machines/lifecycle.py's bringup.json:
 the host's set-up, the box, each VM's boot and provisioning, the site healthy, the CPU
 each guest cost) with the host it ran on, kept under results/benchmarks/bringup/ so the
 first-run page's times come from runs, not from prose."""
