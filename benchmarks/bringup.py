@@ -22,10 +22,9 @@ from pathlib import Path
 from testbed.machines import hostload, lifecycle
 from testbed.results import bringup_record
 from testbed.results.runs import utc
-from testbed.model.state import TestbedState
 from testbed.model import tables, topology
 from testbed.remote import bootrecord
-from testbed.remote.ssh import SSH
+from testbed.remote.site import Site
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,18 +40,18 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the record in results/benchmarks/bringup/ "
                                                        "(docs/first-run.md is generated from it)")
     args = p.parse_args()
-    topo = topology.load(args.topology or lifecycle.active_topology() or "small")
+    site = Site(topology.load(args.topology or lifecycle.active_topology() or "small"))
+    topo = site.topo
     if args.cycle:
         for verb in ("down", "up"):
             rc = subprocess.call([sys.executable, "-m", "testbed", "-t", topo.name, verb], cwd=ROOT)
             if rc != 0:
                 sys.exit(f"bringup: `testbed {verb}` failed (rc {rc})")
-    state = TestbedState(topo.name)
-    path = state.dir / lifecycle.BRINGUP_RECORD
+    path = site.state.dir / lifecycle.BRINGUP_RECORD
     record = json.loads(path.read_text())
     if "began" not in record:   # a record made before bring-ups noted it: when it was written
         record["written"] = utc(path.stat().st_mtime)
-    guests = bootrecord.collect(SSH(topo), list(topo.hosts))
+    guests = bootrecord.collect(site.ssh(), list(topo.hosts))
     load = hostload.usage(topo, window=10)
     rss = {h: v["rss_mb"] for h, v in load.items()}
     rows = []

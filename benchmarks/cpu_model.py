@@ -17,7 +17,7 @@ from testbed.experiments import e1_transfer as transfer
 from testbed.machines import accel, cpumodel, lifecycle
 from testbed.model import tables, topology
 from testbed.services import health
-from testbed.remote.ssh import SSH
+from testbed.remote.site import Site
 from testbed.services.condor import Pool
 
 MODELS = (("old: qemu64", accel.TCG_CPU_MODEL, ()),
@@ -48,8 +48,8 @@ def main():
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--output-mb", type=int, default=32)
     args = p.parse_args()
-    topo = topology.load(args.topology or lifecycle.active_topology() or "small")
-    ssh = SSH(topo, timeout=120)
+    site = Site(topology.load(args.topology or lifecycle.active_topology() or "small"))
+    topo, ssh = site.topo, site.ssh(timeout=120)
     pool = Pool(topo, ssh)
     hosts = [topo.role_host("submit").name] + [h.name for h in topo.with_role("worker")]
     rows = []

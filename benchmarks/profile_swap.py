@@ -10,10 +10,9 @@ import statistics
 import sys
 
 from testbed.model import profiles, site_lock, tables, topology
-from testbed.model.state import TestbedState
 from testbed.machines import lifecycle
 from testbed.services import tuning
-from testbed.remote.ssh import SSH
+from testbed.remote.site import Site
 
 ARMS = (("in the apply", False), ("a round trip of its own", True))
 
@@ -23,9 +22,9 @@ def main():
     p.add_argument("-t", "--topology", default=None)
     p.add_argument("--profiles", default="default,wan-tuned,default,raid-stripe-32768,default")
     args = p.parse_args()
-    topo = topology.load(args.topology or lifecycle.active_topology() or "default")
-    site_lock.hold(TestbedState(topo.name), "benchmarks/profile_swap.py")
-    ssh = SSH(topo)
+    site = Site(topology.load(args.topology or lifecycle.active_topology() or "default"))
+    topo, ssh = site.topo, site.ssh()
+    site_lock.hold(site.state, "benchmarks/profile_swap.py")
     names = args.profiles.split(",")
     seconds, again, counts = {}, {}, {}
     # the whole sequence once per arm: each arm makes the same swaps from the same profile

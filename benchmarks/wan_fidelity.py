@@ -9,7 +9,7 @@ import sys
 from testbed.network import netem, wan
 from testbed.machines import lifecycle
 from testbed.model import tables, topology
-from testbed.remote.ssh import SSH
+from testbed.remote.site import Site
 
 
 def main():
@@ -19,10 +19,10 @@ def main():
     p.add_argument("--rtts", default="0,10,20,40,80")
     p.add_argument("--count", type=int, default=30)
     args = p.parse_args()
-    topo = topology.load(args.topology or lifecycle.active_topology() or "default")
-    ssh = SSH(topo)
+    site = Site(topology.load(args.topology or lifecycle.active_topology() or "default"))
+    topo, ssh = site.topo, site.ssh()
     a, b = args.link.split(":")
-    wan.clear(topo, ssh, ssh.state)
+    wan.clear(topo, ssh, site.state)
     base = wan.measure(topo, ssh, [netem.Link(a, b, 0)], args.count)[0]["measured_ms"]
     rows = []
     try:
@@ -34,7 +34,7 @@ def main():
             rows.append([f"{rtt:g}", m["measured_ms"], f"{err:+.2f}", f"{1 + 0.05 * rtt:.2f}",
                          "ok" if wan.within_target(rtt, m["measured_ms"], base) else "MISS"])
     finally:
-        wan.clear(topo, ssh, ssh.state)
+        wan.clear(topo, ssh, site.state)
     print(f"WAN fidelity on {topo.name}, link {a}<->{b}, {args.count} pings per point, "
           f"VM base RTT {base} ms (median, no netem)")
     print(tables.render(["configured ms", "measured ms", "error - base", "target +/- ms", "verdict"], rows))

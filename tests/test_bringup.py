@@ -9,6 +9,8 @@ import pytest
 from testbed.machines import accel, lifecycle, plan
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
+from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 
 
 def test_boot_waves_put_the_dtn_first_and_respect_the_size():
@@ -78,7 +80,7 @@ def test_a_guest_that_never_boots_is_named_with_its_phase_and_error(monkeypatch)
 def test_plan_file_carries_accel_cpu_and_console(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("TESTBED_CONSOLE_DIR", str(tmp_path / "console"))
-    path, data = plan.write(topology.load("small"), profiles.load("default"), accelerator="tcg")
+    path, data = plan.write(topology.load("small"), profiles.load("default"), TestbedState("small"), accelerator="tcg")
     saved = json.loads(path.read_text())
     assert saved["accel"] == "tcg" and saved["guest_cpu"]["model"] == "qemu64"
     assert "aes" in saved["guest_cpu"]["features"] and saved["guest_cpu"]["tb_cache_mb"] > 0
@@ -91,7 +93,7 @@ def test_down_refuses_a_topology_that_is_not_the_one_up(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     (tmp_path / lifecycle.ACTIVE).write_text("default")
     with pytest.raises(TestbedError, match="topology default is up in this checkout, not small"):
-        lifecycle.down(topology.load("small"))
+        lifecycle.down(Site(topology.load("small")))
 
 
 def test_guest_boot_record_is_parsed_from_systemd_and_the_journal():
@@ -197,7 +199,7 @@ def test_provision_uses_bundles_already_rendered(tmp_path, monkeypatch):
     class FakeSSH:
         def run(self, host, command, check=True, input_bytes=None, timeout=None):
             return Result(host, 0, f"testbed: {host} provisioned\n", "")
-    provision.provision(topo, profiles.load("default"), ssh=FakeSSH(),
+    provision.provision(Site(topo), profiles.load("default"), ssh=FakeSSH(),
                         bundles={h: bundle for h in topo.hosts})
     assert set(provision.last_run) == set(topo.hosts)
 
@@ -225,7 +227,7 @@ def test_provisioner_runs_hosts_as_they_are_added_and_names_the_failed(tmp_path,
         def run(self, host, command, check=True, input_bytes=None, timeout=None):
             done.append(host)
             return Result(host, 1 if host == "dtn" else 0, f"testbed: {host} provisioned\n", "md0 busy")
-    work = provision.Provisioner(topo, profiles.load("default"), ssh=FakeSSH(),
+    work = provision.Provisioner(Site(topo), profiles.load("default"), ssh=FakeSSH(),
                                  bundles={h: bundle for h in topo.hosts})
     with work:
         work.add("cm1")
@@ -255,7 +257,7 @@ def test_a_guest_whose_ssh_did_not_connect_is_tried_again_and_a_failed_command_i
             if host == "dtn":                         # apply.sh itself exited 255: never run twice
                 return Result(host, 255, "", "mdadm: exited 255\n")
             return Result(host, 0, f"testbed: {host} provisioned\n", "")
-    work = provision.Provisioner(topo, profiles.load("default"), ssh=FakeSSH(),
+    work = provision.Provisioner(Site(topo), profiles.load("default"), ssh=FakeSSH(),
                                  bundles={h: bundle for h in topo.hosts})
     with work:
         with pytest.raises(TestbedError, match="provisioning failed on dtn$"):

@@ -64,7 +64,9 @@ def test_compare_of_two_runs_prints_table_and_writes_report(tmp_path, capsys):
 
 def test_run_bad_set_is_one_line_error(capsys, monkeypatch):
     from testbed import cli as c
-    monkeypatch.setattr(c.experiments, "_site", lambda args, change=None: (None, None, None))
+    from testbed.model import topology
+    from testbed.remote.site import Site
+    monkeypatch.setattr(c.experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
     assert cli.main(["-t", "small", "run", "e1", "--set", "rtts"]) == 2
     assert "--set: rtts: expected KEY=VALUE" in capsys.readouterr().err
 
@@ -81,6 +83,7 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
     from testbed.model import topology
     from testbed.remote.ssh import Result
     from testbed.model.state import TestbedState
+    from testbed.remote.site import Site
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo = topology.load("small")
     calls = {}
@@ -95,7 +98,7 @@ def test_provision_pushes_each_bundle_and_runs_apply_in_parallel(tmp_path, monke
     import pytest
     from testbed.model.errors import TestbedError
     with pytest.raises(TestbedError, match="provisioning failed on dtn"):
-        provisioning.provision(topo, profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
+        provisioning.provision(Site(topo), profiles.load("default"), ssh=FakeSSH(), accelerator="tcg")
     assert set(calls) == set(topo.hosts)
     command, data = calls["submit"]
     assert command.startswith('f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > "$f" && bash -c ')
@@ -110,9 +113,10 @@ def test_provision_names_an_unknown_host(tmp_path, monkeypatch):
     from testbed.machines import provision as provisioning
     import pytest
     from testbed.model.errors import TestbedError
+    from testbed.remote.site import Site
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     with pytest.raises(TestbedError, match="no host 'nope'"):
-        provisioning.provision(topology.load("small"), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")
+        provisioning.provision(Site(topology.load("small")), profiles.load("default"), ["nope"], ssh=object(), accelerator="tcg")
 
 
 @pytest.mark.parametrize("argv, want", [

@@ -6,6 +6,7 @@ import pytest
 
 from testbed.model import topology
 from testbed.model.errors import GuestDown
+from testbed.model.state import TestbedState
 from testbed.remote import console
 from testbed.remote.ssh import SSH, Result
 from testbed.services import health
@@ -55,7 +56,7 @@ class ScriptedSSH(SSH):
     """SSH with `_run` answering from a table: {host: rc}; a call count per host."""
 
     def __init__(self, topo, rcs):
-        super().__init__(topo)
+        super().__init__(topo, TestbedState(topo.name))
         self.rcs, self.calls = rcs, {}
 
     def _run(self, host, command, input_bytes=None, timeout=None):

@@ -11,6 +11,8 @@ import yaml
 from testbed.machines import existing, ledger, lifecycle, plan, render, snapshots
 from testbed.model import constants as c, profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 from testbed.remote.ssh import SSH, Result
 
 OWNER = "controller:/work/checkout"
@@ -125,14 +127,14 @@ def test_a_bad_existing_spec_through_the_cli_is_exit_2_one_line(tmp_path, capsys
 
 # --- SSH to an existing host ---------------------------------------------------------------------
 def test_ssh_reaches_an_existing_host_as_its_user_with_its_key_only(mixed):
-    ssh = SSH(mixed)
+    ssh = Site(mixed).ssh()
     argv = ssh.argv("lab1")
     assert argv[-1] == "admin@192.168.1.20"
     assert argv[argv.index("-i") + 1] == str(mixed.hosts["lab1"].existing.key) and argv.count("-i") == 1
     assert "IdentitiesOnly=yes" in argv and "StrictHostKeyChecking=accept-new" in argv
     assert f"UserKnownHostsFile={ssh.known_hosts()}" in argv
     assert ssh.root_prefix("lab1") == ["sudo", "-n"] and ssh.root_prefix("lab2") == []   # lab2 logs in as root
-    assert SSH(mixed).argv("worker1")[-1] == "vagrant@10.170.0.13"
+    assert Site(mixed).ssh().argv("worker1")[-1] == "vagrant@10.170.0.13"
 
 
 # --- pre-flight: every refusal, before anything changes ------------------------------------------
@@ -266,9 +268,9 @@ def test_up_refuses_before_it_touches_libvirt_the_box_or_any_host(mixed, monkeyp
     monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
     monkeypatch.setattr(lifecycle, "box_for", lambda *a, **k: pytest.fail("box built"))
     ssh = FakeHostSSH(facts={**GOOD, "condor_package": "install ok installed"})
-    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     with pytest.raises(TestbedError, match="runs HTCondor the testbed did not install"):
-        lifecycle.up(mixed, profiles.load("default"), health, echo=lambda *_: None)
+        lifecycle.up(Site(mixed), profiles.load("default"), health, echo=lambda *_: None)
     assert all(cmd == "true" or cmd == existing.PROBE or cmd.startswith("date ") for _h, cmd in ssh.commands)
 
 
@@ -286,9 +288,9 @@ def test_dry_run_lists_every_change_and_changes_nothing(mixed, monkeypatch):
                 "would\tblock\t/etc/hosts\nwould\tservice\tcondor.service\n"
                 "would\tpackages\tcondor xrootd-client\nwould\tdependencies\tlibfoo libbar\n")
     ssh = FakeHostSSH(plan=(0, plan_out))
-    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     out = []
-    assert lifecycle.up(mixed, profiles.load("default"), health, dry_run=True, echo=out.append) == 0
+    assert lifecycle.up(Site(mixed), profiles.load("default"), health, dry_run=True, echo=out.append) == 0
     text = "\n".join(out)
     assert "VM submit: would create it (768 MB, 1 vCPU, site address 10.170.0.10)" in text
     for words in ("create /var/lib/testbed", "create /etc/condor/config.d/50-testbed.conf",
@@ -343,7 +345,7 @@ def test_the_changes_list_names_everything_provisioning_may_touch(mixed, monkeyp
 
 def test_the_bundle_carries_the_changes_and_the_plan_marks_existing_hosts(mixed, monkeypatch):
     monkeypatch.setattr(ledger, "owner", lambda: OWNER)
-    path, data = plan.write(mixed, profiles.load("default"), accelerator="tcg")
+    path, data = plan.write(mixed, profiles.load("default"), TestbedState("mixed"), accelerator="tcg")
     hosts = {h["name"]: h for h in data["hosts"]}
     assert hosts["lab1"]["existing"] == {"address": "192.168.1.20", "user": "admin", "interface": "ens4"}
     assert hosts["worker1"]["existing"] is None
@@ -373,7 +375,7 @@ def test_provisioning_an_existing_host_runs_prepare_then_apply(mixed, tmp_path, 
         def run(self, host, command, check=True, input_bytes=None, timeout=None):
             sent[host] = command
             return Result(host, 0, f"testbed: {host} provisioned\n", "")
-    provision.provision(mixed, profiles.load("default"), ssh=Recorder(), bundles={h: bundle for h in mixed.hosts})
+    provision.provision(Site(mixed), profiles.load("default"), ssh=Recorder(), bundles={h: bundle for h in mixed.hosts})
     lab = sent["lab1"]
     assert "prepare apply" in lab and lab.index("prepare apply") < lab.index(" apply \"$f\"")
     assert "prepare" not in sent["worker1"]
@@ -383,11 +385,11 @@ def test_provisioning_an_existing_host_runs_prepare_then_apply(mixed, tmp_path, 
 def test_snapshots_refuse_a_site_with_existing_hosts_in_one_line(mixed, monkeypatch):
     monkeypatch.setattr(snapshots.domains, "state", lambda *a: pytest.fail("libvirt asked"))
     with pytest.raises(TestbedError) as err:
-        snapshots.save(mixed, "pristine", "default")
+        snapshots.save(Site(mixed), "pristine", "default")
     assert str(err.value) == ("snapshot: mixed cannot be saved: lab1 (192.168.1.20), lab2 (10.170.0.50) are "
                               "existing hosts, not a VM of this machine, and cannot be snapshotted")
     with pytest.raises(TestbedError, match="cannot be restored: lab1"):
-        snapshots.restore(mixed, "pristine", health=object())
+        snapshots.restore(Site(mixed), "pristine", health=object())
 
 
 def test_snapshot_save_from_the_cli_refuses_before_reading_health(mixed, tmp_path, monkeypatch, capsys):
@@ -399,7 +401,6 @@ def test_snapshot_save_from_the_cli_refuses_before_reading_health(mixed, tmp_pat
         data["hosts"][name]["existing"]["key"] = str(mixed.hosts["lab1"].existing.key)
     path = tmp_path / "mixed.yaml"
     path.write_text(yaml.safe_dump(data))
-    from testbed.model.state import TestbedState
     TestbedState("mixed").ensure_secrets()
     monkeypatch.setattr(health, "collect", lambda *a, **k: pytest.fail("health read"))
     assert cli.main(["-t", str(path), "snapshot", "save"]) == 2
@@ -442,9 +443,9 @@ def test_down_of_a_site_of_existing_hosts_only_never_calls_vagrant(tmp_path, mon
     topo = topology.parse(data, tmp_path / "labs.yaml")
     monkeypatch.setattr(lifecycle, "active_topology", lambda: "labs")
     monkeypatch.setattr(lifecycle, "VagrantRun", lambda *a, **k: pytest.fail("vagrant run"))
-    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: FakeHostSSH())
+    monkeypatch.setattr(Site, "ssh", lambda *a, **k: FakeHostSSH())
     monkeypatch.setattr(existing.ledger, "owner", lambda: OWNER)
-    assert lifecycle.down(topo, echo=lambda *_: None) == 0
+    assert lifecycle.down(Site(topo), echo=lambda *_: None) == 0
 
 
 def test_the_manifest_gets_each_existing_hosts_hardware_and_os(mixed):
@@ -503,17 +504,16 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
     monkeypatch.setattr(lifecycle.plan.accel, "detect", lambda: "tcg")
     monkeypatch.setattr(lifecycle, "boot", fake_boot)
     monkeypatch.setattr(lifecycle.disks, "apply", lambda topo, echo: None)
-    monkeypatch.setattr(lifecycle, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     monkeypatch.setattr(lifecycle.provisioning, "first_contact_ssh", lambda *a: ssh)
     monkeypatch.setattr(lifecycle, "record_profile", lambda *a: None)
     monkeypatch.setattr(existing.ledger, "owner", lambda: OWNER)
-    assert lifecycle.up(mixed, profiles.load("default"), Health, echo=lambda *_: None) == 0
+    assert lifecycle.up(Site(mixed), profiles.load("default"), Health, echo=lambda *_: None) == 0
     assert sorted(booted) == sorted(h.name for h in mixed.vm_hosts)
     applied = {h: cmd for h, cmd in ssh.commands if 'apply "$f"' in cmd}
     assert set(applied) == set(mixed.hosts)
     assert "prepare apply" in applied["lab1"] and "prepare apply" in applied["lab2"]
     assert "prepare" not in applied["worker1"]
-    from testbed.model.state import TestbedState
     record = json.loads((TestbedState("mixed").dir / lifecycle.BRINGUP_RECORD).read_text())
     assert set(record["existing"]) == {"lab1", "lab2"} and "provisioned_after" in record["existing"]["lab1"]
     assert "lab1" not in record["vms"]

@@ -5,7 +5,9 @@ import pytest
 
 from testbed import PROJECT_ROOT, cli
 from testbed.experiments import points, registry, runner
+from testbed.model import topology
 from testbed.model.errors import ConfigError
+from testbed.remote.site import Site
 from testbed.results import compare
 from testbed.experiments.e1_jobs import rate_label as e1_rate_label
 
@@ -84,7 +86,7 @@ def test_profiles_without_rows_are_refused():
 
 def _fake_site(monkeypatch):
     from testbed.cli import experiments
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None: pytest.fail("the site must not be touched"))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: pytest.fail("the site must not be touched"))
 
 
 def test_run_unknown_set_key_is_one_line_exit_2(capsys, monkeypatch):
@@ -105,7 +107,7 @@ def test_run_wrong_type_is_one_line_exit_2(capsys, monkeypatch):
 def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiments
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (None, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
     monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"

@@ -12,6 +12,7 @@ from testbed.machines.hypervisors import Ran
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
 from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 from tests.hypervisor_sites import LAB2, MEMSTATS, TWO, FakeHypervisors, capabilities, two
 
 HERE = "qemu:///system"
@@ -161,7 +162,7 @@ def test_the_dry_run_lists_each_hypervisors_changes_and_makes_none(tmp_path, mon
     monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
     monkeypatch.setattr(lifecycle.provisioning, "Provisioner", lambda *a, **k: pytest.fail("provisioned"))
     out = []
-    assert lifecycle.up(two(), profiles.load("default"), health, dry_run=True, echo=out.append) == 0
+    assert lifecycle.up(Site(two()), profiles.load("default"), health, dry_run=True, echo=out.append) == 0
     box = fake_box.name
     assert out == [
         "checking hypervisors here, lab2",
@@ -283,7 +284,7 @@ def test_domains_of_a_remote_vm_are_asked_through_its_uri(monkeypatch):
 
 def test_first_contact_with_a_remote_guest_goes_through_its_hypervisor(tmp_path, monkeypatch):
     monkeypatch.setattr(domains, "management_address", lambda topo, host: "192.168.170.33")
-    ssh = provision.first_contact_ssh(two(), TestbedState("two", root=tmp_path), ["worker2", "cm1"])
+    ssh = provision.first_contact_ssh(Site(two(), root=tmp_path), ["worker2", "cm1"])
     proxy = [a for a in ssh.argv("worker2") if a.startswith("ProxyCommand=")]
     assert proxy == ["ProxyCommand=ssh -o BatchMode=yes -o ConnectTimeout=10 -i /root/.ssh/id_lab -o "
                      "IdentitiesOnly=yes -l root -W %h:%p 192.0.2.2"]

@@ -13,6 +13,7 @@ from testbed.cli import main
 from testbed.machines import plan
 from testbed.model import constants as c, hypervisors, profiles, topology
 from testbed.model.errors import ConfigError
+from testbed.model.state import TestbedState
 from tests.hypervisor_sites import LAB2, TWO, two
 
 
@@ -200,7 +201,7 @@ def state(tmp_path, monkeypatch):
 
 
 def build(topo):
-    return plan.build(topo, profiles.load("default"), accelerator="tcg")
+    return plan.build(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg")
 
 
 def test_the_plan_places_each_vm_and_carries_the_vxlan(state):
@@ -280,7 +281,7 @@ def run_vagrantfile(topo, *args, **env):
     """The Vagrantfile evaluated on a written plan (its box taken as built), under VAGRANT_STUB."""
     if subprocess.run(["which", "ruby"], capture_output=True).returncode != 0:
         pytest.skip("no ruby here")
-    path, data = plan.write(topo, profiles.load("default"), accelerator="tcg")
+    path, data = plan.write(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg")
     data["box"]["built"] = True
     path.write_text(json.dumps(data))
     future = time.time() + 60   # newer than every input: the Vagrantfile does not rewrite it

@@ -10,6 +10,7 @@ from testbed.experiments import registry
 from testbed.experiments.registry import Experiment, Param
 from testbed.model import profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.remote.site import Site
 
 
 def numeric_params():
@@ -134,11 +135,11 @@ def test_an_unknown_key_lists_the_known_parameters_with_their_bounds():
 
 
 # --- the command line: the bound first, whatever the site ------------------------------------
-def _no_site(monkeypatch, reached=None):
-    """The site and the topology must not be asked before the parameters are checked."""
+def _no_site(monkeypatch):
+    """The site and its topology must not be asked before the parameters are checked."""
     from testbed.cli import experiments
-    monkeypatch.setattr(experiments, "_topology", reached or (lambda args: pytest.fail("topology read first")))
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None: pytest.fail("the site must not be asked"))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True:
+                        pytest.fail("the site must not be asked"))
 
 
 @pytest.mark.parametrize("setting,line", [
@@ -160,9 +161,10 @@ def test_a_bad_set_is_one_line_exit_2_before_the_site(setting, line, capsys, mon
 def test_a_good_set_goes_on_to_the_site(capsys, monkeypatch):
     from testbed.cli import experiments
 
-    def no_site(args, change=None):
+    def no_site(args, change=None, running=True):
+        if not running:   # the topology, to check the run fits it
+            return Site(topology.load("small"))
         raise TestbedError("no testbed small here; `testbed -t small up` first")
-    _no_site(monkeypatch, reached=lambda args: topology.load("small"))
     monkeypatch.setattr(experiments, "_site", no_site)
     assert cli.main(["-t", "small", "run", "e1", "--set", "sweep_jobs=16"]) == 2
     assert capsys.readouterr().err == "testbed: no testbed small here; `testbed -t small up` first\n"

@@ -24,6 +24,7 @@ from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model import boxspec, constants as c, profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 
 TRANSKEY = boxspec.PATCH_DIR / "htcondor-reconnect-transkey.patch"
 SMALL = topology.load("small")
@@ -82,20 +83,20 @@ def test_a_topology_selects_the_patched_box_and_the_plan_boots_it(tmp_path):
 
 
 def test_up_box_is_kept_for_the_site_until_down_and_refused_over_vms_of_another_box(tmp_path, monkeypatch):
-    topo = topology.load("small")
-    spec = box_choice.choose(topo, "debian13+patch:htcondor-reconnect-transkey", root=tmp_path,
+    site = Site(topology.load("small"), root=tmp_path)
+    spec = box_choice.choose(site, "debian13+patch:htcondor-reconnect-transkey",
                              exists=lambda: pytest.fail("no plan yet: no VMs to ask about"))
-    assert topo.box_patches == (TRANSKEY,) and str(spec).endswith("transkey")
-    again = box_choice.apply_recorded(topology.load("small"), root=tmp_path)
-    assert again.box_patches == (TRANSKEY,)
-    plan_file = plan.plan_path(TestbedState("small", root=tmp_path))
+    assert site.topo.box_patches == (TRANSKEY,) and str(spec).endswith("transkey")
+    again = box_choice.apply_recorded(Site(topology.load("small"), root=tmp_path))
+    assert again.topo.box_patches == (TRANSKEY,)
+    plan_file = plan.plan_path(site.state)
     plan_file.write_text(json.dumps({"box": {"name": Box("debian13").name}}))
     with pytest.raises(TestbedError, match=r"were made from box grid-testbed-debian13-\w+; `testbed -t small down` first"):
-        box_choice.choose(topology.load("small"), "debian13+patch:htcondor-reconnect-transkey", root=tmp_path,
+        box_choice.choose(Site(topology.load("small"), root=tmp_path), "debian13+patch:htcondor-reconnect-transkey",
                           exists=lambda: True)
-    box_choice.choose(topology.load("small"), "debian13", root=tmp_path, exists=lambda: True)  # the same box
-    box_choice.forget(topo, root=tmp_path)
-    assert box_choice.apply_recorded(topology.load("small"), root=tmp_path).box_patches == ()
+    box_choice.choose(Site(topology.load("small"), root=tmp_path), "debian13", exists=lambda: True)  # the same box
+    box_choice.forget(site)
+    assert box_choice.apply_recorded(Site(topology.load("small"), root=tmp_path)).topo.box_patches == ()
 
 
 # --- hashes and names ----------------------------------------------------------------------------

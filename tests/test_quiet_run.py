@@ -19,6 +19,7 @@ from testbed.model.errors import ConfigError, RemoteError
 from testbed.model.state import TestbedState
 from testbed.network import netem, wan
 from testbed.remote import profile_record
+from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 from testbed.results import runs
 from testbed.services import health, tuning
@@ -282,7 +283,7 @@ def test_the_session_passes_its_paused_hosts_on(monkeypatch):
 def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiments
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (None, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
     monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
@@ -299,7 +300,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     from testbed.model import topology
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None: (default, None, None))
+    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(default))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda topo, suite, profiles, scale, sets, **k: seen.append(sets) or

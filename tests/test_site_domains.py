@@ -6,6 +6,7 @@ import pytest
 from testbed.machines import domains as site
 from testbed.model import topology
 from testbed.model.errors import TestbedError
+from testbed.remote.site import Site
 
 
 class FakeVirsh:
@@ -110,7 +111,7 @@ def _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh):
     monkeypatch.setattr(site, "our_domain_ids", lambda root=me: set())
     monkeypatch.setattr(lifecycle.VagrantRun, "__call__", lambda self, argv, env: 1)  # destroy fails
     monkeypatch.setattr(lifecycle, "vagrant_env", lambda topo: {})
-    return lifecycle.down(small)
+    return lifecycle.down(Site(small))
 
 
 def test_down_removes_domains_vagrant_lost_even_when_its_destroy_fails(tmp_path, monkeypatch, small, capsys):

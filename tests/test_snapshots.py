@@ -8,6 +8,7 @@ import pytest
 from testbed.machines import domains, snapshots
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 
 
@@ -57,7 +58,7 @@ def site(tmp_path, monkeypatch):
 
 def test_save_pauses_the_whole_site_then_checkpoints_and_resumes_every_vm(site):
     topo, virsh = site
-    meta = snapshots.save(topo, "pristine", "default", echo=lambda *_: None)
+    meta = snapshots.save(Site(topo), "pristine", "default", echo=lambda *_: None)
     verbs = [c[0] for c in virsh.calls if c[0] in ("suspend", "snapshot-create-as", "resume")]
     n = len(topo.hosts)
     assert verbs == ["suspend"] * n + ["snapshot-create-as"] * n + ["resume"] * n
@@ -71,13 +72,13 @@ def test_a_failed_checkpoint_still_resumes_every_vm_and_names_the_host(site, mon
     topo, virsh = site
     virsh.fail = "tb-small-dtn"
     with pytest.raises(TestbedError, match="dtn: error: internal snapshot"):
-        snapshots.save(topo, "x", "default", echo=lambda *_: None)
+        snapshots.save(Site(topo), "x", "default", echo=lambda *_: None)
     assert sum(1 for c in virsh.calls if c[0] == "resume") == len(topo.hosts)
 
 
 def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeypatch):
     topo, virsh = site
-    snapshots.save(topo, "pristine", "default", echo=lambda *_: None)
+    snapshots.save(Site(topo), "pristine", "default", echo=lambda *_: None)
     commands = {}
 
     class FakeSSH:
@@ -86,7 +87,7 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
             return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
     import types
     health = types.SimpleNamespace(wait_healthy=lambda *a, **k: {"healthy": True})
-    out = snapshots.restore(topo, "pristine", FakeSSH(), echo=lambda *_: None, health=health)
+    out = snapshots.restore(Site(topo), "pristine", FakeSSH(), echo=lambda *_: None, health=health)
     reverts = [c for c in virsh.calls if c[0] == "snapshot-revert"]
     assert len(reverts) == len(topo.hosts) and all(c[2] == "tb-pristine" and "--running" in c for c in reverts)
     assert set(commands) == set(topo.hosts) and all("date -u -s @" in c for c in commands.values())
@@ -100,16 +101,16 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
 
 def test_restore_of_an_unknown_snapshot_names_the_known_ones(site):
     topo, _ = site
-    snapshots.save(topo, "a", "default", echo=lambda *_: None)
+    snapshots.save(Site(topo), "a", "default", echo=lambda *_: None)
     with pytest.raises(TestbedError, match=r"no snapshot b .*snapshots: a"):
-        snapshots.restore(topo, "b", object())
+        snapshots.restore(Site(topo), "b", object())
 
 
 def test_matching_needs_the_same_profile_and_provisioning(site):
     topo, _ = site
-    snapshots.save(topo, "p1", "default", echo=lambda *_: None)
-    assert snapshots.matching(topo, "default") == "p1"
-    assert snapshots.matching(topo, "wan-tuned") is None
+    snapshots.save(Site(topo), "p1", "default", echo=lambda *_: None)
+    assert snapshots.matching(Site(topo), "default") == "p1"
+    assert snapshots.matching(Site(topo), "wan-tuned") is None
 
 
 def test_bad_names_and_no_room_are_one_line_errors(tmp_path, monkeypatch):
@@ -127,13 +128,13 @@ def test_a_restore_says_the_site_came_from_the_snapshot_with_the_runs_it_had_car
     state = TestbedState(topo.name)
     site_history.began(state, "bring-up")
     site_history.add_run(state, "20261129T1200Z-e1-small")
-    snapshots.save(topo, "after-e1", "default", echo=lambda *_: None)
+    snapshots.save(Site(topo), "after-e1", "default", echo=lambda *_: None)
     site_history.add_run(state, "20261129T1300Z-e4-small")   # after the snapshot: undone by the restore
 
     class FakeSSH:
         def run_many(self, cmds, timeout=None):
             return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
     health = types.SimpleNamespace(wait_healthy=lambda *a, **k: {"healthy": True})
-    snapshots.restore(topo, "after-e1", FakeSSH(), echo=lambda *_: None, health=health)
+    snapshots.restore(Site(topo), "after-e1", FakeSSH(), echo=lambda *_: None, health=health)
     assert site_history.for_run(state) | {"since": None} == {
         "how": "snapshot after-e1", "since": None, "runs_before": ["20261129T1200Z-e1-small"]}

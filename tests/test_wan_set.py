@@ -11,7 +11,7 @@ from testbed.experiments import runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.model.links import Link, describe, parse_links, parse_spec
-from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 
 
@@ -77,10 +77,10 @@ class FakeSSH:
 @pytest.fixture
 def small_site(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
-    topo, ssh = topology.load("small"), FakeSSH()
-    state = TestbedState(topo.name)
-    monkeypatch.setattr(tuning, "_site", lambda args, change=None: (topo, ssh, state))
-    return topo, ssh, state
+    site, ssh = Site(topology.load("small")), FakeSSH()
+    site.ssh = lambda **_kw: ssh
+    monkeypatch.setattr(tuning, "_site", lambda args, change=None: site)
+    return site.topo, ssh, site.state
 
 
 def test_wan_set_puts_every_property_in_netem_on_both_sides(small_site, capsys):

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site, _topology
+from testbed.cli.common import _profile, _site
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
@@ -16,13 +16,15 @@ def cmd_run(args):
     suites.trials_for(args.suite, scale, getattr(args, "repeat", None))
     suites.check_selection(args.suite, args.test, args.include, scale, exp.parameters(scale, sets),
                            args.profile or list(exp.profiles))
-    exp.check_topology(scale, exp.parameters(scale, sets), _topology(args))  # before the site is touched
-    topo, ssh, state = _site(args, change=f"run {args.suite}")
-    sets = _sized_for_site(args.suite, scale, topo, state, sets)
+    exp.check_topology(scale, exp.parameters(scale, sets),
+                       _site(args, running=False).topo)  # before the site is touched
+    site = _site(args, change=f"run {args.suite}")
+    topo = site.topo
+    sets = _sized_for_site(args.suite, scale, topo, site.state, sets)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
         from testbed.services import health
-        snapshots.restore(topo, args.from_snapshot, ssh, health=health)
+        snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
     rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select,
@@ -146,9 +148,11 @@ def cmd_test(args):
     from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    from testbed.remote.site import Site
     from testbed.services import health
     phases = PhaseClock()
-    topo = topology.load("small")
+    site = Site(topology.load("small"))
+    topo = site.topo
     if not args.unit_only:
         make_room_for(topo)   # before the unit tests: they run with no site of this checkout up
     # one pytest worker per host core: the tests are CPU-bound and independent
@@ -163,11 +167,11 @@ def cmd_test(args):
     failures, runs, failed_runs, interrupted, recoveries, earlier = [], [], [], False, [], []
 
     def bring_back():  # once per `testbed test`: a guest's kernel died under TCG
-        lifecycle.down(topo)
-        lifecycle.up(topo, _profile("default"), health)
+        lifecycle.down(site)
+        lifecycle.up(site, _profile("default"), health)
         phases.done(f"bring-up of {topo.name} again")
     try:
-        lifecycle.up(topo, _profile("default"), health)
+        lifecycle.up(site, _profile("default"), health)
         phases.done(f"bring-up of {topo.name}")
         for suite, exp in registry.experiments().items():
             if not exp.suite_path.exists():
@@ -203,7 +207,7 @@ def cmd_test(args):
     finally:
         if not args.keep:
             try:
-                lifecycle.down(topo)
+                lifecycle.down(site)
             except TestbedError as exc:  # keep the error that stopped the run on screen
                 print(f"testbed: tear-down failed: {exc}", file=sys.stderr)
                 failures.append("down")
@@ -238,9 +242,10 @@ def make_room_for(topo, echo=None):
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first "
                            f"(the end-to-end tests bring up {topo.name} and tear it down)")
     from testbed.model import topology
+    from testbed.remote.site import Site
     echo(f"testbed test: taking down {other}, the site `testbed demo` left up (the end-to-end tests "
          f"bring up {topo.name}; its results stay in results/)")
-    lifecycle.down(topology.load(other))
+    lifecycle.down(Site(topology.load(other)))
     return other
 
 
@@ -333,14 +338,14 @@ def cmd_demo(args):
     from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.model import topology
+    from testbed.remote.site import Site
     from testbed.services import health
     head = registry.headline()
-    topo = topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default")
+    site = Site(topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default"))
+    topo, state = site.topo, site.state
     try:
-        lifecycle.up(topo, _profile("default"), health)
+        lifecycle.up(site, _profile("default"), health)
         from testbed.machines import plan
-        from testbed.model.state import TestbedState
-        state = TestbedState(topo.name)
         sets = _sized_for_site(head.name, "quick", topo, state, {}, label="demo")
         for name, value in head.demo_sets.items():
             if name not in sets:
@@ -354,8 +359,8 @@ def cmd_demo(args):
         profiles = list(head.demo_profiles or head.profiles)
         # one trial, no verdict to protect from the host's noise: nothing paused or pinned
         def bring_back():  # a guest's kernel died under TCG: the site again, then E1 again
-            lifecycle.down(topo)
-            lifecycle.up(topo, _profile("default"), health)
+            lifecycle.down(site)
+            lifecycle.up(site, _profile("default"), health)
         rc, runs, recovered = suites.run_on_live_guests(topo, head.name, profiles, "quick", bring_back,
                                                         echo=lambda line: print(line, flush=True), sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)

@@ -3,18 +3,19 @@ import json
 import os
 import sys
 
-from testbed.cli.common import _profile, _site, _topology
+from testbed.cli.common import _profile, _site
 from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
     from testbed.machines import plan
     if args.for_run:
         return plan_capacity(args)
+    site = _site(args, running=False)
     if args.write:
-        path, data = plan.write(_topology(args), _profile(args.profile))
+        path, data = plan.write(site.topo, _profile(args.profile), site.state)
         print(f"plan written to {path}", file=sys.stderr)
     else:
-        data = plan.build(_topology(args), _profile(args.profile))
+        data = plan.build(site.topo, _profile(args.profile), site.state)
     if args.json:
         print(json.dumps(data))
     else:
@@ -41,7 +42,7 @@ def plan_capacity(args):
 
 def cmd_topology_show(args):
     from testbed.model import topology
-    topo = _topology(args)
+    topo = _site(args, running=False).topo
     if not args.no_ram_check:
         topology.check_fits(topo)
     print("\n".join(topology.show_lines(topo)))
@@ -77,19 +78,19 @@ def cmd_box_build(args):
 def cmd_up(args):
     from testbed.machines import lifecycle
     from testbed.services import health
-    topo = _topology(args)
+    site = _site(args, running=False)
     try:
-        return lifecycle.up(topo, _profile(args.profile), health, parallel=not args.serial,
-                       dry_run=args.dry_run, box=args.box)
+        return lifecycle.up(site, _profile(args.profile), health, parallel=not args.serial,
+                            dry_run=args.dry_run, box=args.box)
     except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
         from testbed.cli.experiments import report_vms_left
-        report_vms_left(topo)
+        report_vms_left(site.topo)
         raise
 
 
 def cmd_down(args):
     from testbed.machines import lifecycle
-    return lifecycle.down(_topology(args))
+    return lifecycle.down(_site(args, running=False))
 
 
 def cmd_host_changes(args):
@@ -125,36 +126,35 @@ def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.machines import provision as provisioning
     from testbed.remote import profile_record
-    topo, _ssh, state = _site(args, change="provision")
-    profile = _profile(args.profile) if args.profile else profile_record.recorded_profile(state) or _profile("default")
-    seconds = provisioning.provision(topo, profile, args.hosts or None)
+    site = _site(args, change="provision")
+    profile = (_profile(args.profile) if args.profile else
+               profile_record.recorded_profile(site.state) or _profile("default"))
+    seconds = provisioning.provision(site, profile, args.hosts or None)
     print(f"provisioned in {seconds:.0f} s; `testbed status --wait 600` to see the site healthy again")
     return 0
 
 
 def cmd_ssh(args):
     from testbed.machines import lifecycle
-    topo = _topology(args)
-    return lifecycle.ssh_interactive(topo, args.host, args.command)
+    return lifecycle.ssh_interactive(_site(args, running=False), args.host, args.command)
 
 
 def cmd_status(args):
     from testbed.machines import quiesce
-    from testbed.model.state import TestbedState
     from testbed.services import health
-    topo = _topology(args)
-    paused = quiesce.paused_now(TestbedState(topo.name))  # by a `testbed run` going on: listed, not probed
+    site = _site(args, running=False)
+    topo, ssh = site.topo, site.ssh(timeout=40)
+    paused = quiesce.paused_now(site.state)  # by a `testbed run` going on: listed, not probed
     if args.wait:
         from testbed.model.errors import TestbedError
-        from testbed.remote.ssh import SSH
         try:
-            report = health.wait_healthy(topo, SSH(topo, timeout=40), timeout=args.wait,
+            report = health.wait_healthy(topo, ssh, timeout=args.wait,
                                          echo=lambda line: print(line, file=sys.stderr), skip=paused)
         except TestbedError as exc:
             print(f"testbed: {str(exc).splitlines()[0]}", file=sys.stderr)
-            report = health.collect(topo, skip=paused)
+            report = health.collect(topo, ssh, skip=paused)
     else:
-        report = health.collect(topo, skip=paused)
+        report = health.collect(topo, ssh, skip=paused)
     from testbed.machines import hostload
     report["host_load"] = hostload.usage(topo, window=args.load_window) if args.load_window > 0 else {}
     if args.json:
@@ -175,33 +175,33 @@ def cmd_snapshot_save(args):
     from testbed.machines import snapshots
     from testbed.remote import profile_record
     from testbed.services import health
-    topo, ssh, state = _site(args, change="snapshot save")
-    snapshots.check_snapshottable(topo)
-    report = health.collect(topo, ssh)
+    site = _site(args, change="snapshot save")
+    snapshots.check_snapshottable(site.topo)
+    report = health.collect(site.topo, site.ssh())
     if not report["healthy"]:
-        raise TestbedError(f"site {topo.name} is not healthy ({report['problems'][0]}); "
+        raise TestbedError(f"site {site.name} is not healthy ({report['problems'][0]}); "
                            "snapshots are taken of a healthy site")
-    prof = profile_record.recorded_profile(state)
-    snapshots.save(topo, args.name, prof.name if prof else "default")
+    prof = profile_record.recorded_profile(site.state)
+    snapshots.save(site, args.name, prof.name if prof else "default")
     return 0
 
 
 def cmd_snapshot_restore(args):
     from testbed.machines import snapshots
     from testbed.services import health
-    topo, ssh, _state = _site(args, change="snapshot restore")
-    snapshots.restore(topo, args.name, ssh, health=health)
+    site = _site(args, change="snapshot restore")
+    snapshots.restore(site, args.name, site.ssh(), health=health)
     return 0
 
 
 def cmd_snapshot_list(args):
     from testbed.machines import snapshots
     from testbed.model import tables
-    topo, _ssh, _state = _site(args)
+    site = _site(args)
     rows = [[r.get("name"), r.get("created", "?"), r.get("profile", "?"), r.get("provisioning", "?"),
-             r.get("disk_mb", "?"), r.get("seconds", "?")] for r in snapshots.records(topo)]
+             r.get("disk_mb", "?"), r.get("seconds", "?")] for r in snapshots.records(site)]
     if not rows:
-        print(f"no snapshots of {topo.name}")
+        print(f"no snapshots of {site.name}")
         return 0
     print(tables.render(["snapshot", "created (UTC)", "profile", "provisioning", "disk MB", "save s"], rows))
     return 0
@@ -209,6 +209,5 @@ def cmd_snapshot_list(args):
 
 def cmd_snapshot_delete(args):
     from testbed.machines import snapshots
-    topo, _ssh, _state = _site(args, change="snapshot delete")
-    snapshots.delete(topo, args.name)
+    snapshots.delete(_site(args, change="snapshot delete"), args.name)
     return 0

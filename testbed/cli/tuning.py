@@ -36,7 +36,8 @@ def cmd_profile_apply(args):
     from testbed.network import netem, wan
     from testbed.remote import profile_record
     from testbed.services import tuning
-    topo, ssh, state = _site(args, change="profile apply")
+    site = _site(args, change="profile apply")
+    topo, ssh, state = site.topo, site.ssh(), site.state
     prof = _profile(args.name)
     with profile_record.failure_recorded(state, prof):   # some hosts may have it: none is known in force
         outcome = tuning.apply(topo, ssh, prof, profile_record.recorded_profile(state))
@@ -51,7 +52,8 @@ def cmd_wan_set(args):
     from testbed.network import netem, wan
     from testbed.model import links as link_text, tables
     links = [netem.parse_spec(spec) for spec in args.links]   # before the site is touched
-    topo, ssh, state = _site(args, change="wan set")
+    site = _site(args, change="wan set")
+    topo, ssh, state = site.topo, site.ssh(), site.state
     for link in links:
         for group in (link.a, link.b):
             try:
@@ -70,8 +72,8 @@ def cmd_wan_set(args):
 def cmd_wan_show(args):
     from testbed.model import links
     from testbed.network import wan
-    topo, ssh, state = _site(args)
-    record = wan.in_force(state)
+    site = _site(args)
+    record = wan.in_force(site.state)
     if not record["links"]:
         print("no WAN emulation recorded (all links at LAN latency)")
     for link in record["links"]:
@@ -79,7 +81,7 @@ def cmd_wan_show(args):
     for row in record.get("measured", []):
         print(f"  measured {row['from']}->{row['to']}: {row['measured_ms']} ms (configured {row['configured_ms']:g})")
     if args.qdiscs:
-        for host, text in wan.show(topo, ssh).items():
+        for host, text in wan.show(site.topo, site.ssh()).items():
             print(f"--- {host}\n{text}")
     return 0
 
@@ -87,8 +89,9 @@ def cmd_wan_show(args):
 def cmd_wan_clear(args):
     from testbed.model.links import describe
     from testbed.network import wan
-    topo, ssh, state = _site(args, change="wan clear")
-    kept = [link for link in wan.clear(topo, ssh, state)
+    site = _site(args, change="wan clear")
+    topo = site.topo
+    kept = [link for link in wan.clear(topo, site.ssh(), site.state)
             if link.rtt_ms or link.jitter_ms or link.loss_pct or link.rate_mbit]
     print(f"WAN emulation cleared on {len(topo.hosts)} hosts; the topology's own links stay: "
           + ("; ".join(f"{link.a}<->{link.b} {describe(link)}" for link in kept) or "none"))

@@ -10,47 +10,44 @@ from testbed.machines import domains, plan
 from testbed.machines.patched_box import box_for
 from testbed.model import boxspec
 from testbed.model.errors import TestbedError
-from testbed.model.state import TestbedState
 
 RECORD = "box-in-force"
 
 
-def _record(topo, root=None):
-    return TestbedState(topo.name, root).dir / RECORD
-
-
-def apply_recorded(topo, root=None):
-    """The topology with the box `up --box` recorded for its site, if any."""
-    path = _record(topo, root)
+def apply_recorded(site):
+    """The site (testbed.remote.site.Site), its topology given the box `up --box` recorded
+    for it, if any."""
+    path = site.state.dir / RECORD
     if path.exists():
         spec = boxspec.parse(path.read_text().strip(), path)
-        topo.box, topo.box_patches, topo.box_release = spec.kind, spec.patches, spec.release
-    return topo
+        site.topo.box, site.topo.box_patches, site.topo.box_release = spec.kind, spec.patches, spec.release
+    return site
 
 
-def booted_box(topo, root=None):
+def booted_box(site):
     """The box name in the plan the site's VMs were made from (None: no plan)."""
     try:
-        return json.loads(plan.plan_path(TestbedState(topo.name, root)).read_text())["box"]["name"]
+        return json.loads(plan.plan_path(site.state).read_text())["box"]["name"]
     except (OSError, ValueError, KeyError):
         return None
 
 
-def choose(topo, text, root=None, exists=None):
+def choose(site, text, exists=None):
     """`up --box TEXT`: check it, refuse it if the site's VMs exist from another box, record
-    it for the site and apply it to `topo`."""
+    it for the site and apply it to the site's topology."""
+    topo = site.topo
     spec = boxspec.parse(text, "--box")
     wanted = box_for(spec).name
     exists = exists or (lambda: any(domains.state(topo, h.name) for h in topo.vm_hosts))
-    made = booted_box(topo, root)
+    made = booted_box(site)
     if made and made != wanted and exists():
         raise TestbedError(f"--box {text}: the VMs of {topo.name} were made from box {made}; "
                            f"`testbed -t {topo.name} down` first")
-    state = TestbedState(topo.name, root).ensure_dirs()
-    (state.dir / RECORD).write_text(str(spec) + "\n")
+    site.state.ensure_dirs()
+    (site.state.dir / RECORD).write_text(str(spec) + "\n")
     topo.box, topo.box_patches, topo.box_release = spec.kind, spec.patches, spec.release
     return spec
 
 
-def forget(topo, root=None):
-    _record(topo, root).unlink(missing_ok=True)
+def forget(site):
+    (site.state.dir / RECORD).unlink(missing_ok=True)

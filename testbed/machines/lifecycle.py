@@ -20,7 +20,7 @@ from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console, repair_record
 from testbed.remote.profile_record import record_profile
-from testbed.remote.ssh import SSH, guest_known_hosts
+from testbed.remote.ssh import guest_known_hosts
 
 ACTIVE = "active-topology"
 BRINGUP_RECORD = "bringup.json"
@@ -205,21 +205,22 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None):
-    """Bring the site up and wait until it is healthy. `health`: the site's health checks
-    (testbed.services.health; passed in, as `machines` sits below `services`). Existing
+def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None):
+    """Bring the site (testbed.remote.site.Site) up and wait until it is healthy. `health`:
+    the site's health checks (testbed.services.health; passed in, as `machines` sits below
+    `services`). Existing
     hosts are checked first, before anything is changed; `dry_run` stops there and prints
     every change `up` would make (VMs to create, each existing host's changes). `box`: a
     box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`."""
+    topo, state = site.topo, site.state
     other = active_topology()
     if other and other != topo.name and not dry_run:
         raise TestbedError(f"topology {other} is up in this checkout; `testbed -t {other} down` first")
-    state = TestbedState(topo.name)
     if not dry_run:
         site_lock.hold(state, "up")
         demo_mark(topo.name).unlink(missing_ok=True)  # demo marks it again after
     if box and not dry_run:
-        box_choice.choose(topo, box)
+        box_choice.choose(site, box)
         echo(f"box of {topo.name}: {topo.box_spec} (until `testbed -t {topo.name} down`)")
     topology.check_fits(topo)
     started = time.monotonic()
@@ -233,7 +234,7 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
         echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
-        checked = existing.preflight(topo, profile, SSH(topo, state, timeout=120))
+        checked = existing.preflight(topo, profile, site.ssh(timeout=120))
     if dry_run:
         for line in existing.dry_run_lines(topo, checked):
             echo(line)
@@ -264,11 +265,11 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if (topo.vm_hosts and not topo.existing_hosts and not topo.vm_hosts_elsewhere
             and all(domains.state(topo, h) for h in topo.hosts)):
         from testbed.machines import snapshots
-        name = snapshots.matching(topo, profile.name)
+        name = snapshots.matching(site, profile.name)
         if name:
             print(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
                   f"and provisioning: restoring it instead of booting", flush=True)
-            snapshots.restore(topo, name, health=health)
+            snapshots.restore(site, name, health=health)
             record_profile(state, profile)
             return 0
     accelerator = the_plan["accel"]
@@ -285,7 +286,7 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
           + (f"; {len(topo.existing_hosts)} existing hosts" if topo.existing_hosts else ""), flush=True)
     # each guest is provisioned as soon as Vagrant has reached it, while later waves boot;
     # existing hosts at once
-    work = provisioning.Provisioner(topo, profile, accelerator=accelerator, started=started,
+    work = provisioning.Provisioner(site, profile, accelerator=accelerator, started=started,
                                     bundles={h["name"]: Path(h["bundle"]) for h in the_plan["hosts"]})
     # CPU seconds as each guest is reached and when the site is healthy: the floor its cores put
     # under the bring-up (benchmarks/bringup.py)
@@ -322,13 +323,13 @@ def up(topo, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
             record[kind].setdefault(host, {})["provisioned_after"] = seconds
         record["phases"]["provision"] = round(time.monotonic() - started, 1)
         booted = time.monotonic() - started
-        report = health.wait_healthy(topo, SSH(topo), timeout=wait_timeout, started=started)
+        report = health.wait_healthy(topo, site.ssh(), timeout=wait_timeout, started=started)
         record["phases"]["healthy"] = round(time.monotonic() - started, 1)
         record["cpu"].update(guests=hostload.cpu_seconds(topo),
                              tools=round(hostload.own_cpu_seconds() - tools_before, 1))
         if any(link.rtt_ms or link.loss_pct or link.rate_mbit for link in topo.wan):
             from testbed.network import wan
-            for row in wan.set_links(topo, SSH(topo), state, [], count=10):
+            for row in wan.set_links(topo, site.ssh(), state, [], count=10):
                 print(f"WAN from the topology: {row['link']} configured {row['configured_ms']:g} ms, "
                       f"measured {row['measured_ms']} ms", flush=True)
     finally:
@@ -357,14 +358,14 @@ def _write_record(state, record):
     tmp.replace(path)
 
 
-def down(topo, echo=print):
-    """Destroy this topology's VMs, volumes and networks, when it is the one up here, and
-    undo what the testbed installed on its existing hosts (which stay up)."""
+def down(site, echo=print):
+    """Destroy the site's VMs, volumes and networks, when its topology is the one up here,
+    and undo what the testbed installed on its existing hosts (which stay up)."""
+    topo, state = site.topo, site.state
     other = active_topology()
     if other and other != topo.name:
         raise TestbedError(f"topology {other} is up in this checkout, not {topo.name}; "
                            f"`testbed -t {other} down` removes it (the two share .vagrant/)")
-    state = TestbedState(topo.name)
     site_lock.hold(state, "down")
     started = time.monotonic()
     left = {}
@@ -372,7 +373,7 @@ def down(topo, echo=print):
         state.ensure_dirs()
         echo(f"deprovisioning existing hosts {', '.join(h.name for h in topo.existing_hosts)} "
              "(they stay up; only what the testbed recorded is undone)")
-        left = existing.deprovision(topo, SSH(topo, state, timeout=1800), echo=echo)
+        left = existing.deprovision(topo, site.ssh(timeout=1800), echo=echo)
     if not topo.vm_hosts:
         active = state_root() / ACTIVE
         if active.exists() and active.read_text().strip() == topo.name:
@@ -406,7 +407,7 @@ def down(topo, echo=print):
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()
-    box_choice.forget(topo)
+    box_choice.forget(site)
     guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
     repair_record.clear(state)  # and what their suites could not restore
     demo_mark(topo.name).unlink(missing_ok=True)
@@ -442,8 +443,8 @@ def _down_result(topo, left, started):
     return 0
 
 
-def ssh_interactive(topo, host, command):
-    provisioning.check_host(topo, host)
-    argv = SSH(topo).argv(host, interactive=True) + (command or [])
+def ssh_interactive(site, host, command):
+    provisioning.check_host(site.topo, host)
+    argv = site.ssh().argv(host, interactive=True) + (command or [])
     return subprocess.call(argv)
 claim_domains = domains.claim_domains  # `testbed test` claims before anything `down` would undo

@@ -11,7 +11,6 @@ import time
 
 from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
 from testbed.machines.patched_box import box_for
-from testbed.model.state import TestbedState
 from testbed.remote import console
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
@@ -35,8 +34,9 @@ def data_disks(host, cache):
     return [{"size_gb": host.disks.size_gb, "cache": cache["mode"]} for _ in range(host.disks.count)]
 
 
-def build(topo, profile, state=None, accelerator=None, cache=None):
-    state = (state or TestbedState(topo.name)).ensure_secrets()
+def build(topo, profile, state, accelerator=None, cache=None):
+    """The plan the Vagrantfile reads, its bundles rendered into `state` (the site's TestbedState)."""
+    state = state.ensure_secrets()
     accelerator = accelerator or accel.detect()
     dtn = topo.role_host("dtn")
     dtn_hv = topo.hypervisor_of(dtn.name) if dtn else None
@@ -119,9 +119,9 @@ def plan_path(state):
     return state.dir / PLAN_FILE
 
 
-def write(topo, profile, state=None, accelerator=None):
-    """Render the bundles and write plan.json atomically; returns (path, plan)."""
-    state = (state or TestbedState(topo.name)).ensure_secrets()
+def write(topo, profile, state, accelerator=None):
+    """Render the bundles and write plan.json atomically into `state`; returns (path, plan)."""
+    state = state.ensure_secrets()
     data = build(topo, profile, state, accelerator)
     data["written"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     path = plan_path(state)

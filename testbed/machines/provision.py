@@ -8,20 +8,20 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from testbed import PROJECT_ROOT
-from testbed.model.state import TestbedState
 from testbed.model.errors import TestbedError
-from testbed.remote.ssh import SSH, forget_host_key
+from testbed.remote.ssh import forget_host_key
 
 
-def provision(topo, profile, hosts=None, ssh=None, accelerator=None, bundles=None):
-    """Re-render every host's bundle and apply it over SSH, all hosts at once (`vagrant
-    provision` does one host after another). Idempotent: unchanged config restarts nothing.
-    `bundles` {host: tarball}: already rendered (by the plan `up` just wrote)."""
-    names = hosts or list(topo.hosts)
+def provision(site, profile, hosts=None, ssh=None, accelerator=None, bundles=None):
+    """Re-render every host's bundle and apply it over SSH, all hosts of the site
+    (testbed.remote.site.Site) at once (`vagrant provision` does one host after another).
+    Idempotent: unchanged config restarts nothing. `bundles` {host: tarball}: already
+    rendered (by the plan `up` just wrote)."""
+    names = hosts or list(site.topo.hosts)
     for name in names:
-        check_host(topo, name)
+        check_host(site.topo, name)
     print(f"provisioning {', '.join(names)} with profile {profile.name}", flush=True)
-    with Provisioner(topo, profile, accelerator=accelerator, bundles=bundles, ssh=ssh) as work:
+    with Provisioner(site, profile, accelerator=accelerator, bundles=bundles, ssh=ssh) as work:
         for name in names:
             work.add(name)
         return work.finish()
@@ -33,21 +33,21 @@ class Provisioner:
     later ones still boot. `finish` waits for all, raises if any failed, and leaves each
     host's seconds (since the Provisioner began) in `last_run`."""
 
-    def __init__(self, topo, profile, accelerator=None, bundles=None, ssh=None, started=None):
+    def __init__(self, site, profile, accelerator=None, bundles=None, ssh=None, started=None):
         from testbed.machines import ledger, packages, plan, render
-        self.topo, self.profile, self.ssh = topo, profile, ssh
-        self.state = TestbedState(topo.name)
+        self.site, self.topo, self.state = site, site.topo, site.state
+        self.profile, self.ssh = profile, ssh
         if bundles is None:
-            bundles = render.write_all(self.state, topo, profile, accelerator or plan.recorded_accel(self.state))
+            bundles = render.write_all(self.state, self.topo, profile, accelerator or plan.recorded_accel(self.state))
         self.bundles = bundles
         apply_sh = (PROJECT_ROOT / "provision" / "apply.sh").read_text()
-        install = " && ".join(packages.install_commands(topo.box))  # el9 only; the Debian box has all
+        install = " && ".join(packages.install_commands(self.topo.box))  # el9 only; the Debian box has all
         self.command = ((f"{install} && " if install else "")
                         + "f=$(mktemp /tmp/testbed-provision.XXXXXX) && cat > \"$f\" && "
                         f"bash -c {shlex.quote(apply_sh)} apply \"$f\"; rc=$?; rm -f \"$f\"; exit $rc")
         self.existing_command = ledger.provision_command(apply_sh)
         self.started = started if started is not None else time.monotonic()
-        self.pool = ThreadPoolExecutor(max_workers=len(topo.hosts))
+        self.pool = ThreadPoolExecutor(max_workers=len(self.topo.hosts))
         self.futures = {}
         self.lock = threading.Lock()
         last_run.clear()
@@ -70,7 +70,7 @@ class Provisioner:
         return self.existing_command if self.topo.hosts[name].existing else self.command
 
     def _one(self, name):
-        ssh = self.ssh or first_contact_ssh(self.topo, self.state, [name])
+        ssh = self.ssh or first_contact_ssh(self.site, [name])
         if not self.topo.hosts[name].existing:
             forget_host_key(self.state, self.topo, name)  # provisioning pins the key the guest has now
         for attempt in range(1, CONNECT_ATTEMPTS + 1):
@@ -106,16 +106,16 @@ last_run = {}  # {host: seconds until its provisioning finished}, of the last ca
 CONNECT_ATTEMPTS, CONNECT_RETRY_S = 6, 15
 
 
-def first_contact_ssh(topo, state, names):
-    """SSH that reaches new guests on their management address (the site address is set by
-    provisioning) with the testbed key or, the first time, Vagrant's well-known key; a
-    guest of another hypervisor through that hypervisor's SSH login."""
+def first_contact_ssh(site, names):
+    """SSH that reaches the site's new guests on their management address (the site address
+    is set by provisioning) with the testbed key or, the first time, Vagrant's well-known
+    key; a guest of another hypervisor through that hypervisor's SSH login."""
     from testbed.machines import domains, plan
+    topo = site.topo
     addresses = {n: a for n in names if not topo.hosts[n].existing and (a := domains.management_address(topo, n))}
     # a guest of another libvirt: its management network is reached through that hypervisor
     proxies = {n: topo.hypervisor_of(n).proxy_command() for n in addresses if not topo.hypervisor_of(n).local}
-    return SSH(topo, state, timeout=1800, addresses=addresses, extra_keys=[plan.bootstrap_key()],
-               proxies=proxies)
+    return site.ssh(timeout=1800, addresses=addresses, extra_keys=[plan.bootstrap_key()], proxies=proxies)
 
 
 def check_host(topo, name):

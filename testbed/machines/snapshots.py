@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from testbed.machines import domains
 from testbed.model import site_history
-from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
 
 PREFIX = "tb-"
@@ -110,11 +109,12 @@ def _each(topo, fn):
     return results
 
 
-def save(topo, name, profile_name, echo=print):
-    """Pause the whole site, checkpoint every domain (disks + memory), resume; returns the record."""
+def save(site, name, profile_name, echo=print):
+    """Pause the whole site (testbed.remote.site.Site), checkpoint every domain (disks +
+    memory), resume; returns the record."""
+    topo, state = site.topo, site.state
     check_name(name)
     check_snapshottable(topo)
-    state = TestbedState(topo.name)
     for host in topo.hosts:
         if domains.state(topo, host) != "running":
             raise TestbedError(f"{host}: domain {domains.domain_name(topo, host)} is not running; "
@@ -152,19 +152,18 @@ def list_names(topo):
     return sorted(names or [])
 
 
-def records(topo):
-    state = TestbedState(topo.name)
+def records(site):
     out = []
-    for name in list_names(topo):
-        path = record_dir(state) / f"{name}.json"
+    for name in list_names(site.topo):
+        path = record_dir(site.state) / f"{name}.json"
         out.append(json.loads(path.read_text()) if path.exists() else {"name": name})
     return out
 
 
-def matching(topo, profile_name):
-    """The newest snapshot taken of this topology, profile and provisioning, or None."""
-    want = identity(topo, profile_name, TestbedState(topo.name))
-    found = [r for r in records(topo) if all(r.get(k) == v for k, v in want.items())]
+def matching(site, profile_name):
+    """The newest snapshot taken of the site's topology, this profile and its provisioning, or None."""
+    want = identity(site.topo, profile_name, site.state)
+    found = [r for r in records(site) if all(r.get(k) == v for k, v in want.items())]
     return max(found, key=lambda r: r.get("created", ""))["name"] if found else None
 
 
@@ -190,11 +189,11 @@ def clock_skew(results, now):
     return round(max(skews), 1) if skews else None
 
 
-def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
-    """Revert every domain to the snapshot, set the guests' clocks, wait until healthy
-    (`health`: the site's health checks, testbed.services.health, passed in by the caller
-    as `machines` sits below `services`)."""
-    from testbed.remote.ssh import SSH
+def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
+    """Revert every domain of the site (testbed.remote.site.Site) to the snapshot, set the
+    guests' clocks, wait until healthy (`health`: the site's health checks,
+    testbed.services.health, passed in by the caller as `machines` sits below `services`)."""
+    topo = site.topo
     check_name(name)
     check_snapshottable(topo, "restored")
     if name not in list_names(topo):
@@ -209,7 +208,7 @@ def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
     # a snapshot carries the RAID members' limits it was taken with: put the topology's back
     from testbed.machines import disks
     disks.apply(topo, echo=echo)
-    ssh = ssh or SSH(topo, timeout=60)
+    ssh = ssh or site.ssh(timeout=60)
     # Seen under TCG: a clock set right after the revert fell back ~50 s while the guests
     # settled, so set it again once the site is healthy and report what was corrected.
     skew = []
@@ -222,18 +221,19 @@ def restore(topo, name, ssh=None, wait_timeout=600, echo=print, health=None):
             raise TestbedError(f"could not set the clock on {', '.join(bad)} {attempt}")
         skew.append(clock_skew(results, now))
     total = time.monotonic() - started
-    taken = next((r for r in records(topo) if r.get("name") == name), {})
-    site_history.began(TestbedState(topo.name), f"snapshot {name}", runs=taken.get("runs_before", []))
+    taken = next((r for r in records(site) if r.get("name") == name), {})
+    site_history.began(site.state, f"snapshot {name}", runs=taken.get("runs_before", []))
     echo(f"site {topo.name} healthy {total:.0f} s after the restore began (reverted in {reverted:.0f} s; "
          f"guest clocks corrected by up to {skew[0]} s, then {skew[1]} s)")
     return {"name": name, "revert_seconds": round(reverted, 1), "healthy_seconds": round(total, 1),
             "clock_skew_s": skew}
 
 
-def delete(topo, name, echo=print):
+def delete(site, name, echo=print):
+    topo = site.topo
     check_name(name)
     if name not in list_names(topo):
         raise TestbedError(f"no snapshot {name} of {topo.name}")
     _each(topo, lambda h: _virsh("snapshot-delete", domains.domain_name(topo, h), PREFIX + name))
-    (record_dir(TestbedState(topo.name)) / f"{name}.json").unlink(missing_ok=True)
+    (record_dir(site.state) / f"{name}.json").unlink(missing_ok=True)
     echo(f"snapshot {name} deleted")

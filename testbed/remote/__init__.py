@@ -1,1 +1,2 @@
-"""Operations on running guests over SSH: commands, health, each guest's boot record."""
+"""Operations on running guests over SSH: the site (a topology and its state folder),
+commands, health, each guest's boot record."""

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from testbed.model.errors import GuestDown, RemoteError
-from testbed.model.state import TestbedState
 from testbed.remote import console
 
 
@@ -65,16 +64,18 @@ class Result:
 
 
 class SSH:
-    """Runs commands as root on a topology's hosts. Unit tests replace `_run`."""
+    """Runs commands as root on a topology's hosts with the key and the pinned host keys in
+    `state`, the topology's TestbedState (a Site, remote/site.py, hands out SSH bound to its
+    own). Unit tests replace `_run`."""
 
-    def __init__(self, topo, state=None, timeout=120, addresses=None, extra_keys=(), proxies=None):
+    def __init__(self, topo, state, timeout=120, addresses=None, extra_keys=(), proxies=None):
         """`addresses` {host: ip} overrides the site address (provisioning reaches a new
         guest on its management address); `extra_keys` are offered after the testbed's
         key (Vagrant's well-known key, until provisioning replaces it); `proxies` {host:
         ProxyCommand} reach such an address through the guest's hypervisor (a management
         network is host-only on each hypervisor)."""
         self.topo = topo
-        self.state = state or TestbedState(topo.name)
+        self.state = state
         self.timeout = timeout
         self.addresses = dict(addresses or {})
         self.extra_keys = list(extra_keys)

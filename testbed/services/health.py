@@ -124,11 +124,9 @@ def xrootd_endpoints(topo, skip=()):
     return {label: ep for label, ep in eps.items() if ep.split(":")[0] not in skip}
 
 
-def collect(topo, ssh=None, skip=()):
+def collect(topo, ssh, skip=()):
     """The health report; the hosts in `skip` (paused for a run) are listed as paused, not
     probed, and so are their XRootD endpoints."""
-    from testbed.remote.ssh import SSH
-    ssh = ssh or SSH(topo, timeout=40)
     results = ssh.run_many(probes(topo, skip), timeout=90)
     cm_count = len(topo.with_role("cm"))
     report = {"topology": topo.name, "hosts": {}, "problems": []}
