@@ -19,8 +19,8 @@ import sys
 from testbed.experiments import e1_noise, e1_scale, e1_transfer, runner
 from testbed.machines import lifecycle, plan
 from testbed.model import topology
-from testbed.model.state import TestbedState
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.remote.site import Site
 from testbed.results import runs
 
 # the point names these; a --set of them would measure another point
@@ -40,16 +40,17 @@ def arm_sets(topo, point, scale, accelerator, extra=None, echo=print):
                                  {**extra, "rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}, echo=echo)
 
 
-def measure(topo, point, trials, scale, pin, extra=None):
-    """Run the two arms, each with the same --set values; [(label, Run)]."""
+def measure(site, point, trials, scale, pin, extra=None):
+    """Run the two arms on the site, each with the same --set values; [(label, Run)]."""
+    topo = site.topo
     _rtt, _factor, profile = e1_transfer.parse_point(point)
-    sets = arm_sets(topo, point, scale, plan.recorded_accel(TestbedState(topo.name)), extra,
+    sets = arm_sets(topo, point, scale, plan.recorded_accel(site.state), extra,
                     echo=lambda line: print(line, flush=True))
     arms = []
     for (_name, label), quiet in zip(e1_noise.ARMS, (False, True)):
         label = label if pin or not quiet else "with pausing"
         print(f"== {label}: {trials} trials of {point} at {scale} scale on {topo.name}", flush=True)
-        _rc, run = runner.run(topo, "e1", [profile], scale, sets, select=["--test", point], repeat=trials,
+        _rc, run = runner.run(site, "e1", [profile], scale, sets, select=["--test", point], repeat=trials,
                               pause_unused=quiet, pin=pin and quiet)
         arms.append((label, run))
         if not quiet:   # the second arm's jobs sized as the first's: the arms differ only in the quieting
@@ -84,9 +85,9 @@ def main(argv=None):
         else:
             if args.trials < 2:
                 raise TestbedError("--trials: a coefficient of variation needs at least 2 trials")
-            topo = topology.load(args.topology or lifecycle.active_topology() or "default")
+            site = Site(topology.load(args.topology or lifecycle.active_topology() or "default"))
             point = args.test
-            arms = measure(topo, point, args.trials, args.scale, args.pin, runner.parse_sets(args.set))
+            arms = measure(site, point, args.trials, args.scale, args.pin, runner.parse_sets(args.set))
     except (TestbedError, ValueError) as exc:
         print(f"e1_noise: {exc}", file=sys.stderr)
         return 2

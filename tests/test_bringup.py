@@ -172,7 +172,7 @@ def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys)
     (tmp_path / lifecycle.ACTIVE).write_text("default")
     monkeypatch.setattr("testbed.cli.experiments._run", lambda argv: 0)
     destroyed = []
-    monkeypatch.setattr(lifecycle, "down", lambda topo: destroyed.append(topo.name))
+    monkeypatch.setattr(lifecycle, "down", lambda site: destroyed.append(site.name))
     assert cli.main(["test"]) == 2
     assert "topology default is up in this checkout" in capsys.readouterr().err and destroyed == []
 

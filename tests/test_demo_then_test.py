@@ -30,7 +30,7 @@ def _tb_test(monkeypatch, up, demo, ran):
     unit tests, docs and end to end are faked, each call appended to `ran`."""
     monkeypatch.setattr(lifecycle, "active_topology", lambda: up)
     monkeypatch.setattr(lifecycle, "left_by_demo", lambda name: demo)
-    monkeypatch.setattr(lifecycle, "down", lambda topo: ran.append(f"down {topo.name}"))
+    monkeypatch.setattr(lifecycle, "down", lambda site: ran.append(f"down {site.name}"))
     monkeypatch.setattr(cli, "_run", lambda argv: ran.append("unit tests") or 1)   # stop after them
     return cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
 
@@ -59,7 +59,7 @@ def test_tb_test_with_nothing_up_or_its_own_site_up_takes_nothing_down(monkeypat
 def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_root):
     from testbed.experiments import runner as suites
     run = types.SimpleNamespace(path=state_root / "run")
-    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
     monkeypatch.setattr(cli, "_sized_for_site", lambda *a, **k: {})
     monkeypatch.setattr(suites, "run_on_live_guests", lambda *a, **k: (0, [run], None))
     monkeypatch.setattr(cli, "_print_comparison", lambda runs, against_paper=False: None)

@@ -461,7 +461,7 @@ def test_matchable_jobs_are_each_their_own_request_that_every_slot_meets():
 
 # --- WAN pairs in force ---------------------------------------------------------------------------------
 def test_setting_wan_pairs_leaves_only_those_pairs_in_force(monkeypatch):
-    site = session.Session(topology.load("default"), state=object(), ssh=object())
+    site = session.Session(topology.load("default"), ssh=object())
     applied = []
     monkeypatch.setattr(session.wan, "set_links", lambda topo, ssh, state, links, count, skip=(): applied.append(links) or
                         [{"measured_ms": 103.5 + i, "min_ms": 100.5 + i, "samples": 10} for i, _ in enumerate(links)])

@@ -111,7 +111,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda topo, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
+    monkeypatch.setattr(runner, "run", lambda site, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
                         seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
@@ -209,7 +209,7 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     from testbed.machines import lifecycle, plan
     from testbed.experiments import runner as suites
     seen = {}
-    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
 
     class FakeRun:

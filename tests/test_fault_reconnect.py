@@ -17,6 +17,7 @@ from testbed.faults import condor as fc, network as fn
 from testbed.model import topology
 from testbed.model.constants import FAULT_LOCAL_IWD, JOB_LEASE_S, RESTART_CUT_HOLD_S, TRANSFER_KEY_DEFECT_DOC
 from testbed.model.errors import RemoteError
+from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 from testbed.results import runs
 from testbed.services.condor import submit_description
@@ -440,7 +441,7 @@ def test_a_run_whose_only_failure_is_a_known_defect_is_complete(tmp_path, monkey
         seen["rc"], seen["rows"] = robot_run(tmp_path, ["--test", "defect seen", "--test", "fixed upstream"])
         return seen["rc"], []
     monkeypatch.setattr(runner, "supervise", robot_ran)
-    rc, run = runner.run(types.SimpleNamespace(name="small", vm_hosts=[]), "faults", ["default"], "ci",
+    rc, run = runner.run(Site(types.SimpleNamespace(name="small", vm_hosts=[])), "faults", ["default"], "ci",
                          echo=lambda *_: None)
     assert seen["rows"]["defect seen"][0] == "SKIP" and rc == 0
     assert run.manifest()["status"] == "complete"

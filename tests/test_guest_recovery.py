@@ -6,8 +6,9 @@ import pytest
 
 from testbed.experiments import runner
 from testbed.model.errors import TestbedError
+from testbed.remote.site import Site
 
-TOPO = types.SimpleNamespace(name="small", vm_hosts=[])
+SITE = Site(types.SimpleNamespace(name="small", vm_hosts=[]))
 PANIC = {"submit": "traps: PANIC: double fault, error_code: 0x0"}
 
 
@@ -25,7 +26,7 @@ def site(monkeypatch):
     calls = {"runs": [], "brought_back": 0}
     plan = {"rcs": [], "deaths": []}
 
-    def run(topo, suite, profiles, scale, echo=print, **run_args):
+    def run(site, suite, profiles, scale, echo=print, **run_args):
         calls.setdefault("run_args", run_args)
         if plan.get("refuse_dead") and not calls["brought_back"]:   # as run() refuses a dead site
             raise TestbedError("the kernel of submit died")
@@ -46,7 +47,7 @@ def site(monkeypatch):
 def test_a_suite_that_passes_runs_once(site):
     plan, calls, bring_back = site
     plan["rcs"] = [0]
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
     assert rc == 0 and [r.label for r in runs] == ["run1"] and recovered is None and calls["brought_back"] == 0
 
 
@@ -54,7 +55,7 @@ def test_a_guest_death_during_a_failed_suite_brings_the_site_back_and_runs_it_ag
     plan, calls, bring_back = site
     plan["rcs"], plan["deaths"] = [1, 0], [{}, PANIC]     # alive before, dead after the first run
     said = []
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e1", ["default"], "ci", bring_back, echo=said.append,
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e1", ["default"], "ci", bring_back, echo=said.append,
                                                     sets={"rtts": "0"}, repeat=1)
     assert rc == 0 and calls == {"runs": [1, 0], "brought_back": 1, "run_args": {"sets": {"rtts": "0"}, "repeat": 1}}
     assert [(r.label, r.status) for r in runs] == [("run1", "failed"), ("run2", "complete")]
@@ -65,21 +66,21 @@ def test_a_guest_death_during_a_failed_suite_brings_the_site_back_and_runs_it_ag
 def test_a_second_failure_after_the_recovery_is_the_suites(site):
     plan, calls, bring_back = site
     plan["rcs"], plan["deaths"] = [1, 1], [{}, PANIC, PANIC]
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
     assert rc == 1 and calls["runs"] == [1, 1] and calls["brought_back"] == 1 and recovered
 
 
 def test_a_failure_on_live_guests_is_not_run_again(site):
     plan, calls, bring_back = site
     plan["rcs"] = [1]
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e1", ["default"], "ci", bring_back, echo=lambda *_: None)
     assert rc == 1 and len(runs) == 1 and recovered is None and calls["brought_back"] == 0
 
 
 def test_without_a_recovery_left_a_dead_guest_fails_the_suite(site):
     plan, calls, bring_back = site
     plan["rcs"], plan["deaths"] = [1], [{}, PANIC]
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e2", ["default"], "ci", bring_back, may_recover=False,
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e2", ["default"], "ci", bring_back, may_recover=False,
                                                     echo=lambda *_: None)
     assert rc == 1 and len(runs) == 1 and recovered is None and calls["brought_back"] == 0
 
@@ -87,5 +88,5 @@ def test_without_a_recovery_left_a_dead_guest_fails_the_suite(site):
 def test_a_guest_dead_before_the_suite_is_brought_back_first(site):
     plan, calls, bring_back = site
     plan["rcs"], plan["deaths"], plan["refuse_dead"] = [0], [PANIC], True
-    rc, runs, recovered = runner.run_on_live_guests(TOPO, "e2", ["default"], "ci", bring_back, echo=lambda *_: None)
+    rc, runs, recovered = runner.run_on_live_guests(SITE, "e2", ["default"], "ci", bring_back, echo=lambda *_: None)
     assert rc == 0 and calls["runs"] == [0] and calls["brought_back"] == 1 and recovered.startswith("before e2: the kernel of")

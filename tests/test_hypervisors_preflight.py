@@ -315,11 +315,11 @@ def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     path = tmp_path / "two.yaml"
     path.write_text(yaml.safe_dump(TWO))
-    run = runner.open_run(topology.load(path), "smoke", [profiles.load("default")], "ci", [])
+    run = runner.open_run(Site(topology.load(path)), "smoke", [profiles.load("default")], "ci", [])
     placement = run.manifest()["placement"]
     assert placement["worker2"] == {"hypervisor": "lab2", "uri": LAB2}
     assert placement["cm1"] == {"hypervisor": "here", "uri": HERE}
-    small = runner.open_run(topology.load("small"), "smoke", [profiles.load("default")], "ci", [])
+    small = runner.open_run(Site(topology.load("small")), "smoke", [profiles.load("default")], "ci", [])
     assert small.manifest()["placement"] == {h: {"hypervisor": "local", "uri": HERE} for h in topology.load("small").hosts}
 
 

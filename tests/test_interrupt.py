@@ -16,6 +16,7 @@ from robot.errors import ExecutionFailed
 
 from testbed import PROJECT_ROOT
 from testbed.experiments import runner
+from testbed.remote.site import Site
 from testbed.results import runs as results
 from tests.support import script_env
 
@@ -93,7 +94,7 @@ def test_an_interrupted_run_says_interrupted_whatever_its_teardown_wrote(tmp_pat
     monkeypatch.setattr(runner, "supervise", robot_ran)
     lines = []
     with pytest.raises(KeyboardInterrupt):
-        runner.run(types.SimpleNamespace(name="small", wan=[], vm_hosts=[]), "smoke", ["default"], "ci",
+        runner.run(Site(types.SimpleNamespace(name="small", wan=[], vm_hosts=[])), "smoke", ["default"], "ci",
                    echo=lines.append)
     assert run_.manifest()["status"] == "interrupted" and run_.manifest()["end"]
     assert "interrupted (SIGINT)" in lines[-1]
@@ -128,7 +129,7 @@ def fake_site(tmp_path, monkeypatch, rcs):
 def test_a_guest_whose_kernel_died_stops_the_remaining_trials(tmp_path, monkeypatch):
     topo, run_, trials = fake_site(tmp_path, monkeypatch, [0, 1, 0, 0, 0])
     lines = []
-    rc, run = runner.run(topo, "e1", ["default"], "quick", repeat=5, echo=lines.append, pause_unused=False, pin=False)
+    rc, run = runner.run(Site(topo), "e1", ["default"], "quick", repeat=5, echo=lines.append, pause_unused=False, pin=False)
     assert trials == [0, 1] and rc == 1                   # trials 3-5 never started
     m = run.manifest()
     assert m["status"] == "failed" and m["trial"] == 2
@@ -141,7 +142,7 @@ def test_a_failed_trial_on_a_live_site_does_not_stop_the_run(tmp_path, monkeypat
     topo, run_, trials = fake_site(tmp_path, monkeypatch, [1, 0, 0])
     (tmp_path / "tb-small-submit.log").write_text("tb-small-host login: \n")
     monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # the failure was the suite's, not a guest's
-    rc, run = runner.run(topo, "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
+    rc, run = runner.run(Site(topo), "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
                              pin=False)
     assert trials == [1, 0, 0] and rc == 1 and "stopped" not in run.manifest()
 
@@ -152,7 +153,7 @@ def test_a_run_on_a_site_with_a_dead_guest_is_refused_before_it_opens_a_folder(t
     opened = []
     monkeypatch.setattr(runner, "open_run", lambda *a, **k: opened.append(1))
     with pytest.raises(runner.TestbedError, match="the kernel of worker1 .*died; bring the site back"):
-        runner.run(topo, "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
+        runner.run(Site(topo), "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
                              pin=False)
     assert trials == [] and opened == []
 
@@ -344,7 +345,7 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
     states = {"submit": "running", "cm1": "shut off"}
     monkeypatch.setattr(domains, "state", lambda topo, host: states.get(host))
 
-    def up(topo, profile, health=None):
+    def up(site, profile, health=None):
         raise KeyboardInterrupt
     monkeypatch.setattr(lifecycle, "up", up)
     with pytest.raises(KeyboardInterrupt):
@@ -363,14 +364,14 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     monkeypatch.setattr(cli, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
-    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
 
     def run(*a, **k):
         raise KeyboardInterrupt  # the run was interrupted (runner.run raises after marking it)
 
-    def down(topo):
+    def down(site):
         raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
     monkeypatch.setattr(suites, "run", run)
     monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
@@ -382,7 +383,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     assert "interrupted; taking down small" in err and "1 of 5 VMs: tb-small-dtn (running)" in err
 
     monkeypatch.setattr(domains, "state", lambda topo, host: None)
-    monkeypatch.setattr(lifecycle, "down", lambda topo: 0)
+    monkeypatch.setattr(lifecycle, "down", lambda site: 0)
     with pytest.raises(KeyboardInterrupt):
         cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
     assert "no VM of topology small is left" in capsys.readouterr().err
@@ -396,13 +397,13 @@ def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(t
     from testbed.remote import profile_record
     topo = types.SimpleNamespace(name="small", wan=[])
     state = TestbedState("small", root=tmp_path)
-    assert runner.site_left(topo, state) == []                     # nothing recorded: nothing left
+    assert runner.site_left(Site(topo, root=tmp_path)) == []                     # nothing recorded: nothing left
     profile_record.record_profile(state, profiles.load("default"))
     wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=0)])
-    assert runner.site_left(topo, state) == []                     # the site's normal state
+    assert runner.site_left(Site(topo, root=tmp_path)) == []                     # the site's normal state
     profile_record.record_profile(state, profiles.load("wan-tuned"))
     wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=80)])
-    assert runner.site_left(topo, state) == [
+    assert runner.site_left(Site(topo, root=tmp_path)) == [
         "left: profile wan-tuned in force (undo: ./tb -t small profile apply default)",
         "left: WAN submit<->worker 80 ms (undo: ./tb -t small wan clear)"]
 
@@ -417,9 +418,9 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
     topo = topology.load("default")
     state = TestbedState("default", root=tmp_path)
     wan.record(state, wan.effective_links(topo, []))
-    assert runner.site_left(topo, state) == []
+    assert runner.site_left(Site(topo, root=tmp_path)) == []
     wan.record(state, wan.effective_links(topo, [netem.Link(a="origin", b="dtn", rtt_ms=40)]))
-    assert runner.site_left(topo, state) == ["left: WAN origin<->dtn 40 ms (undo: ./tb -t default wan clear)"]
+    assert runner.site_left(Site(topo, root=tmp_path)) == ["left: WAN origin<->dtn 40 ms (undo: ./tb -t default wan clear)"]
 
 
 def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
@@ -432,15 +433,15 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
     monkeypatch.setattr(cli, "build_docs", lambda: 0)
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
-    monkeypatch.setattr(lifecycle, "up", lambda topo, profile, health=None: calls.append("up"))
-    monkeypatch.setattr(lifecycle, "down", lambda topo: calls.append("down"))
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: calls.append("up"))
+    monkeypatch.setattr(lifecycle, "down", lambda site: calls.append("down"))
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
     deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]
     monkeypatch.setattr(suites, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
     monkeypatch.setattr(robot_output, "failure_lines", lambda path: [])
 
-    def run(topo, suite, profiles, scale, echo=print):
+    def run(site, suite, profiles, scale, echo=print):
         calls.append("run")
         rc = 1 if calls.count("run") == 1 else 0
         return rc, types.SimpleNamespace(path=PROJECT_ROOT / "results" / f"r{calls.count('run')}", label="r",

@@ -4,7 +4,6 @@ import pytest
 
 from testbed.experiments import session
 from testbed.model import profiles, topology
-from testbed.model.state import TestbedState
 from testbed.remote.profile_record import record_profile
 
 
@@ -12,7 +11,8 @@ from testbed.remote.profile_record import record_profile
 def site(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo = topology.load("small")
-    s = session.Session(topo, state=TestbedState(topo.name).ensure_dirs(), ssh=object())
+    s = session.Session(topo, ssh=object())
+    s.state.ensure_dirs()
     calls = []
     s.mismatches_given = []
     monkeypatch.setattr(s, "apply_profile", lambda name, echo: calls.append(("apply", name)) or 7.0)
@@ -58,7 +58,8 @@ def test_an_apply_that_failed_part_way_leaves_no_profile_known_in_force(tmp_path
     from testbed.remote.profile_record import recorded_profile
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     topo = topology.load("small")
-    s = session.Session(topo, state=TestbedState(topo.name).ensure_dirs(), ssh=object())
+    s = session.Session(topo, ssh=object())
+    s.state.ensure_dirs()
     record_profile(s.state, profiles.load("default"))
     s.profile_in_force = profiles.load("default")
 

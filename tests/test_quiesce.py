@@ -14,6 +14,7 @@ from testbed.machines import domains, quiesce
 from testbed.model import topology
 from testbed.model.errors import TestbedError
 from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 
 NEW_STYLE = " VCPU   CPU Affinity\n----------------------\n 0      0-1\n 1      0-1\n\n"
@@ -89,8 +90,8 @@ def site(tmp_path, monkeypatch):
 def quiet(site, pause=(), pin=None, **kw):
     topo, _virsh, ssh, state = site
     lines = kw.pop("lines", [])
-    return quiesce.Quiesce(topo, quiesce.Plan(pause=list(pause), pin=dict(pin or {})), ssh=ssh, state=state,
-                           echo=lines.append, **kw)
+    return quiesce.Quiesce(Site(topo, root=state.dir.parent), quiesce.Plan(pause=list(pause), pin=dict(pin or {})),
+                           ssh=ssh, echo=lines.append, **kw)
 
 
 def states(virsh):
@@ -223,7 +224,7 @@ def test_the_third_signal_abandons_the_resume_and_the_next_run_finishes_it(site)
     rec = json.loads(state.quiet_record.read_text())
     state.quiet_record.write_text(json.dumps(rec | {"pid": 2 ** 22 + 12345}))   # that run has ended
     lines = []
-    out = quiesce.undo_left(topo, state, ssh=ssh, echo=lines.append)
+    out = quiesce.undo_left(Site(topo, root=state.dir.parent), ssh=ssh, echo=lines.append)
     assert states(virsh)["dtn"] == states(virsh)["origin"] == "running" and not state.quiet_record.exists()
     assert out["resumed"] and "left" in lines[0]
 
@@ -255,8 +256,8 @@ def test_a_run_still_going_is_not_undone_by_another(site):
     state.quiet_record.parent.mkdir(parents=True, exist_ok=True)
     state.quiet_record.write_text(json.dumps({"pid": os.getppid(), "paused": ["dtn"], "pinned": {}}))
     with pytest.raises(TestbedError, match=r"pid \d+\) has paused dtn"):
-        quiesce.undo_left(topo, state, ssh=ssh)
-    assert quiesce.undo_left(topo, TestbedState("other", root=state.dir.parent), ssh=ssh) is None
+        quiesce.undo_left(Site(topo, root=state.dir.parent), ssh=ssh)
+    assert quiesce.undo_left(Site(types.SimpleNamespace(name="other"), root=state.dir.parent), ssh=ssh) is None
 
 
 def test_a_resumed_guest_must_answer_before_its_clock_is_set(site):

@@ -138,7 +138,7 @@ def vm_site(tmp_path, monkeypatch):
     topo = topology.load("small")
     virsh, ssh = FakeVirsh(topo), ContactsSSH()
     monkeypatch.setattr(domains, "_virsh", virsh)
-    monkeypatch.setattr(quiet, "SSH", lambda *a, **k: ssh)
+    monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     monkeypatch.setattr(quiet, "host_cpus", lambda: [0, 1])
     monkeypatch.setattr(quiesce, "ANSWER_POLL_S", 0.01)
     healthy = []
@@ -155,7 +155,7 @@ def vm_site(tmp_path, monkeypatch):
 
 
 def test_a_quick_run_pauses_the_unused_guests_for_every_trial_and_records_it(vm_site):
-    rc, run = runner.run(vm_site.topo, "e1", ["default"], "quick", repeat=2, echo=lambda *_: None)
+    rc, run = runner.run(Site(vm_site.topo), "e1", ["default"], "quick", repeat=2, echo=lambda *_: None)
     assert rc == 0 and [s["dtn"] for s in vm_site.robot_saw] == ["paused", "paused"]
     assert all(v["state"] == "running" for v in vm_site.virsh.dom.values())       # and resumed after
     assert vm_site.virsh.verbs("suspend", "resume") == [("suspend", "tb-small-dtn"), ("resume", "tb-small-dtn")]
@@ -170,10 +170,10 @@ def test_a_quick_run_pauses_the_unused_guests_for_every_trial_and_records_it(vm_
 
 
 def test_a_ci_run_touches_no_guest_and_pinning_is_asked_for(vm_site):
-    rc, run = runner.run(vm_site.topo, "e1", ["default"], "ci", echo=lambda *_: None)
+    rc, run = runner.run(Site(vm_site.topo), "e1", ["default"], "ci", echo=lambda *_: None)
     q = run.manifest()["quiet"]
     assert vm_site.virsh.calls == [] and q["paused"] == [] and q["pause_unused"] is False
-    rc, run = runner.run(vm_site.topo, "e1", ["default"], "ci", pin=True, echo=lambda *_: None)
+    rc, run = runner.run(Site(vm_site.topo), "e1", ["default"], "ci", pin=True, echo=lambda *_: None)
     q = run.manifest()["quiet"]
     assert q["pin_plan"] == {"submit": "0", "worker1": "1"} and q["paused"] == []
     assert q["changed"]["pinned"]["worker1"]["previous"] == {"vcpus": {"0": "0-1"}, "emulator": "0-1"}
@@ -184,7 +184,7 @@ def test_an_interrupted_run_resumes_the_paused_guests(vm_site, monkeypatch):
     monkeypatch.setattr(runner, "supervise", lambda argv, ack, echo: (0, ["SIGINT"]))
     lines = []
     with pytest.raises(KeyboardInterrupt):
-        runner.run(vm_site.topo, "e1", ["default"], "quick", echo=lines.append)
+        runner.run(Site(vm_site.topo), "e1", ["default"], "quick", echo=lines.append)
     assert all(v["state"] == "running" for v in vm_site.virsh.dom.values())
     run = runs.resolve("latest-e1")
     assert run.manifest()["status"] == "interrupted" and run.manifest()["quiet"]["outcome"]["resumed"] == ["dtn"]
@@ -193,7 +193,7 @@ def test_an_interrupted_run_resumes_the_paused_guests(vm_site, monkeypatch):
 def test_a_run_whose_pause_fails_is_marked_failed_and_runs_no_trial(vm_site):
     vm_site.virsh.fail[("suspend", "tb-small-dtn")] = "error: cannot suspend"
     with pytest.raises(Exception, match="pausing dtn"):
-        runner.run(vm_site.topo, "e1", ["default"], "quick", echo=lambda *_: None)
+        runner.run(Site(vm_site.topo), "e1", ["default"], "quick", echo=lambda *_: None)
     assert vm_site.robot_saw == [] and runs.resolve("latest-e1").manifest()["status"] == "failed"
 
 
@@ -303,7 +303,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(default))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run", lambda topo, suite, profiles, scale, sets, **k: seen.append(sets) or
+    monkeypatch.setattr(runner, "run", lambda site, suite, profiles, scale, sets, **k: seen.append(sets) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     cpus = default.role_host("submit").cpus
     assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "rtts=0,80"]) == 0

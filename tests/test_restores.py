@@ -6,6 +6,7 @@ from testbed.model import topology
 from testbed.model.errors import TestbedError
 from testbed.model.state import TestbedState
 from testbed.remote import repair_record
+from testbed.remote.site import Site
 
 from test_experiment_libraries import load
 
@@ -73,5 +74,5 @@ def test_a_run_is_refused_on_a_site_that_needs_repair(site, monkeypatch):
     repair_record.record(state, "E2", "Restore The Topology Disk Limits", "virsh blkdeviotune failed")
     monkeypatch.setattr(runner, "dead_guests", lambda topo: {})
     with pytest.raises(TestbedError, match="testbed run e2: site small needs repair"):
-        runner.run(topo, "e2", [], "ci")
+        runner.run(Site(topo), "e2", [], "ci")
 

@@ -13,6 +13,7 @@ from testbed import PROJECT_ROOT
 from testbed.experiments import runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
+from testbed.remote.site import Site
 from testbed.results import runs
 
 RESOURCE = PROJECT_ROOT / "robot" / "resources" / "experiment.resource"
@@ -71,7 +72,7 @@ def test_run_with_a_topology_file_elsewhere_drives_the_suite_against_that_file(f
     monkeypatch.chdir(fake_site)                      # `testbed -t sites/mine.yaml run ...`
     topo = topology.load("sites/mine.yaml")
     assert topo.name == "elsewhere"                   # no topologies/elsewhere.yaml exists
-    rc, run = runner.run(topo, "e1", ["default"], "ci", ["rtts=0,20"], echo=lambda *_: None)
+    rc, run = runner.run(Site(topo), "e1", ["default"], "ci", ["rtts=0,20"], echo=lambda *_: None)
     assert rc == 0
     monkeypatch.chdir(PROJECT_ROOT)                   # robot runs in the project root
     lib = library_as_robot_imports_it(FakeRobot.argv)
@@ -82,7 +83,7 @@ def test_run_with_a_topology_file_elsewhere_drives_the_suite_against_that_file(f
 
 def test_the_manifest_holds_the_resolved_context_and_the_runner_writes_one_report(fake_site):
     path = elsewhere_topology(fake_site)
-    rc, run = runner.run(topology.load(path), "e1", ["default"], "ci", {"rtts": "0,20"},
+    rc, run = runner.run(Site(topology.load(path)), "e1", ["default"], "ci", {"rtts": "0,20"},
                          echo=lambda *_: None)
     m = run.manifest()
     assert m["topology"]["file"] == str(path.resolve()) and m["topology"]["name"] == "elsewhere"
@@ -95,7 +96,7 @@ def test_the_manifest_holds_the_resolved_context_and_the_runner_writes_one_repor
 
 
 def test_the_library_leaves_a_runners_manifest_to_the_runner(fake_site):
-    rc, run = runner.run(topology.load(elsewhere_topology(fake_site)), "smoke", ["default"], "ci", {},
+    rc, run = runner.run(Site(topology.load(elsewhere_topology(fake_site))), "smoke", ["default"], "ci", {},
                          echo=lambda *_: None)
     run.update(status="running")
     lib = library_as_robot_imports_it(FakeRobot.argv)
@@ -176,14 +177,14 @@ def test_a_repeated_run_runs_the_suite_once_per_trial_into_one_folder(fake_site,
     monkeypatch.setattr(runner, "subprocess", SimpleNamespace(Popen=Robot, DEVNULL=subprocess.DEVNULL,
                                                               TimeoutExpired=subprocess.TimeoutExpired))
     topo = topology.load("small")
-    rc, run = runner.run(topo, "smoke", ["default"], "quick", echo=lambda *_: None)
+    rc, run = runner.run(Site(topo), "smoke", ["default"], "quick", echo=lambda *_: None)
     assert rc == 1 and len(seen) == 3                      # quick: 3 trials; the failed one decides
     outputs = [a[a.index("--output") + 1] for a in seen]
     assert outputs == ["output-trial1.xml", "output-trial2.xml", "output-trial3.xml"]
     m = run.manifest()
     assert (m["trials"], m["trial"], m["status"]) == (3, 3, "failed")
     seen.clear()
-    rc, run = runner.run(topo, "smoke", ["default"], "ci", echo=lambda *_: None)
+    rc, run = runner.run(Site(topo), "smoke", ["default"], "ci", echo=lambda *_: None)
     assert len(seen) == 1 and "--output" not in seen[0]   # ci: one trial, robot's own file names
 
 
@@ -208,7 +209,7 @@ def test_plain_robot_counts_a_skipped_suite_as_complete(fake_site, monkeypatch, 
 
 
 def test_a_run_names_the_scaled_columns_whose_k_its_saturation_test_gives(fake_site):
-    rc, run = runner.run(topology.load("small"), "e1", ["table4-default", "table4-default-scaled"], "ci", {},
+    rc, run = runner.run(Site(topology.load("small")), "e1", ["table4-default", "table4-default-scaled"], "ci", {},
                          echo=lambda *_: None)
     m = run.manifest()
     assert m["profiles"] == ["table4-default", "table4-default-scaled"]
@@ -218,4 +219,4 @@ def test_a_run_names_the_scaled_columns_whose_k_its_saturation_test_gives(fake_s
     lib = library_as_robot_imports_it(FakeRobot.argv)
     assert lib.profiles_to_compare() == ["table4-default", "table4-default-scaled"]
     with pytest.raises(ConfigError, match="has rows for profiles"):
-        runner.run(topology.load("small"), "e1", ["wan-tuned-scaled"], "ci", {}, echo=lambda *_: None)
+        runner.run(Site(topology.load("small")), "e1", ["wan-tuned-scaled"], "ci", {}, echo=lambda *_: None)

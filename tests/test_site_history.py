@@ -2,6 +2,7 @@
 written into the run's manifest and described in one phrase."""
 from testbed.model import site_history
 from testbed.model.state import TestbedState
+from testbed.remote.site import Site
 
 
 def test_a_run_on_a_fresh_site_says_so_and_the_next_one_names_it(tmp_path):
@@ -47,7 +48,7 @@ def test_open_run_writes_the_site_into_the_manifest_and_counts_the_run(tmp_path,
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     topo = topology.load("small")
     site_history.began(TestbedState("small"), "bring-up")
-    one = runner.open_run(topo, "smoke", [profiles.load("default")], "ci", [])
-    two = runner.open_run(topo, "smoke", [profiles.load("default")], "ci", [])
+    one = runner.open_run(Site(topo), "smoke", [profiles.load("default")], "ci", [])
+    two = runner.open_run(Site(topo), "smoke", [profiles.load("default")], "ci", [])
     assert one.manifest()["site"]["runs_before"] == []
     assert two.manifest()["site"]["runs_before"] == [one.path.name]

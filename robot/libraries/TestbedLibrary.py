@@ -91,8 +91,8 @@ class TestbedLibrary:
             self.run = self.context.open_run()
         else:
             names = self.profiles_to_compare()
-            self.run = suites.open_run(self.topo, suite, [scaled_profiles.for_run(n) for n in names], self.scale,
-                                       self._robot_overrides(suite))
+            self.run = suites.open_run(self.site.site, suite, [scaled_profiles.for_run(n) for n in names],
+                                       self.scale, self._robot_overrides(suite))
         self.run.update(versions=self.site.guest_versions())
         hosts = self.site.existing_host_facts()
         if hosts:  # hardware and OS of the machines the testbed did not create

@@ -27,7 +27,7 @@ def cmd_run(args):
         snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
     select = [a for name in args.test for a in ("--test", name)] + \
              [a for tag in args.include for a in ("--include", tag)]
-    rc, run = suites.run(topo, args.suite, args.profile, scale, sets, select=select,
+    rc, run = suites.run(site, args.suite, args.profile, scale, sets, select=select,
                          repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
                          pin=getattr(args, "pin", None))  # writes summary.html
     _print_comparison([run], against_paper=True)
@@ -178,7 +178,7 @@ def cmd_test(args):
                 failures.append(f"{suite} (suite file missing)")
                 continue
             rc_suite, suite_runs, recovered = suites.run_on_live_guests(
-                topo, suite, list(exp.ci_profiles or exp.profiles), "ci", bring_back, may_recover=not recoveries)
+                site, suite, list(exp.ci_profiles or exp.profiles), "ci", bring_back, may_recover=not recoveries)
             run = suite_runs[-1]
             recoveries += [recovered] if recovered else []
             phases.done(f"suite {suite} at ci scale" + ("" if rc_suite == 0 else " (FAILED)"))
@@ -361,7 +361,7 @@ def cmd_demo(args):
         def bring_back():  # a guest's kernel died under TCG: the site again, then E1 again
             lifecycle.down(site)
             lifecycle.up(site, _profile("default"), health)
-        rc, runs, recovered = suites.run_on_live_guests(topo, head.name, profiles, "quick", bring_back,
+        rc, runs, recovered = suites.run_on_live_guests(site, head.name, profiles, "quick", bring_back,
                                                         echo=lambda line: print(line, flush=True), sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)
         run = runs[-1]  # its folder has summary.html

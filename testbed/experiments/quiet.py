@@ -20,10 +20,8 @@ from testbed.machines import quiesce
 from testbed.model import constants as c, scaled_profiles
 from testbed.model.errors import RemoteError
 from testbed.model.links import Link
-from testbed.model.state import TestbedState
 from testbed.network import wan
 from testbed.remote import profile_record
-from testbed.remote.ssh import SSH
 from testbed.services import health, tuning
 from testbed.services.condor import Pool
 
@@ -104,21 +102,21 @@ def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTH
     return after
 
 
-def prepare(topo, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None, cpus=None, state=None):
-    """(the run's quiesce.Quiesce, its manifest entry). Touches nothing yet; when there is a
-    guest to pause, asks the pool which of them it would still contact and keeps those."""
+def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None, cpus=None):
+    """(the run's quiesce.Quiesce on the site, its manifest entry). Touches nothing yet; when
+    there is a guest to pause, asks the pool which of them it would still contact and keeps those."""
+    topo = site.topo
     chosen = settings(scale, topo, pause_unused, pin)
     the_plan = plan(exp, topo, chosen, cpus)
     kept, hook = {}, None
     if the_plan.pause:
-        state = state or TestbedState(topo.name)
-        ssh = ssh or SSH(topo, state, timeout=120)
+        ssh = ssh or site.ssh(timeout=120)
         the_plan, kept = keep_contacted(the_plan, Pool(topo, ssh))
-        hook = resume_hook(topo, ssh, state, site_records(state), echo)
+        hook = resume_hook(topo, ssh, site.state, site_records(site.state), echo)
     entry = {"pause_unused": chosen["pause_unused"], "pin": chosen["pin"], "set_by": chosen["set_by"],
              "uses": list(exp.uses), "paused": list(the_plan.pause), "kept_running": kept,
              "pin_plan": dict(the_plan.pin)}
-    return quiesce.Quiesce(topo, the_plan, ssh=ssh, state=state, echo=echo, after_resume=hook), entry
+    return quiesce.Quiesce(site, the_plan, ssh=ssh, echo=echo, after_resume=hook), entry
 
 
 def summary(entry):

@@ -28,7 +28,6 @@ from testbed.results import compare, runs as results
 from testbed.experiments import points, quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
-from testbed.model.state import TestbedState
 from testbed.network import wan
 from testbed.remote import console, profile_record, repair_record
 from testbed.remote.poll import wait_for
@@ -115,12 +114,12 @@ def scale_line(label, accelerator, line, echo=print):
     echo(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}")
 
 
-def open_run(topo, suite, profile_list, scale, sets):
-    """The results folder with the run's context in its manifest: the topology (contents and
-    absolute file), profiles, scale, typed `--set` overrides, the suite's parameters and
-    each host's hypervisor."""
+def open_run(site, suite, profile_list, scale, sets):
+    """The results folder with the run's context in its manifest: the site's topology
+    (contents and absolute file), profiles, scale, typed `--set` overrides, the suite's
+    parameters and each host's hypervisor."""
     overrides, params = session.resolve(suite, scale, sets)
-    state = TestbedState(topo.name)
+    topo, state = site.topo, site.state
     run = results.Run.create(
         suite, [p.name for p in profile_list],
         topology=load_yaml(topo.source) | {"file": session.topology_file(topo)},
@@ -262,12 +261,12 @@ def _link_key(link):
         float(link.get(k) or 0) for k in ("rtt_ms", "jitter_ms", "loss_pct", "rate_mbit"))
 
 
-def site_left(topo, state=None):
+def site_left(site):
     """After an interruption, what the site's records say is left in force beyond its normal
     state (a profile other than `default`, emulated WAN links), with how to undo each; []
     when nothing is. The records are what the suite's steps wrote last: a teardown abandoned
     half-way may have left a change it had not recorded yet."""
-    state = state or TestbedState(topo.name)
+    topo, state = site.topo, site.state
     lines = []
     prof = profile_record.recorded_profile(state)
     if prof is not None and prof.name != "default":
@@ -297,14 +296,15 @@ def dead_text(topo, died):
             f"./tb -t {topo.name} down && ./tb -t {topo.name} up")
 
 
-def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
+def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
-    """Run one suite `repeat` times (default: the trials it declares at the scale) into one new results
-    folder, close its manifest and write its report; returns (robot rc, Run): the first
-    non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
+    """Run one suite on the site (testbed.remote.site.Site) `repeat` times (default: the
+    trials it declares at the scale) into one new results folder, close its manifest and
+    write its report; returns (robot rc, Run): the first non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
     `pause_unused`, `pin` (None: the topology's or the scale's choice, experiments/quiet.py):
     the guests the experiment does not use are paused and the measured ones pinned for all
     the trials, and resumed and unpinned after them, however the run ends."""
+    topo, state = site.topo, site.state
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp = registry.get(suite)
     profile_names = list(profile_names or exp.profiles)
@@ -313,22 +313,21 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
-    state = TestbedState(topo.name)
     site_lock.hold(state, f"run {suite}")
     unrepaired = repair_record.refusal(topo, state)
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
-    quiesce.undo_left(topo, echo=echo)  # a run killed outright left guests paused or pinned
-    site_quiet, entry = quiet.prepare(topo, exp, scale, pause_unused, pin, echo=echo)
-    run_ = open_run(topo, suite, profile_list, scale, sets)
+    quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
+    site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
+    run_ = open_run(site, suite, profile_list, scale, sets)
     run_.update(trials=trials, trials_declared=exp.trials[scale], quiet=entry, **({"selection": list(select)} if select else {}))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
          + (f", {trials} trials" if trials > 1 else ""))
     echo(quiet.summary(entry))
     try:
         with site_quiet:
-            return _trials(topo, suite, scale, select, trials, run_, echo)
+            return _trials(site, suite, scale, select, trials, run_, echo)
     except TestbedError:  # pausing or pinning failed (undone): no trial ran
         if run_.manifest().get("status") == "running":
             run_.finish("failed")
@@ -337,8 +336,9 @@ def run(topo, suite, profile_names, scale="quick", sets=None, echo=print, select
         run_.update(quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
 
 
-def _trials(topo, suite, scale, select, trials, run_, echo):
+def _trials(site, suite, scale, select, trials, run_, echo):
     """The trials of `run`, each one robot process; closes the manifest and writes the report."""
+    topo, state = site.topo, site.state
     started, rcs = time.monotonic(), []
     ack = run_.path / SIGNALS_FILE
     for trial in range(1, trials + 1):
@@ -355,7 +355,7 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
                 write_report(run_, echo)
             except Exception as exc:  # the interruption is what the caller must see
                 echo(f"no report: {exc}")
-            for line in site_left(topo):
+            for line in site_left(site):
                 echo(line)
             echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
                  f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
@@ -366,7 +366,6 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
             run_.update(stopped={"trial": trial, "dead_guests": died})
             echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
             break
-        state = TestbedState(topo.name)
         unrepaired = repair_record.refusal(topo, state) if trial < trials else None
         if unrepaired:  # the next trial would measure the site its teardown left
             run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(state)})
@@ -381,8 +380,8 @@ def _trials(topo, suite, scale, select, trials, run_, echo):
     return rc, run_
 
 
-def run_on_live_guests(topo, suite, profile_names, scale, bring_back, may_recover=True, echo=print, **run_args):
-    """One suite run as `testbed test` and the demo run it (`run_args`: `run`'s sets,
+def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recover=True, echo=print, **run_args):
+    """One suite run on the site as `testbed test` and the demo run it (`run_args`: `run`'s sets,
     repeat, ...): (rc, runs, recovered). TCG guests now and
     then panic under load; a kernel death on a guest's console is the emulator's fault, not
     the suite's. When a guest's kernel died before the run, or during a run that failed,
@@ -390,13 +389,14 @@ def run_on_live_guests(topo, suite, profile_names, scale, bring_back, may_recove
     runs once more; a run that met the dead guest stays in `runs` with its status, and
     `recovered` says what died (None when nothing did). Without `may_recover` a dead guest
     fails the suite as in `run`."""
+    topo = site.topo
     runs, recovered = [], None
     died = dead_guests(topo)
     if died and may_recover:
         recovered = f"before {suite}: {dead_text(topo, died)}"
         echo(f"testbed: {recovered}; bringing {topo.name} back before {suite}")
         bring_back()
-    rc, run_ = run(topo, suite, profile_names, scale, echo=echo, **run_args)
+    rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
     runs.append(run_)
     died = dead_guests(topo) if rc != 0 else {}
     if died and may_recover and recovered is None:
@@ -404,6 +404,6 @@ def run_on_live_guests(topo, suite, profile_names, scale, bring_back, may_recove
                     f"{dead_text(topo, died)}"
         echo(f"testbed: {recovered}; bringing {topo.name} back and running {suite} once more")
         bring_back()
-        rc, run_ = run(topo, suite, profile_names, scale, echo=echo, **run_args)
+        rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
         runs.append(run_)
     return rc, runs, recovered

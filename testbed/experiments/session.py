@@ -18,11 +18,10 @@ from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
 from testbed.machines import existing
 from testbed.model import constants, scaled_profiles, site_lock
 from testbed.model.errors import RemoteError
-from testbed.model.state import TestbedState
 from testbed.network import netem, wan
 from testbed.services import health
 from testbed.remote import profile_record, repair_record
-from testbed.remote.ssh import SSH
+from testbed.remote.site import Site
 from testbed.results import runs as results, verdict
 from testbed.services import tuning
 from testbed.services.condor import Pool, submit_description
@@ -76,18 +75,19 @@ def resolve(suite, scale, sets):
 
 
 class Session:
-    """The site one suite talks to: topology, state, SSH, pool and storage built once,
-    the run it records into, and what the suite set last (profile, WAN links). The hosts in
-    `paused` (paused by `testbed run` for the run) are left out of the health checks, the
-    profile swaps and the WAN settings; the run brings them up to date when it resumes them."""
+    """What one suite talks to: its topology's site (testbed.remote.site.Site: the topology
+    and its state), SSH, pool and storage built once, the run it records into, and what the
+    suite set last (profile, WAN links). The hosts in `paused` (paused by `testbed run` for
+    the run) are left out of the health checks, the profile swaps and the WAN settings; the
+    run brings them up to date when it resumes them."""
 
-    def __init__(self, topo, state=None, ssh=None, paused=()):
-        self.topo = topo
+    def __init__(self, topo, ssh=None, paused=()):
+        self.site = Site(topo)
+        self.topo, self.state = topo, self.site.state
         self.paused = tuple(paused)
-        self.state = state or TestbedState(topo.name)
-        self.ssh = ssh or SSH(topo, self.state)
-        self.pool = Pool(topo, self.ssh)
-        self.storage = Storage(topo, self.ssh)
+        self.ssh = ssh or self.site.ssh()
+        self.pool = Pool(self.topo, self.ssh)
+        self.storage = Storage(self.topo, self.ssh)
         self.run = None
         self.profile_in_force = None
         self.wan_in_force = {}  # (a, b) -> (configured, measured RTT) this suite set last

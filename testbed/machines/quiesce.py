@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from testbed.machines import domains, snapshots
 from testbed.model import constants as c
 from testbed.model.errors import TestbedError
-from testbed.model.state import TestbedState
 from testbed.remote.poll import wait_for
 
 VIRSH_TIMEOUT_S = 60
@@ -161,16 +160,15 @@ class HeldSignals:
 
 
 class Quiesce:
-    """`with Quiesce(topo, plan): ...` pins and pauses as `plan` says, and undoes both on the
-    way out, however the block ends. Inside the block SIGTERM and SIGHUP raise
-    KeyboardInterrupt, as Ctrl-C does, so the undo runs for them too. `changed` (the guests
-    paused, the pinning set and the one it replaced) and `outcome` (what the undo did) are
-    for the run's manifest."""
+    """`with Quiesce(site, plan): ...` pins and pauses the site's guests as `plan` says, and
+    undoes both on the way out, however the block ends. Inside the block SIGTERM and SIGHUP
+    raise KeyboardInterrupt, as Ctrl-C does, so the undo runs for them too. `changed` (the
+    guests paused, the pinning set and the one it replaced) and `outcome` (what the undo
+    did) are for the run's manifest."""
 
-    def __init__(self, topo, plan, ssh=None, state=None, echo=print, after_resume=None,
-                 answer_timeout=c.QUIET_ANSWER_S):
-        self.topo, self.plan, self._ssh = topo, plan, ssh
-        self.state = state or TestbedState(topo.name)
+    def __init__(self, site, plan, ssh=None, echo=print, after_resume=None, answer_timeout=c.QUIET_ANSWER_S):
+        self.site, self.topo, self.state = site, site.topo, site.state
+        self.plan, self._ssh = plan, ssh
         self.echo, self.after_resume, self.answer_timeout = echo, after_resume, answer_timeout
         self.paused, self.pinned = [], {}   # in force now: hosts paused (in order), host -> previous pinning
         self.changed = {"paused": [], "pinned": {}}
@@ -180,8 +178,7 @@ class Quiesce:
     @property
     def ssh(self):
         if self._ssh is None:
-            from testbed.remote.ssh import SSH
-            self._ssh = SSH(self.topo, self.state, timeout=60)
+            self._ssh = self.site.ssh(timeout=60)
         return self._ssh
 
     def domain(self, host):
@@ -342,10 +339,10 @@ def paused_now(state):
         return []
 
 
-def undo_left(topo, state=None, ssh=None, echo=print, after_resume=None):
-    """Undo what a run that ended without undoing it left paused or pinned (its record):
-    None when there is nothing; TestbedError when the run that wrote it is still running."""
-    state = state or TestbedState(topo.name)
+def undo_left(site, ssh=None, echo=print, after_resume=None):
+    """Undo what a run that ended without undoing it left paused or pinned on the site (its
+    record): None when there is nothing; TestbedError when the run that wrote it is still running."""
+    topo, state = site.topo, site.state
     rec = left(state)
     if rec is None:
         return None
@@ -357,7 +354,7 @@ def undo_left(topo, state=None, ssh=None, echo=print, after_resume=None):
                            f"({state.quiet_record}); wait until it ends")
     echo(f"quiet: a run that ended without undoing it left {', '.join(paused) or 'no guest'} paused and "
          f"{', '.join(pinned) or 'no guest'} pinned: undoing that first")
-    q = Quiesce(topo, Plan(), ssh=ssh, state=state, echo=echo, after_resume=after_resume)
+    q = Quiesce(site, Plan(), ssh=ssh, echo=echo, after_resume=after_resume)
     q.paused, q.pinned = paused, pinned
     q.changed["pinned"] = {h: {"previous": p} for h, p in pinned.items()}
     q.undo()
