@@ -9,7 +9,7 @@ import time
 from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                      cmd_suites, cmd_test)
 from testbed.cli.report import cmd_report_docs, verbs
-from testbed.cli.site import (cmd_box_build, cmd_down, cmd_host_changes, cmd_host_undo, cmd_plan, cmd_provision, cmd_snapshot_delete,
+from testbed.cli.site import (cmd_box_build, cmd_box_knobs, cmd_down, cmd_host_changes, cmd_host_undo, cmd_plan, cmd_provision, cmd_snapshot_delete,
                               cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
                               cmd_topology_show, cmd_up)
 from testbed.cli.tuning import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
@@ -60,6 +60,11 @@ def build_parser():
                         "provision/box/releases/NAME.txt pins (e.g. sid: HTCondor 25, XRootD 6); a topology "
                         "boots it with `box: debian13+release:NAME` or `up --box debian13+release:NAME`")
     s.set_defaults(func=cmd_box_build)
+    s = box.add_parser("knobs", help="what the running site's HTCondor release makes of the knobs the testbed "
+                                     "sets (its defaults, the values in force) beside the kept releases'")
+    s.add_argument("--keep", action="store_true",
+                   help="keep this release's record in results/releases/ (the docs' release table)")
+    s.set_defaults(func=cmd_box_knobs)
 
     s = sub.add_parser("up", help="bring the site up and wait until it is healthy")
     s.add_argument("--profile", default="default")
@@ -264,6 +269,7 @@ def _option_values(argv):
 EXAMPLES = {
     "plan": ("testbed -t small plan --write", "testbed plan --for e5:full --host-memory-mb 65536 --host-cpus 32"),
     "topology show": "testbed -t default topology show",
+    "box knobs": ("testbed -t small box knobs", "testbed -t small box knobs --keep"),
     "box build": ("testbed box build --force", "testbed box build --release sid",
                   "testbed box build --patch provision/patches/htcondor-reconnect-transkey.patch"),
     "up": ("testbed -t small up --profile wan-tuned", "testbed -t mysite.yaml up --dry-run",

@@ -122,6 +122,32 @@ def cmd_host_undo(args):
     return 0
 
 
+def cmd_box_knobs(args):
+    """The running site's release record beside the kept ones; with --keep, kept."""
+    from testbed.machines import box_choice
+    from testbed.model import tables
+    from testbed.results import release_record
+    from testbed.services import release_knobs
+    topo, ssh, _state = _site(args)
+    record = release_knobs.collect(topo, ssh)
+    others = [r for r in release_record.load_all()
+              if r.get("versions", {}).get("htcondor") != record["versions"].get("htcondor")]
+    name = release_knobs.release_name(record)
+    print(f"{name}: {len(record['defaults'])} knobs the testbed sets, "
+          f"{sum(v is None for v in record['defaults'].values())} without a default of the release")
+    for other in others:
+        diffs = release_record.differences([other, record])
+        print(f"\nbeside {release_knobs.release_name(other)}: {len(diffs)} defaults differ")
+        if diffs:
+            print(tables.render(["knob", "kept", "this site", "set by"],
+                                [[k, d[0], d[1], ", ".join(w)] for k, d, w, _ in diffs]))
+    lines = [line for lines in record["xrootd_lines"].values() for line in lines]
+    print(f"\nXRootD's lines on the rendered configuration: {len(lines)}" + "".join(f"\n  {x}" for x in lines))
+    if args.keep:
+        print(f"kept: {release_record.keep(record, box_choice.booted_box(topo) or topo.box)}")
+    return 0
+
+
 def cmd_provision(args):
     """Apply edited templates or role scripts to a running site, every host in parallel."""
     from testbed.machines import provision as provisioning

@@ -12,11 +12,13 @@ from testbed.report import experiment_sections as ex, figure_sections as figs, s
 from testbed.report.markdown import fill
 
 
-def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, bringup_root=None):
+def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, bringup_root=None,
+           release_root=None):
     """{section name: make(argument, source) -> Markdown}; a section key is `name` or
     `name:argument` (e.g. `rows:e1`). `extra` adds sections made above this layer (the CLI's).
     `benchmark_root`: where the kept E1 noise pairs are (default results/benchmarks/e1-noise);
-    `bringup_root`: the kept bring-ups (default results/benchmarks/bringup).
+    `bringup_root`: the kept bring-ups (default results/benchmarks/bringup); `release_root`: the
+    kept releases (default results/releases).
     `figures`: where the figure sections' PNGs go (figure_sections.Output; default: compared
     with this checkout's, never written)."""
     figures = figures or figs.Output(PROJECT_ROOT, check=True)
@@ -40,6 +42,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "topology-show": lambda arg, source: site.topology_show_section(arg or "small"),
         "guest-cpu": lambda arg, source: site.guest_cpu_section(),
         "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
+        "release-knobs": lambda arg, source: site.release_knobs_section(release_root),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
         "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),

@@ -6,7 +6,7 @@ from testbed.machines import accel
 from testbed.model import profiles, topology
 from testbed.model.schema import load_yaml
 from testbed.report.markdown import code, table
-from testbed.results import bringup_record, reference
+from testbed.results import bringup_record, reference, release_record
 
 
 def _gb(mb):
@@ -159,3 +159,43 @@ def bringup_costs_section(root=None):
         "is the CPU seconds the guests and the host's tools spent from the box to a healthy site over "
         "the host's cores: 1.0x means every core was busy the whole time. Kept by "
         "`benchmarks/bringup.py --keep` in `results/benchmarks/bringup/`."])
+
+
+def _release(record):
+    v = record.get("versions", {})
+    return f"HTCondor {v.get('htcondor', '?')} / XRootD {str(v.get('xrootd-server', '?')).split('-')[0]}"
+
+
+def _value(value):
+    return "(none)" if value is None else f"`{value}`" if value != "" else "(empty)"
+
+
+def release_knobs_section(root=None):
+    """The kept releases side by side: each HTCondor knob the testbed sets whose built-in
+    default differs between them, what the site had in force, and what XRootD logged
+    against the rendered configuration."""
+    records = release_record.load_all(root)
+    if not records:
+        return "No release is kept yet (`testbed box knobs --keep` on a running site keeps its release's)."
+    names = [_release(r) for r in records]
+    kept = ", ".join(f"{n} (box `{r.get('box', '?')}`)" for n, r in zip(names, records))
+    out = [f"Kept: {kept}; {len(records[0].get('defaults', {}))} HTCondor knobs the testbed sets.", ""]
+    diffs = release_record.differences(records)
+    if len(records) < 2:
+        out.append("One release is kept: nothing to compare yet.")
+    elif not diffs:
+        out.append("Every knob the testbed sets has the same built-in default in each release.")
+    else:
+        rows = []
+        for knob, defaults, where, forced in diffs:
+            in_force = "; ".join(f"{n.split(' / ')[0]}: " + ", ".join(f"{roles} {_value(v)}" for roles, v in f.items())
+                                 for n, f in zip(names, forced))
+            rows.append([f"`{knob}`"] + [_value(d) for d in defaults] + [in_force, ", ".join(where)])
+        out.append(table(["knob"] + [f"default, {n}" for n in names] + ["in force on the site", "set by"], rows))
+        out += ["", f"{len(diffs)} of {len(records[0].get('defaults', {}))} knobs differ. A default is the "
+                "release's own (condor_config_val with no configuration file, raw); \"(none)\" is a knob "
+                "without one. The testbed's value in force is the one that counts for its runs."]
+    out += ["", table(["release", "XRootD's lines on the rendered configuration (count, line)"],
+                      [[n, "<br>".join(line for lines in r.get("xrootd_lines", {}).values() for line in lines)
+                        or "none"] for n, r in zip(names, records)])]
+    return "\n".join(out)

@@ -390,6 +390,11 @@ class Daemons:
         it lacks prints `Not defined: NAME` in its place), from one condor_config_val."""
         return "condor_config_val -master " + " ".join(shlex.quote(k) for k in keys) + " 2>/dev/null"
 
+    # every knob of the release's own parameter table with its default, raw, as `NAME = value`
+    # lines (no configuration file is read), and every knob of the host's configuration, expanded
+    DEFAULTS_DUMP = "CONDOR_CONFIG=ONLY_ENV condor_config_val -dump 2>/dev/null"
+    CONFIG_DUMP = "condor_config_val -dump -expand 2>/dev/null"
+
     def restart_daemon(self, daemon):
         """A clean restart of one daemon through its master (condor_restart, graceful)."""
         self.ssh.run(self.host, f"condor_restart -daemon {daemon}")

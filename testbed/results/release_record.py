@@ -1,0 +1,59 @@
+"""Kept release records (services/release_knobs.py: one site's HTCondor and XRootD release,
+the defaults of the knobs the testbed sets and the values in force), one file per release
+under results/releases/, and the table that puts the releases side by side."""
+import json
+import re
+from pathlib import Path
+
+from testbed.results.runs import RESULTS_ROOT, write_json_atomic
+
+KEPT_ROOT = RESULTS_ROOT / "releases"
+
+
+def _version_key(text):
+    return tuple(int(n) for n in re.findall(r"\d+", str(text))[:3])
+
+
+def keep(record, box, root=None):
+    """Write `record` (collected on a site booted from `box`) to
+    `<root>/htcondor-<version>.json`, replacing an older record of that release; the path."""
+    root = Path(root or KEPT_ROOT)
+    version = record.get("versions", {}).get("htcondor")
+    if not version:
+        raise ValueError("the record names no HTCondor version")
+    path = root / f"htcondor-{version}.json"
+    root.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {**record, "box": box})
+    return path
+
+
+def load_all(root=None):
+    """The kept records, oldest release first ([] when none)."""
+    root = Path(root or KEPT_ROOT)
+    records = [json.loads(p.read_text()) for p in root.glob("*.json")]
+    return sorted(records, key=lambda r: _version_key(r.get("versions", {}).get("htcondor")))
+
+
+def differences(records):
+    """[(knob, [default per record], where the testbed sets it, [value in force per record])]
+    for each knob whose default is not the same in every record (a knob one release lacks
+    included), in knob order. The value in force is the first role's that sets it."""
+    if len(records) < 2:
+        return []
+    rows = []
+    knobs = sorted(set().union(*(r.get("defaults", {}) for r in records)))
+    for knob in knobs:
+        defaults = [r.get("defaults", {}).get(knob) for r in records]
+        if len(set(defaults)) == 1:
+            continue
+        where = next((r["knobs"][knob] for r in records if knob in r.get("knobs", {})), [])
+        rows.append((knob, defaults, where, [in_force(r, knob) for r in records]))
+    return rows
+
+
+def in_force(record, knob):
+    """{role: value} of a knob on the record's site, roles that share a value merged: 'a, b'."""
+    by_value = {}
+    for role, values in record.get("in_force", {}).items():
+        by_value.setdefault(values.get(knob), []).append(role)
+    return {", ".join(roles): value for value, roles in by_value.items()}
