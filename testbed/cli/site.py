@@ -128,8 +128,8 @@ def cmd_box_knobs(args):
     from testbed.model import tables
     from testbed.results import release_record
     from testbed.services import release_knobs
-    topo, ssh, _state = _site(args)
-    record = release_knobs.collect(topo, ssh)
+    site = _site(args)
+    record = release_knobs.collect(site.topo, site.ssh())
     others = [r for r in release_record.load_all()
               if r.get("versions", {}).get("htcondor") != record["versions"].get("htcondor")]
     name = release_knobs.release_name(record)
@@ -144,7 +144,7 @@ def cmd_box_knobs(args):
     lines = [line for lines in record["xrootd_lines"].values() for line in lines]
     print(f"\nXRootD's lines on the rendered configuration: {len(lines)}" + "".join(f"\n  {x}" for x in lines))
     if args.keep:
-        print(f"kept: {release_record.keep(record, box_choice.booted_box(topo) or topo.box)}")
+        print(f"kept: {release_record.keep(record, box_choice.booted_box(site) or site.topo.box)}")
     return 0
 
 
