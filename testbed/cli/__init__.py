@@ -170,6 +170,10 @@ def build_parser():
                         "experiment declares for the scale, 1 at ci and 3 at quick and full): each point gets a "
                         "mean and 95%% interval, each claim a verdict; another count is a run of its own, "
                         "never kept as the reference without --force")
+    s.add_argument("--box", action="append", default=[], metavar="SPEC",
+                   help="run on this box (repeat for a release axis: debian13 --box debian13+release:sid): "
+                        "the site is brought up on each in turn, taken down first when it runs another, "
+                        "and the runs are compared side by side")
     s.add_argument("--from-snapshot", default=None, metavar="NAME",
                    help="restore this whole-site snapshot first (`testbed snapshot save NAME`)")
     s.add_argument("--pause-unused", action=argparse.BooleanOptionalAction, default=None,

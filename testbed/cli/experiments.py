@@ -18,6 +18,8 @@ def cmd_run(args):
                            args.profile or list(exp.profiles))
     exp.check_topology(scale, exp.parameters(scale, sets),
                        _site(args, running=False).topo)  # before the site is touched
+    if getattr(args, "box", None):
+        return _run_on_each_box(args, scale, sets)
     site = _site(args, change=f"run {args.suite}")
     topo = site.topo
     sets = _sized_for_site(args.suite, scale, topo, site.state, sets)
@@ -25,12 +27,52 @@ def cmd_run(args):
         from testbed.machines import snapshots
         from testbed.services import health
         snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
-    select = [a for name in args.test for a in ("--test", name)] + \
-             [a for tag in args.include for a in ("--include", tag)]
-    rc, run = suites.run(site, args.suite, args.profile, scale, sets, select=select,
+    rc, run = suites.run(site, args.suite, args.profile, scale, sets, select=_selection(args),
                          repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
                          pin=getattr(args, "pin", None))  # writes summary.html
     _print_comparison([run], against_paper=True)
+    return rc
+
+
+def _selection(args):
+    return [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
+
+
+def _run_on_each_box(args, scale, sets):
+    """`run --box A --box B`: the same points on each box in turn, the site brought up on it
+    (taken down first when it runs another box; kept when it runs this one), then every run
+    side by side. The last site stays up, as after any run."""
+    from testbed.experiments import runner as suites
+    from testbed.machines import box_choice, lifecycle
+    from testbed.machines.patched_box import box_for
+    from testbed.model import boxspec
+    from testbed.services import health
+    specs = [boxspec.parse(text, "--box") for text in args.box]   # every spec checked before a site moves
+    if len({str(s) for s in specs}) != len(specs):
+        raise TestbedError(f"--box: a box is named twice ({', '.join(args.box)})")
+    if args.from_snapshot:
+        raise TestbedError("--box and --from-snapshot do not go together: a snapshot belongs to one box's site")
+    runs, rc = [], 0
+    for i, spec in enumerate(specs, 1):
+        site = _site(args, running=False)
+        up_here = lifecycle.active_topology() == site.name
+        if up_here and box_choice.booted_box(site) == box_for(spec).name:
+            print(f"[box {i}/{len(specs)}] {spec}: the site of {site.name} runs it already")
+        else:
+            if up_here:
+                print(f"[box {i}/{len(specs)}] {spec}: taking {site.name} down (it runs {box_choice.booted_box(site)})")
+                lifecycle.down(site)
+                site = _site(args, running=False)
+            print(f"[box {i}/{len(specs)}] {spec}: bringing {site.name} up on it")
+            lifecycle.up(site, _profile("default"), health, box=str(spec))   # raises unless healthy
+        site = _site(args, change=f"run {args.suite}")
+        here = _sized_for_site(args.suite, scale, site.topo, site.state, sets)
+        rc_box, run = suites.run(site, args.suite, args.profile, scale, here, select=_selection(args),
+                                 repeat=getattr(args, "repeat", None),
+                                 pause_unused=getattr(args, "pause_unused", None), pin=getattr(args, "pin", None))
+        runs.append(run)
+        rc = rc or rc_box
+    _print_comparison(runs, against_paper=True)
     return rc
 
 

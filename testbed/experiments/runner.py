@@ -122,7 +122,8 @@ def open_run(site, suite, profile_list, scale, sets):
     topo, state = site.topo, site.state
     run = results.Run.create(
         suite, [p.name for p in profile_list],
-        topology=load_yaml(topo.source) | {"file": session.topology_file(topo)},
+        # the box as booted: `up --box` may have chosen another than the file's
+        topology=load_yaml(topo.source) | {"file": session.topology_file(topo), "box": str(topo.box_spec)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
         scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
         placement=hypervisors.placement(topo), site=site_history.for_run(state))

@@ -188,12 +188,30 @@ def paper_match(figures, metric, params):
     return None
 
 
-def column_labels(columns):
+def column_labels(columns, notes=None):
+    """(column labels, legend lines): with several runs each column is `letter:profile` and
+    the legend names each letter's run, with `notes` {run label: text} after it."""
     runs = list(OrderedDict.fromkeys(c[0] for c in columns))
+    notes = notes or {}
     letters = {run: chr(ord("A") + i) if len(runs) > 1 else "" for i, run in enumerate(runs)}
     labels = [f"{letters[r]}:{p}" if letters[r] else p for r, p in columns]
-    legend = [f"{letters[r]} = {r}" for r in runs] if len(runs) > 1 else [f"run {runs[0]}"] if runs else []
+    legend = ([f"{letters[r]} = {r}" + (f" ({notes[r]})" if notes.get(r) else "") for r in runs]
+              if len(runs) > 1 else [f"run {runs[0]}"] if runs else [])
     return labels, legend
+
+
+def release_of(run):
+    """'HTCondor 25.14.1, XRootD 6.2.0 (box debian13+release:sid)': what a run ran on."""
+    m = run.manifest()
+    v, topo = m.get("versions") or {}, m.get("topology") if isinstance(m.get("topology"), dict) else {}
+    return (f"HTCondor {v.get('condor', '?')}, XRootD {str(v.get('xrootd', '?')).lstrip('v')}"
+            + (f", box {topo['box']}" if topo.get("box") else ""))
+
+
+def release_notes(runs):
+    """{run label: its release} when the runs ran on more than one release, else {}."""
+    notes = {r.label: release_of(r) for r in runs}
+    return notes if len(set(notes.values())) > 1 else {}
 
 
 def suite_columns(runs):
@@ -249,7 +267,7 @@ def table(runs, figures=None, keep=None):
     columns, rows, _ = collect(runs, axes=DEFAULT_AXES, trials=spreads)
     if keep is not None:
         rows = OrderedDict((key, values) for key, values in rows.items() if keep(key[0], dict(key[1])))
-    labels, legend = column_labels(columns)
+    labels, legend = column_labels(columns, release_notes(runs))
     headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
     if figures is not None:
         headers += ["paper", "source"]
