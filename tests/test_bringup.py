@@ -156,7 +156,7 @@ def test_the_next_wave_starts_when_this_one_has_its_leases(monkeypatch):
 
 
 def test_test_phases_are_timed_from_the_tb_start():
-    from testbed.cli.experiments import PhaseClock
+    from testbed.cli.experiment_commands import PhaseClock
     ticks = iter([100.0, 130.0, 400.0])
     clock = PhaseClock(now=lambda: next(ticks), env={"TB_STARTED": "40"})
     clock.done("unit tests")
@@ -170,7 +170,7 @@ def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys)
     from testbed import cli
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     (tmp_path / lifecycle.ACTIVE).write_text("default")
-    monkeypatch.setattr("testbed.cli.experiments._run", lambda argv: 0)
+    monkeypatch.setattr("testbed.cli.experiment_commands._run", lambda argv: 0)
     destroyed = []
     monkeypatch.setattr(lifecycle, "down", lambda site: destroyed.append(site.name))
     assert cli.main(["test"]) == 2
