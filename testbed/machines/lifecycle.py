@@ -14,6 +14,7 @@ from testbed import PROJECT_ROOT
 from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hostload, hypervisor_preflight,
                               plan, provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
+from testbed.model.clock import utc_iso
 from testbed.model.state import TestbedState, state_root
 from testbed.model import hypervisors, site_history, site_lock, topology
 from testbed.model.errors import TestbedError
@@ -247,7 +248,7 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
         return 0
     record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {},
               "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked},
-              "began": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "box_built": False,
+              "began": utc_iso(), "box_built": False,
               "setup_seconds": setup_seconds()}
     if topo.vm_hosts:
         domains.claim_domains(topo)
