@@ -315,6 +315,17 @@ def test_a_vms_cpu_seconds_come_from_its_qemu_process(tmp_path):
     assert hostload.cpu_seconds(topo, tmp_path) == {"cm1": 42.0}
 
 
+def test_tb_started_is_read_as_tb_writes_it_and_both_its_readers_skip_anything_else():
+    from testbed import cli
+    from testbed.cli.common import tb_started
+    from testbed.cli.experiment_commands import PhaseClock
+    assert tb_started({"TB_STARTED": "1000"}) == 1000.0 and tb_started({"TB_STARTED": "1000.5"}) == 1000.5
+    for env in ({}, {"TB_STARTED": ""}, {"TB_STARTED": "soon"}, {"TB_STARTED": "-5"}):
+        assert tb_started(env) is None and PhaseClock(now=lambda: 100.0, env=env).rows == []
+        cli.note_setup_seconds(env, now=100.0)
+        assert "TB_SETUP_SECONDS" not in env
+
+
 def test_a_bring_up_records_the_host_set_up_that_tb_spent_before_it(monkeypatch):
     from testbed import cli
     env = {"TB_STARTED": "1000.0"}

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from testbed.cli.common import tb_started
 from testbed.cli.experiment_commands import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
                                              cmd_suites, cmd_test)
 from testbed.cli.report_commands import cmd_report_docs, verbs
@@ -328,10 +329,9 @@ def note_setup_seconds(env=None, now=None):
     """TB_SETUP_SECONDS: the seconds from `./tb`'s start (TB_STARTED) to this command's, the
     host's set-up, which a bring-up records (machines/lifecycle.py)."""
     env = os.environ if env is None else env
-    try:
-        env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - float(env['TB_STARTED']):.1f}")
-    except (KeyError, ValueError):
-        pass
+    started = tb_started(env)
+    if started is not None:
+        env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - started:.1f}")
 
 
 def main(argv=None):
