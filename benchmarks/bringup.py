@@ -21,8 +21,8 @@ from pathlib import Path
 
 from testbed.machines import hostload, lifecycle
 from testbed.results import bringup_record
-from testbed.results.runs import utc
 from testbed.model import tables, topology
+from testbed.model.clock import utc_iso
 from testbed.remote import bootrecord
 from testbed.remote.site import Site
 
@@ -50,7 +50,7 @@ def main():
     path = site.state.dir / lifecycle.BRINGUP_RECORD
     record = json.loads(path.read_text())
     if "began" not in record:   # a record made before bring-ups noted it: when it was written
-        record["written"] = utc(path.stat().st_mtime)
+        record["written"] = utc_iso(path.stat().st_mtime)
     guests = bootrecord.collect(site.ssh(), list(topo.hosts))
     load = hostload.usage(topo, window=10)
     rss = {h: v["rss_mb"] for h, v in load.items()}

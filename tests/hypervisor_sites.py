@@ -1,9 +1,9 @@
 """Topologies with VMs on two hypervisors, and a fake of the hypervisors' virsh and shells,
-for the tests of remote hypervisors (model/hypervisors.py, machines/hypervisors.py,
+for the tests of remote hypervisors (model/hypervisors.py, machines/hypervisor_preflight.py,
 machines/fabric.py)."""
 import copy
 
-from testbed.machines.hypervisors import Ran
+from testbed.machines.hypervisor_preflight import Ran
 from testbed.model import topology
 
 LAB2 = "qemu+ssh://root@192.0.2.2/system?keyfile=/root/.ssh/id_lab"

@@ -156,7 +156,7 @@ def test_the_next_wave_starts_when_this_one_has_its_leases(monkeypatch):
 
 
 def test_test_phases_are_timed_from_the_tb_start():
-    from testbed.cli.experiments import PhaseClock
+    from testbed.cli.experiment_commands import PhaseClock
     ticks = iter([100.0, 130.0, 400.0])
     clock = PhaseClock(now=lambda: next(ticks), env={"TB_STARTED": "40"})
     clock.done("unit tests")
@@ -170,7 +170,7 @@ def test_test_refuses_when_another_topology_is_up(tmp_path, monkeypatch, capsys)
     from testbed import cli
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     (tmp_path / lifecycle.ACTIVE).write_text("default")
-    monkeypatch.setattr("testbed.cli.experiments._run", lambda argv: 0)
+    monkeypatch.setattr("testbed.cli.experiment_commands._run", lambda argv: 0)
     destroyed = []
     monkeypatch.setattr(lifecycle, "down", lambda site: destroyed.append(site.name))
     assert cli.main(["test"]) == 2
@@ -313,6 +313,17 @@ def test_a_vms_cpu_seconds_come_from_its_qemu_process(tmp_path):
     hz = os.sysconf("SC_CLK_TCK")
     (proc / "stat").write_text(f"101 (qemu-system-x86) S " + " ".join(["0"] * 10) + f" {30 * hz} {12 * hz} 0 0\n")
     assert hostload.cpu_seconds(topo, tmp_path) == {"cm1": 42.0}
+
+
+def test_tb_started_is_read_as_tb_writes_it_and_both_its_readers_skip_anything_else():
+    from testbed import cli
+    from testbed.cli.common import tb_started
+    from testbed.cli.experiment_commands import PhaseClock
+    assert tb_started({"TB_STARTED": "1000"}) == 1000.0 and tb_started({"TB_STARTED": "1000.5"}) == 1000.5
+    for env in ({}, {"TB_STARTED": ""}, {"TB_STARTED": "soon"}, {"TB_STARTED": "-5"}):
+        assert tb_started(env) is None and PhaseClock(now=lambda: 100.0, env=env).rows == []
+        cli.note_setup_seconds(env, now=100.0)
+        assert "TB_SETUP_SECONDS" not in env
 
 
 def test_a_bring_up_records_the_host_set_up_that_tb_spent_before_it(monkeypatch):

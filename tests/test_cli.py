@@ -66,7 +66,7 @@ def test_run_bad_set_is_one_line_error(capsys, monkeypatch):
     from testbed import cli as c
     from testbed.model import topology
     from testbed.remote.site import Site
-    monkeypatch.setattr(c.experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
+    monkeypatch.setattr(c.experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
     assert cli.main(["-t", "small", "run", "e1", "--set", "rtts"]) == 2
     assert "--set: rtts: expected KEY=VALUE" in capsys.readouterr().err
 
@@ -154,7 +154,7 @@ def test_every_verb_has_a_one_line_description_and_an_example_that_parses():
 
 
 def test_an_interrupted_up_says_which_vms_it_left_and_how_to_remove_them(monkeypatch, capsys):
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
     from testbed.machines import domains, lifecycle
 
     def interrupted(*a, **k):

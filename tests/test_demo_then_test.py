@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from testbed.cli import experiments as cli
+from testbed.cli import experiment_commands
 from testbed.machines import lifecycle
 from testbed.model import topology
 from testbed.model.errors import TestbedError
@@ -31,8 +31,8 @@ def _tb_test(monkeypatch, up, demo, ran):
     monkeypatch.setattr(lifecycle, "active_topology", lambda: up)
     monkeypatch.setattr(lifecycle, "left_by_demo", lambda name: demo)
     monkeypatch.setattr(lifecycle, "down", lambda site: ran.append(f"down {site.name}"))
-    monkeypatch.setattr(cli, "_run", lambda argv: ran.append("unit tests") or 1)   # stop after them
-    return cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
+    monkeypatch.setattr(experiment_commands, "_run", lambda argv: ran.append("unit tests") or 1)   # stop after them
+    return experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
 
 
 def test_tb_test_takes_down_the_site_the_demo_left_before_its_unit_tests(monkeypatch, capsys):
@@ -60,10 +60,10 @@ def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_ro
     from testbed.experiments import runner as suites
     run = types.SimpleNamespace(path=state_root / "run")
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
-    monkeypatch.setattr(cli, "_sized_for_site", lambda *a, **k: {})
+    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda *a, **k: {})
     monkeypatch.setattr(suites, "run_on_live_guests", lambda *a, **k: (0, [run], None))
-    monkeypatch.setattr(cli, "_print_comparison", lambda runs, against_paper=False: None)
-    assert cli.cmd_demo(types.SimpleNamespace(topology=None)) == 0
+    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, against_paper=False: None)
+    assert experiment_commands.cmd_demo(types.SimpleNamespace(topology=None)) == 0
     assert lifecycle.left_by_demo("default")
     out = capsys.readouterr().out.splitlines()
     assert out[-1].startswith("demo: the default site is still up (9 VMs, 7680 MB of guest RAM)")

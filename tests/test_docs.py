@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from testbed import PROJECT_ROOT, cli
-from testbed.cli import experiments as cli_experiments, report
+from testbed.cli import experiment_commands, report_commands
 from testbed.experiments import registry
 from testbed.model.errors import ConfigError
 from testbed.report import markdown, pages
@@ -32,7 +32,7 @@ def copy_pages(tmp_path):
 
 def test_the_committed_generated_sections_are_what_the_generator_writes(tmp_path):
     root = copy_pages(tmp_path)
-    report.generate_docs(PARSER, root)
+    report_commands.generate_docs(PARSER, root)
     stale = [str(p.relative_to(root)) for p in pages.page_files(root)
              if p.read_text() != (PROJECT_ROOT / p.relative_to(root)).read_text()]
     img = root / "docs" / "experiments" / "img"
@@ -51,9 +51,9 @@ def test_check_writes_nothing_and_names_the_stale_page(tmp_path):
     start = text.index("<!-- generated: rows:e2")
     stale = text[:start] + text[start:].replace("`raid-write-speedup`", "`raid-write-speed`", 1)
     page.write_text(stale)
-    assert report.generate_docs(PARSER, root, check=True) == [page]
+    assert report_commands.generate_docs(PARSER, root, check=True) == [page]
     assert page.read_text() == stale
-    assert report.generate_docs(PARSER, root) == [page] and page.read_text() == text
+    assert report_commands.generate_docs(PARSER, root) == [page] and page.read_text() == text
 
 
 def test_report_docs_check_passes_on_this_checkout_whatever_the_code(capsys, monkeypatch):
@@ -87,7 +87,7 @@ def kept_e1_reference(tmp_path):
 def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
     run, kept = kept_e1_reference(tmp_path)
     root = copy_pages(tmp_path)
-    report.generate_docs(PARSER, root, reference_root=tmp_path / "ref")
+    report_commands.generate_docs(PARSER, root, reference_root=tmp_path / "ref")
     e1 = (root / "docs" / "experiments" / "e1.md").read_text()
     e1_runs = (root / "docs" / "experiments" / "e1-runs.md").read_text()
     assert "## `quick` scale on `default`" in e1_runs
@@ -116,7 +116,7 @@ def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
 
 def test_without_references_every_page_says_so_and_invents_nothing(tmp_path):
     root = copy_pages(tmp_path)
-    report.generate_docs(PARSER, root, reference_root=tmp_path / "none")
+    report_commands.generate_docs(PARSER, root, reference_root=tmp_path / "none")
     for name, exp in registry.experiments().items():
         text = experiment_pages_text(name)(root)
         for key in ("reference", "summary") if exp.paper else ("reference",):
@@ -214,17 +214,17 @@ def test_mkdocs_and_its_theme_are_pinned_requirements():
 
 
 def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, capsys):
-    monkeypatch.setattr(cli_experiments, "make_room_for", lambda topo: None)  # whatever site this checkout has up
+    monkeypatch.setattr(experiment_commands, "make_room_for", lambda topo: None)  # whatever site this checkout has up
     calls = []
 
     def run(argv):
         calls.append(argv)
         return codes.pop(0)
-    monkeypatch.setattr(cli_experiments, "_run", run)
+    monkeypatch.setattr(experiment_commands, "_run", run)
     browsed = []
-    monkeypatch.setattr(cli_experiments, "browse_docs", lambda site_dir: browsed.append(site_dir) or [])
+    monkeypatch.setattr(experiment_commands, "browse_docs", lambda site_dir: browsed.append(site_dir) or [])
     codes = [0, 0]
-    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 0
+    assert experiment_commands.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 0
     pytest_argv, mkdocs_argv = calls
     assert pytest_argv[1:3] == ["-m", "pytest"]
     assert mkdocs_argv[1:5] == ["-m", "mkdocs", "build", "--strict"]
@@ -234,14 +234,14 @@ def test_tb_test_builds_the_site_strictly_after_the_unit_tests(monkeypatch, caps
 
     calls.clear()
     codes = [0, 1]
-    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 1
+    assert experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 1
     assert len(calls) == 2   # nothing brought up after a failed build
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the documentation does not build (`mkdocs build --strict`" in err
 
     calls.clear()
     codes = [1]
-    assert cli_experiments.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 1
+    assert experiment_commands.cmd_test(types.SimpleNamespace(unit_only=True, keep=False)) == 1
     assert len(calls) == 1   # failed unit tests: no build
 
 
@@ -275,7 +275,7 @@ def test_what_a_run_costs_comes_from_the_kept_manifests(tmp_path):
 
 
 def test_a_page_chromium_finds_broken_fails_the_docs_build(monkeypatch, capsys):
-    monkeypatch.setattr(cli_experiments, "_run", lambda argv: 0)
-    assert cli_experiments.build_docs(browse=lambda site_dir: ["results/index.html: image img/x.png did not load"]) == 1
+    monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
+    assert experiment_commands.build_docs(browse=lambda site_dir: ["results/index.html: image img/x.png did not load"]) == 1
     assert "in Chromium, results/index.html: image img/x.png did not load" in capsys.readouterr().err
-    assert cli_experiments.build_docs(browse=lambda site_dir: []) == 0
+    assert experiment_commands.build_docs(browse=lambda site_dir: []) == 0

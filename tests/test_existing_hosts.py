@@ -394,7 +394,7 @@ def test_snapshots_refuse_a_site_with_existing_hosts_in_one_line(mixed, monkeypa
 
 def test_snapshot_save_from_the_cli_refuses_before_reading_health(mixed, tmp_path, monkeypatch, capsys):
     from testbed import cli
-    from testbed.cli import site as cli_site
+    from testbed.cli import site_commands
     from testbed.services import health
     data = copy.deepcopy(BASE)
     for name in ("lab1", "lab2"):
@@ -406,7 +406,7 @@ def test_snapshot_save_from_the_cli_refuses_before_reading_health(mixed, tmp_pat
     assert cli.main(["-t", str(path), "snapshot", "save"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lab1 (192.168.1.20), lab2 (10.170.0.50) are existing hosts" in err
-    assert cli_site  # the verb lives there
+    assert site_commands  # the verb lives there
 
 
 def test_down_undoes_the_ledger_and_says_what_it_did(mixed, monkeypatch):
@@ -520,7 +520,7 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
 
 
 def test_the_no_default_route_check_judges_the_vms_only(mixed):
-    from testbed.faults.security import SecurityChecks
+    from testbed.faults.security_checks import SecurityChecks
 
     class Routes:
         asked = []

@@ -85,8 +85,8 @@ def test_profiles_without_rows_are_refused():
 
 
 def _fake_site(monkeypatch):
-    from testbed.cli import experiments
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: pytest.fail("the site must not be touched"))
+    from testbed.cli import experiment_commands
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: pytest.fail("the site must not be touched"))
 
 
 def test_run_unknown_set_key_is_one_line_exit_2(capsys, monkeypatch):
@@ -105,15 +105,15 @@ def test_run_wrong_type_is_one_line_exit_2(capsys, monkeypatch):
 
 
 def test_scale_option_and_its_aliases(monkeypatch):
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
+    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
     monkeypatch.setattr(runner, "run", lambda site, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
                         seen.append(scale) or (0, FakeRun()))
-    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):
         assert cli.main(["-t", "small", "run", "e1"] + argv) == 0
         assert seen[-1] == scale
@@ -173,7 +173,7 @@ def test_every_paper_metric_is_recorded_by_some_experiment():
 
 
 def test_no_suite_list_outside_the_registry():
-    for rel in ("testbed/experiments/runner.py", "testbed/cli/experiments.py", "testbed/results/compare.py"):
+    for rel in ("testbed/experiments/runner.py", "testbed/cli/experiment_commands.py", "testbed/results/compare.py"):
         text = (PROJECT_ROOT / rel).read_text()
         for exp in registry.experiments().values():
             assert exp.suite.rsplit("/", 1)[-1] not in text, (rel, exp.suite)
@@ -205,7 +205,7 @@ def test_the_demo_sizes_e1s_saturation_to_the_submit_hosts_cpus_under_tcg():
 
 
 def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys):
-    from testbed.cli import experiments as verbs
+    from testbed.cli import experiment_commands
     from testbed.machines import lifecycle, plan
     from testbed.experiments import runner as suites
     seen = {}
@@ -221,9 +221,9 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
         return 0, FakeRun()
     monkeypatch.setattr(suites, "run", fake_run)
     monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
-    monkeypatch.setattr(verbs, "_print_comparison", lambda runs, **kw: None)
+    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
-    assert verbs.cmd_demo(args) == 0
+    assert experiment_commands.cmd_demo(args) == 0
     assert seen == {"suite": "e1", "scale": "quick", "sets": {"saturation_jobs": 8, "rate_factors": [2]},
                     "repeat": 1,
                     "profiles": ["table4-default", "table4-updated"],   # the scaled pair: `./tb run e1`

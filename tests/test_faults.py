@@ -12,7 +12,7 @@ import pytest
 
 from testbed import PROJECT_ROOT
 from testbed.experiments import fault_interrupt as fi, faults as fx, registry
-from testbed.faults import condor as fc, network as fn, security as fs, storage as fst
+from testbed.faults import condor_faults as fc, network_faults as fn, security_checks as fs, storage_faults as fst
 from testbed.services import gateway
 from testbed.model import topology
 from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, JobStatus
@@ -618,13 +618,13 @@ def test_ccb_registrations_asked_of_the_returned_collector(small):
 
 
 def test_an_authentication_refusal_at_the_collector_is_a_denial_and_allow_client_is_client_side():
-    from testbed.faults import security
+    from testbed.faults import security_checks
     text = ("SECMAN: required authentication with collector at <10.160.0.12:9618> failed\n"
             "ERROR: AUTHENTICATE:1003:Failed to authenticate with any method\n"
             "Error: Couldn't contact the condor_collector on 10.160.0.12.\n")
-    assert security.judge_client(1, text, "read") == "denied"
-    assert security.judge_client(1, "Error: Couldn't contact the condor_collector on cm1\n", "read") == "unreached"
-    assert security.open_permissions("ALLOW_CLIENT = *\nSCHEDD.ALLOW_WRITE = *\n") == [("SCHEDD.ALLOW_WRITE", "*")]
+    assert security_checks.judge_client(1, text, "read") == "denied"
+    assert security_checks.judge_client(1, "Error: Couldn't contact the condor_collector on cm1\n", "read") == "unreached"
+    assert security_checks.open_permissions("ALLOW_CLIENT = *\nSCHEDD.ALLOW_WRITE = *\n") == [("SCHEDD.ALLOW_WRITE", "*")]
 
 
 def test_cut_off_jobs_are_released_only_when_every_disconnect_has_its_reconnect(small, monkeypatch):

@@ -106,14 +106,14 @@ def test_check_names_a_stale_missing_or_stray_figure_and_writes_nothing(tmp_path
 
 
 def test_the_cli_check_reports_a_stale_figure(tmp_path, e1_ref, capsys, monkeypatch):
-    from testbed.cli import report
+    from testbed.cli import report_commands
     root = site(tmp_path)
     pages.generate(root, tmp_path / "ref")
     (root / "docs/experiments/img/e1-transfer-rate.png").write_bytes(b"stale")
-    monkeypatch.setattr(report, "PROJECT_ROOT", root)
-    monkeypatch.setattr(report, "generate_docs",
+    monkeypatch.setattr(report_commands, "PROJECT_ROOT", root)
+    monkeypatch.setattr(report_commands, "generate_docs",
                         lambda parser, root, check=False: pages.generate(root, tmp_path / "ref", check=check))
-    assert report.cmd_report_docs(types.SimpleNamespace(check=True, parser=None)) == 1
+    assert report_commands.cmd_report_docs(types.SimpleNamespace(check=True, parser=None)) == 1
     assert "out of date: docs/experiments/img/e1-transfer-rate.png" in capsys.readouterr().out
 
 

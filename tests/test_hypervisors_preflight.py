@@ -7,8 +7,8 @@ import types
 import pytest
 import yaml
 
-from testbed.machines import domains, fabric, hypervisors, lifecycle, provision, quiesce, snapshots
-from testbed.machines.hypervisors import Ran
+from testbed.machines import domains, fabric, hypervisor_preflight, lifecycle, provision, quiesce, snapshots
+from testbed.machines.hypervisor_preflight import Ran
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
 from testbed.model.state import TestbedState
@@ -20,7 +20,7 @@ HERE = "qemu:///system"
 
 def refusal(fake, topo=None, accelerator="tcg", **kw):
     with pytest.raises(TestbedError) as err:
-        hypervisors.preflight(topo or two(), accelerator, run=fake, **kw)
+        hypervisor_preflight.preflight(topo or two(), accelerator, run=fake, **kw)
     text = str(err.value)
     assert "\n" not in text and text.endswith("(nothing was changed)")
     return text
@@ -28,7 +28,7 @@ def refusal(fake, topo=None, accelerator="tcg", **kw):
 
 def test_a_site_that_fits_passes_with_what_each_hypervisor_said():
     fake = FakeHypervisors()
-    facts = hypervisors.preflight(two(), "tcg", run=fake)
+    facts = hypervisor_preflight.preflight(two(), "tcg", run=fake)
     assert facts["lab2"]["daemon"] == "9.0.0" and facts["lab2"]["free_mb"] == 10100
     assert facts["lab2"]["domain_types"] == ["kvm", "qemu"] and facts["lab2"]["pool_free_gb"] == 88.0
     # the libvirt of lab2 asked through its URI; the shell probe on both ends of the VXLAN
@@ -61,14 +61,14 @@ def test_kvm_and_tcg_come_from_the_hypervisors_capabilities(caps, accelerator, w
 
 
 def test_kvm_there_is_taken_when_the_plan_uses_it():
-    assert hypervisors.preflight(two(), "kvm", run=FakeHypervisors())["lab2"]["domain_types"] == ["kvm", "qemu"]
+    assert hypervisor_preflight.preflight(two(), "kvm", run=FakeHypervisors())["lab2"]["domain_types"] == ["kvm", "qemu"]
 
 
 def test_tcg_guests_need_a_libvirt_that_writes_the_tb_cache():
     old = Ran(0, "Running hypervisor: QEMU 5.2.0\nRunning against daemon: 7.0.0\n", "")
     assert "runs libvirt 7.0.0; the plan's TCG guests need libvirt >= 8.0 (<tcg><tb-cache>), or TESTBED_TB_CACHE_MB=0" \
         in refusal(FakeHypervisors({(LAB2, "version"): old}), tb_cache=128)
-    assert hypervisors.preflight(two(), "tcg", run=FakeHypervisors({(LAB2, "version"): old}), tb_cache=0)
+    assert hypervisor_preflight.preflight(two(), "tcg", run=FakeHypervisors({(LAB2, "version"): old}), tb_cache=0)
 
 
 def test_not_enough_free_memory_for_the_vms_placed_there():
@@ -134,7 +134,7 @@ def test_localhost_over_ssh_gets_the_libvirt_checks_but_no_memory_or_vxlan_ones(
         d["hypervisors"] = {"second": {"uri": "qemu+ssh://root@localhost/system"}}
         d["hosts"]["worker2"]["hypervisor"] = d["hosts"]["dtn"]["hypervisor"] = "second"
     fake = FakeHypervisors(uuids={"qemu+ssh://root@localhost/system": "uuid-here"})
-    hypervisors.preflight(two(loopback), "tcg", run=fake)
+    hypervisor_preflight.preflight(two(loopback), "tcg", run=fake)
     assert {c[1] for c in fake.calls} == {"version", "capabilities", "pool-info"}
 
 
@@ -152,7 +152,7 @@ def test_the_dry_run_lists_each_hypervisors_changes_and_makes_none(tmp_path, mon
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("TESTBED_CONSOLE_DIR", "/var/log/tb-console")
     fake = FakeHypervisors({("here", "link plan"): Ran(0, "would\tip link add tbvx-two type vxlan id 2\n", "")})
-    monkeypatch.setattr(hypervisors, "run_command", fake)
+    monkeypatch.setattr(hypervisor_preflight, "run_command", fake)
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     monkeypatch.setattr(lifecycle.topology, "check_fits", lambda topo: 0)
     monkeypatch.setattr(lifecycle.accel, "detect", lambda: "tcg")
@@ -331,6 +331,6 @@ def test_the_shell_probe_runs_here_and_names_a_missing_tool(tmp_path):
         (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
         (bin_dir / tool).chmod(0o755)
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LC_ALL": "C"}
-    out = subprocess.run(["bash", "-c", hypervisors.SHELL_PROBE], env=env, capture_output=True, text=True, timeout=30)
-    got = hypervisors.parse_probe(out.stdout)
+    out = subprocess.run(["bash", "-c", hypervisor_preflight.SHELL_PROBE], env=env, capture_output=True, text=True, timeout=30)
+    got = hypervisor_preflight.parse_probe(out.stdout)
     assert got["probe"] == "ok" and got["missing"] == ["bridge"] and got["root"] in ("yes", "sudo", "no")

@@ -340,7 +340,7 @@ def test_the_fault_row_fails_on_a_runner_without_the_interrupt_listener(tmp_path
 
 # --- ./tb demo and ./tb test: a Ctrl-C leaves no VM unaccounted for ------------------------------
 def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_take_them_down(monkeypatch, capsys):
-    from testbed.cli import experiments as cli
+    from testbed.cli import experiment_commands
     from testbed.machines import domains, lifecycle
     states = {"submit": "running", "cm1": "shut off"}
     monkeypatch.setattr(domains, "state", lambda topo, host: states.get(host))
@@ -349,7 +349,7 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
         raise KeyboardInterrupt
     monkeypatch.setattr(lifecycle, "up", up)
     with pytest.raises(KeyboardInterrupt):
-        cli.cmd_demo(types.SimpleNamespace(topology="small"))
+        experiment_commands.cmd_demo(types.SimpleNamespace(topology="small"))
     err = capsys.readouterr().err
     assert "testbed demo: interrupted" in err
     assert "topology small is (partly) up: 2 of 5 VMs: tb-small-cm1 (shut off), tb-small-submit (running)" in err
@@ -357,11 +357,11 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
 
 
 def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsys):
-    from testbed.cli import experiments as cli
+    from testbed.cli import experiment_commands
     from testbed.machines import domains, lifecycle
     from testbed.experiments import registry, runner as suites
-    monkeypatch.setattr(cli, "_run", lambda argv: 0)
-    monkeypatch.setattr(cli, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
+    monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
+    monkeypatch.setattr(experiment_commands, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
@@ -378,14 +378,14 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     monkeypatch.setattr(lifecycle, "down", down)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
     with pytest.raises(KeyboardInterrupt):
-        cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
+        experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=False))
     err = capsys.readouterr().err
     assert "interrupted; taking down small" in err and "1 of 5 VMs: tb-small-dtn (running)" in err
 
     monkeypatch.setattr(domains, "state", lambda topo, host: None)
     monkeypatch.setattr(lifecycle, "down", lambda site: 0)
     with pytest.raises(KeyboardInterrupt):
-        cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
+        experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=True))
     assert "no VM of topology small is left" in capsys.readouterr().err
 
 
@@ -424,13 +424,13 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
 
 
 def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
-    from testbed.cli import experiments as cli
+    from testbed.cli import experiment_commands
     from testbed.machines import lifecycle
     from testbed.experiments import registry, runner as suites
     from testbed.results import robot_output
     calls = []
-    monkeypatch.setattr(cli, "_run", lambda argv: 0)
-    monkeypatch.setattr(cli, "build_docs", lambda: 0)
+    monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
+    monkeypatch.setattr(experiment_commands, "build_docs", lambda: 0)
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
     monkeypatch.setattr(lifecycle, "claim_domains", lambda topo: None)
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: calls.append("up"))
@@ -447,7 +447,7 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
         return rc, types.SimpleNamespace(path=PROJECT_ROOT / "results" / f"r{calls.count('run')}", label="r",
                                          manifest=lambda: {"suite": suite, "status": "failed" if rc else "complete"})
     monkeypatch.setattr(suites, "run", run)
-    assert cli.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 0
+    assert experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 0
     assert calls == ["up", "run", "down", "up", "run", "down"]
     out = capsys.readouterr().out
     assert "a guest's kernel died during smoke" in out and "double fault" in out

@@ -88,6 +88,17 @@ def test_no_two_modules_import_each_other():
     assert not cycles, "modules that import one another:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
+def test_no_two_modules_share_a_name():
+    """A module's file name alone says which module it is: in a traceback, in a reader's
+    head, and in an import that needs no `as` to tell two apart."""
+    by_name = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(str(path.relative_to(ROOT.parent)))
+    shared = {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    assert not shared, "modules of one name:\n" + "\n".join(f"{n}: {', '.join(p)}" for n, p in shared.items())
+
+
 def test_every_module_says_what_it_is_for():
     missing = [str(p.relative_to(ROOT.parent)) for p in ROOT.rglob("*.py")
                if p.name != "__main__.py" and not (ast.get_docstring(ast.parse(p.read_text())) or "").strip()]

@@ -137,8 +137,8 @@ def test_an_unknown_key_lists_the_known_parameters_with_their_bounds():
 # --- the command line: the bound first, whatever the site ------------------------------------
 def _no_site(monkeypatch):
     """The site and its topology must not be asked before the parameters are checked."""
-    from testbed.cli import experiments
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True:
+    from testbed.cli import experiment_commands
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True:
                         pytest.fail("the site must not be asked"))
 
 
@@ -159,13 +159,13 @@ def test_a_bad_set_is_one_line_exit_2_before_the_site(setting, line, capsys, mon
 
 
 def test_a_good_set_goes_on_to_the_site(capsys, monkeypatch):
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
 
     def no_site(args, change=None, running=True):
         if not running:   # the topology, to check the run fits it
             return Site(topology.load("small"))
         raise TestbedError("no testbed small here; `testbed -t small up` first")
-    monkeypatch.setattr(experiments, "_site", no_site)
+    monkeypatch.setattr(experiment_commands, "_site", no_site)
     assert cli.main(["-t", "small", "run", "e1", "--set", "sweep_jobs=16"]) == 2
     assert capsys.readouterr().err == "testbed: no testbed small here; `testbed -t small up` first\n"
 

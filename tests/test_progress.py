@@ -9,9 +9,9 @@ import types
 import pytest
 
 from testbed.experiments import progress, runner
+from testbed.model.clock import utc_iso
 from testbed.model.constants import POINT_SECONDS_FIELD
 from testbed.results import runs as results
-from testbed.results.runs import utc
 from tests.support import script_env
 
 NOW = 1_800_000_000.0
@@ -25,7 +25,7 @@ def run_dir(tmp_path, trial=1, trials=1, started_ago=0.0, kept=(), suite="e1", s
     path = tmp_path / "run"
     path.mkdir()
     manifest = {"suite": suite, "scale": scale, "topology": {"name": topology}, "profiles": ["default"],
-                "start": utc(NOW - started_ago), "end": None, "status": "running",
+                "start": utc_iso(NOW - started_ago), "end": None, "status": "running",
                 "trials": trials, "trial": trial, POINT_SECONDS_FIELD: list(kept)}
     (path / "manifest.json").write_text(json.dumps(manifest))
     return path

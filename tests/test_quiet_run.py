@@ -281,11 +281,11 @@ def test_the_session_passes_its_paused_hosts_on(monkeypatch):
 
 # --- the command line and the benchmark ------------------------------------------------------
 def test_run_options_reach_the_runner(monkeypatch):
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
     seen = []
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
-    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
+    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
+    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     for argv, want in (([], (None, None)), (["--pause-unused", "--pin"], (True, True)),
@@ -295,14 +295,14 @@ def test_run_options_reach_the_runner(monkeypatch):
 
 
 def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_user_set_it(monkeypatch, capsys):
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
     from testbed.machines import plan
     from testbed.model import topology
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: Site(default))
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(default))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
-    monkeypatch.setattr(experiments, "_print_comparison", lambda *a, **k: None)
+    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run", lambda site, suite, profiles, scale, sets, **k: seen.append(sets) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     cpus = default.role_host("submit").cpus

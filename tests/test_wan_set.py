@@ -6,7 +6,7 @@ import os
 import pytest
 
 from testbed import cli
-from testbed.cli import tuning
+from testbed.cli import tuning_commands
 from testbed.experiments import runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
@@ -79,7 +79,7 @@ def small_site(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     site, ssh = Site(topology.load("small")), FakeSSH()
     site.ssh = lambda **_kw: ssh
-    monkeypatch.setattr(tuning, "_site", lambda args, change=None: site)
+    monkeypatch.setattr(tuning_commands, "_site", lambda args, change=None: site)
     return site.topo, ssh, site.state
 
 
@@ -111,7 +111,7 @@ def test_wan_set_with_loss_alone_installs_netem_without_delay(small_site):
 
 
 def test_wan_set_refuses_a_bad_spec_before_touching_the_site(monkeypatch, capsys):
-    monkeypatch.setattr(tuning, "_site", lambda args, change=None: pytest.fail("the site was touched"))
+    monkeypatch.setattr(tuning_commands, "_site", lambda args, change=None: pytest.fail("the site was touched"))
     assert cli.main(["-t", "small", "wan", "set", "submit:worker:40ms:loss=lots"]) == 2
     err = capsys.readouterr().err
     assert err == "testbed: wan set: submit:worker:40ms:loss=lots: loss 'lots' is not a number (N%)\n"

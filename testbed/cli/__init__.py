@@ -1,19 +1,22 @@
 """`testbed` command line. Every error is one line and exit code 2.
 
-The verbs live in one module per group: site.py, tuning.py, experiments.py, report.py."""
+The verbs live in one module per group: site_commands.py, tuning_commands.py,
+experiment_commands.py, report_commands.py."""
 import argparse
 import os
 import sys
 import time
 
-from testbed.cli.experiments import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
-                                     cmd_suites, cmd_test)
-from testbed.cli.report import cmd_report_docs, verbs
-from testbed.cli.site import (cmd_box_build, cmd_box_knobs, cmd_down, cmd_host_changes, cmd_host_undo, cmd_plan, cmd_provision, cmd_snapshot_delete,
-                              cmd_snapshot_list, cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status,
-                              cmd_topology_show, cmd_up)
-from testbed.cli.tuning import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
-                                cmd_wan_set, cmd_wan_show)
+from testbed.cli.common import tb_started
+from testbed.cli.experiment_commands import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
+                                             cmd_suites, cmd_test)
+from testbed.cli.report_commands import cmd_report_docs, verbs
+from testbed.cli.site_commands import (cmd_box_build, cmd_box_knobs, cmd_down, cmd_host_changes, cmd_host_undo,
+                                       cmd_plan, cmd_provision, cmd_snapshot_delete, cmd_snapshot_list,
+                                       cmd_snapshot_restore, cmd_snapshot_save, cmd_ssh, cmd_status, cmd_topology_show,
+                                       cmd_up)
+from testbed.cli.tuning_commands import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
+                                         cmd_wan_set, cmd_wan_show)
 from testbed.model.errors import TestbedError
 
 
@@ -320,7 +323,7 @@ def with_examples(parser):
     for name, p in verbs(parser).items():
         if name in EXAMPLES:
             found = examples(name)
-            p.examples = found   # the CLI reference's example column (cli/report.py)
+            p.examples = found   # the CLI reference's example column (cli/report_commands.py)
             p.epilog = epilog(found)
             p.formatter_class = argparse.RawDescriptionHelpFormatter  # one example a line, unwrapped
     return parser
@@ -330,10 +333,9 @@ def note_setup_seconds(env=None, now=None):
     """TB_SETUP_SECONDS: the seconds from `./tb`'s start (TB_STARTED) to this command's, the
     host's set-up, which a bring-up records (machines/lifecycle.py)."""
     env = os.environ if env is None else env
-    try:
-        env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - float(env['TB_STARTED']):.1f}")
-    except (KeyError, ValueError):
-        pass
+    started = tb_started(env)
+    if started is not None:
+        env.setdefault("TB_SETUP_SECONDS", f"{(now or time.time()) - started:.1f}")
 
 
 def main(argv=None):

@@ -1,7 +1,17 @@
-"""What every verb group needs: the topology and profile named on the command line, its site."""
+"""What every verb group needs: the topology and profile named on the command line, its site,
+and when `./tb` started the command."""
 import os
 
 from testbed.model.errors import TestbedError
+
+
+def tb_started(env=None):
+    """When `./tb` started (its TB_STARTED: epoch seconds, as `date +%s` writes them), or None
+    for a command `./tb` did not start or a value that is not such a number."""
+    env = os.environ if env is None else env
+    started = env.get("TB_STARTED") or ""
+    return float(started) if started.replace(".", "", 1).isdigit() else None
+
 
 def _site(args, change=None, running=True):
     """The site (testbed.remote.site.Site) of --topology, else $TESTBED_TOPOLOGY, else the

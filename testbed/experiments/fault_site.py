@@ -2,7 +2,7 @@
 between the submit host and the workers, whether the site is restored after an
 interrupted run, the libvirt networks that forward. Kept here so the library imports
 only `testbed.experiments` (and model types)."""
-from testbed.faults import security
+from testbed.faults import security_checks
 from testbed.model import profiles
 from testbed.network import netem, wan
 from testbed.services import tuning
@@ -25,5 +25,5 @@ def restore_problems(topo, ssh):
 
 
 def network_forwards(topo):
-    """{libvirt network: [forward modes]} (security.network_forwards)."""
-    return security.network_forwards(topo)
+    """{libvirt network: [forward modes]} (security_checks.network_forwards)."""
+    return security_checks.network_forwards(topo)

@@ -13,10 +13,10 @@ import time
 
 from testbed.experiments.fault_reconnect import ReconnectFlows
 from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
-from testbed.faults.condor import CondorFaults, compare_starts
-from testbed.faults.network import NetworkFaults
-from testbed.faults.security import SecurityChecks
-from testbed.faults.storage import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
+from testbed.faults.condor_faults import CondorFaults, compare_starts
+from testbed.faults.network_faults import NetworkFaults
+from testbed.faults.security_checks import SecurityChecks
+from testbed.faults.storage_faults import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import (DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, RESTART_CUT_HOLD_S,
                                      JobStatus)
 from testbed.model.errors import RemoteError

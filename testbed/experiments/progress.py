@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from testbed.experiments.points import POINT_TEMPLATE
+from testbed.model.clock import utc_seconds
 from testbed.model.constants import POINT_SECONDS_FIELD, PROGRESS_SEPARATOR, TIMED_STATUSES
-from testbed.results.runs import REFERENCE_ROOT, Run, utc_seconds
+from testbed.results.runs import REFERENCE_ROOT, Run
 FROM_REFERENCE = "from the reference"
 FROM_OTHER_SCALES = "from the references at other scales"
 FROM_THIS_RUN = "from this run"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.machines import host_ledger
+from testbed.model.clock import utc_iso
 from testbed.model.errors import TestbedError
 
 RECIPE_DIR = PROJECT_ROOT / "provision" / "box"
@@ -91,8 +92,7 @@ class Box:
                 raise TestbedError(f"box build failed (recipe {RECIPE_DIR}); see the output above")
             (tmp / "recipe.json").write_text(json.dumps({"hash": self.hash, "kind": self.kind,
                                                          "release": Path(self.release).stem if self.release else None,
-                                                         "built": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                time.gmtime())}))
+                                                         "built": utc_iso()}))
             shutil.rmtree(self.dir, ignore_errors=True)
             tmp.chmod(0o755)
             tmp.rename(self.dir)

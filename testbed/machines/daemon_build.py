@@ -35,6 +35,7 @@ from pathlib import Path
 from testbed.machines.box import DEFAULT_MIRROR, cache_root
 from testbed.model import constants as c
 from testbed.model.boxspec import patch_name
+from testbed.model.clock import utc_iso
 from testbed.model.errors import ConfigError, TestbedError
 
 RECIPE_DIR = Path(__file__).resolve().parents[2] / "provision" / "box" / "htcondor"
@@ -399,7 +400,7 @@ class DaemonBuild:
         shutil.copytree(self.logs, partial / "logs")
         manifest = {
             "key": key, "recipe": self.recipe_hash,
-            "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "built": utc_iso(),
             "patches": [{"name": p.name, "file": str(p.path.resolve()), "sha256": p.sha256, "changes": list(p.files)}
                         for p in self.patches],
             "source": {"url": self.source_url, "sha256": c.HTCONDOR_SOURCE_SHA256},

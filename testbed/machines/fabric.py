@@ -11,7 +11,7 @@ provision/hypervisor/site-link.sh then puts a VXLAN port on that bridge (the ker
 rendered for it (site-link.env.j2). A hypervisor on another machine also gets the box's
 kernel and initrd (the guests boot them directly; vagrant-libvirt uploads only the disk
 image, into the pool) and the folder of the guests' consoles. Every step is idempotent,
-runs through the injectable runner of machines/hypervisors.py, and has a read-only form
+runs through the injectable runner of machines/hypervisor_preflight.py, and has a read-only form
 for `up --dry-run`. `remove` undoes the VXLAN ports and the networks of the other machines.
 """
 import shlex
@@ -20,8 +20,8 @@ from pathlib import Path
 from testbed import PROJECT_ROOT
 from testbed.machines import render
 from testbed.machines.box_image import sha256
-from testbed.machines import hypervisors as checks
-from testbed.model import constants as c, hypervisors as model
+from testbed.machines import hypervisor_preflight
+from testbed.model import constants as c, hypervisors
 from testbed.model.errors import TestbedError
 
 LINK_SCRIPT = PROJECT_ROOT / "provision" / "hypervisor" / "site-link.sh"
@@ -41,7 +41,7 @@ def device(topo):
 
 
 def mtu():
-    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD   # model.site_mtu of a joined site
+    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD   # hypervisors.site_mtu of a joined site
 
 
 def site_network(topo):
@@ -49,10 +49,10 @@ def site_network(topo):
 
 
 def context(topo, hv):
-    members = model.joined(topo)
+    members = hypervisors.joined(topo)
     return {"topo": topo, "hv": hv, "c": c.as_template_context(), "network": site_network(topo),
             "device": device(topo), "vni": vni(topo), "mtu": mtu(),
-            "bridge_address": model.bridge_address(topo, hv),
+            "bridge_address": hypervisors.bridge_address(topo, hv),
             "peers": [m.address for m in members if m.name != hv.name]}
 
 
@@ -66,7 +66,7 @@ def render_files(topo, hv):
 def write(topo, state):
     """Render every member's files under .testbed/TOPOLOGY/hypervisors/NAME/; {name: folder}."""
     out = {}
-    for hv in model.joined(topo):
+    for hv in hypervisors.joined(topo):
         folder = state.dir / "hypervisors" / hv.name
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in render_files(topo, hv).items():
@@ -77,10 +77,11 @@ def write(topo, state):
 
 def describe(topo):
     """The plan's `hypervisors` section: each hypervisor acted on, and the VXLAN."""
-    members = {hv.name for hv in model.joined(topo)}
+    members = {hv.name for hv in hypervisors.joined(topo)}
     return {"hypervisors": {hv.name: {"uri": hv.uri, "pool": hv.pool, "address": hv.address or None,
-                                      "site_bridge": model.bridge_address(topo, hv) if hv.name in members else None}
-                            for hv in model.involved(topo)},
+                                      "site_bridge": (hypervisors.bridge_address(topo, hv) if hv.name in members
+                                                      else None)}
+                            for hv in hypervisors.involved(topo)},
             "site_link": {"device": device(topo), "vni": vni(topo), "port": c.VXLAN_PORT, "mtu": mtu(),
                           "members": sorted(members)} if members else None}
 
@@ -97,7 +98,7 @@ def boot_files_missing(hv, box, run):
     paths, local = boot_paths(box.name), {"kernel": box.kernel, "initrd": box.initrd}
     check = "; ".join(f"echo {shlex.quote(f'{sha256(local[k])}  {paths[k]}')} | sha256sum -c --status "
                       f"2>/dev/null && echo have={k}" for k in BOOT_FILES if Path(local[k]).exists())
-    have = run(checks.shell(hv, check or "true"), timeout=120).stdout
+    have = run(hypervisor_preflight.shell(hv, check or "true"), timeout=120).stdout
     return [k for k in BOOT_FILES if f"have={k}" not in have]
 
 
@@ -115,7 +116,7 @@ def upload_boot_files(hv, box, run, echo=print):
         command = (f"{hv.root_prefix}bash -c " + shlex.quote(
             f"mkdir -p {shlex.quote(c.HYPERVISOR_BOOT_DIR)} && cat > {tmp} && chmod 644 {tmp} && "
             f"mv {tmp} {shlex.quote(target)}"))
-        res = run(checks.shell(hv, command), data=Path(source).read_bytes(), timeout=1800)
+        res = run(hypervisor_preflight.shell(hv, command), data=Path(source).read_bytes(), timeout=1800)
         if not res.ok:
             raise TestbedError(f"{hv.label}: copying the box's {kind} to {target} failed: {res.last_line()}")
         echo(f"{hv.label}: copied the box's {kind} to {target}")
@@ -134,15 +135,15 @@ def link_input(topo, hv):
 def network_state(topo, hv, run):
     """'missing', 'inactive', 'active' or 'different: why' of the site network on `hv`."""
     name = site_network(topo)
-    dumped = run(checks.virsh(hv, "net-dumpxml", name), timeout=60)
+    dumped = run(hypervisor_preflight.virsh(hv, "net-dumpxml", name), timeout=60)
     if not dumped.ok:
         return "missing"
-    want_ip, text = model.bridge_address(topo, hv), dumped.stdout
+    want_ip, text = hypervisors.bridge_address(topo, hv), dumped.stdout
     if f"address='{want_ip}'" not in text and f'address="{want_ip}"' not in text:
         return f"different: its bridge address is not {want_ip}"
     if f"size='{mtu()}'" not in text and f'size="{mtu()}"' not in text:
         return f"different: its MTU is not {mtu()}"
-    info = run(checks.virsh(hv, "net-info", name), timeout=60).stdout
+    info = run(hypervisor_preflight.virsh(hv, "net-info", name), timeout=60).stdout
     active = any(line.split(":", 1)[0].strip() == "Active" and line.split(":", 1)[1].strip() == "yes"
                  for line in info.splitlines() if ":" in line)
     return "active" if active else "inactive"
@@ -151,9 +152,9 @@ def network_state(topo, hv, run):
 def plan_actions(topo, box, run=None, console_dir=None):
     """{hypervisor name: [what `up` would change there]}, read-only (the dry run). `box`: the
     Debian box the guests boot directly (None for a box from elsewhere)."""
-    run = run or checks.run_command
+    run = run or hypervisor_preflight.run_command
     out = {}
-    for hv in model.involved(topo):
+    for hv in hypervisors.involved(topo):
         lines = []
         if hv.joins_by_vxlan:
             if console_dir:
@@ -167,9 +168,10 @@ def plan_actions(topo, box, run=None, console_dir=None):
         if not hv.local and box is not None:
             lines.append(f"upload the box image {box.name} into pool {hv.pool} if it is not there "
                          "(vagrant-libvirt, on the first VM)")
-        if hv in model.joined(topo):
+        if hv in hypervisors.joined(topo):
             state = network_state(topo, hv, run)
-            net = f"libvirt network {site_network(topo)} (isolated, bridge {model.bridge_address(topo, hv)}, MTU {mtu()})"
+            bridge = hypervisors.bridge_address(topo, hv)
+            net = f"libvirt network {site_network(topo)} (isolated, bridge {bridge}, MTU {mtu()})"
             if state == "missing":
                 lines.append(f"define and start {net}")
             elif state == "inactive":
@@ -192,32 +194,32 @@ def ensure_network(topo, hv, folder, run, echo=print):
         raise TestbedError(f"{hv.label}: libvirt network {name} exists and is not the testbed's site network "
                            f"({state[len('different: '):]}); `testbed -t {topo.name} down` first")
     if state == "missing":
-        res = run(checks.virsh(hv, "net-define", str(folder / "site-network.xml")), timeout=60)
+        res = run(hypervisor_preflight.virsh(hv, "net-define", str(folder / "site-network.xml")), timeout=60)
         if not res.ok:
             raise TestbedError(f"{hv.label}: virsh net-define {name}: {res.last_line()}")
     if state != "active":
-        res = run(checks.virsh(hv, "net-start", name), timeout=60)
+        res = run(hypervisor_preflight.virsh(hv, "net-start", name), timeout=60)
         if not res.ok:
             raise TestbedError(f"{hv.label}: virsh net-start {name}: {res.last_line()}")
         echo(f"{hv.label}: site network {name} {'defined and ' if state == 'missing' else ''}started "
-             f"(bridge {model.bridge_address(topo, hv)}, MTU {mtu()})")
+             f"(bridge {hypervisors.bridge_address(topo, hv)}, MTU {mtu()})")
 
 
 def apply(topo, state, box, run=None, console_dir=None, echo=print):
     """Before Vagrant: on each hypervisor of another machine the consoles' folder and the
     box's kernel and initrd; on each member of the VXLAN its site network and VXLAN port."""
-    run = run or checks.run_command
-    for hv in model.involved(topo):
+    run = run or hypervisor_preflight.run_command
+    for hv in hypervisors.involved(topo):
         if not hv.joins_by_vxlan:
             continue
         if console_dir:
-            res = run(checks.shell(hv, console_command(hv, console_dir)), timeout=60)
+            res = run(hypervisor_preflight.shell(hv, console_command(hv, console_dir)), timeout=60)
             if not res.ok:
                 raise TestbedError(f"{hv.label}: creating {console_dir}: {res.last_line()}")
         if box is not None and box.built:
             upload_boot_files(hv, box, run, echo)
     folders = write(topo, state)
-    for hv in model.joined(topo):
+    for hv in hypervisors.joined(topo):
         ensure_network(topo, hv, folders[hv.name], run, echo)
         res = run(link_argv(hv, "up"), data=link_input(topo, hv), timeout=120)
         if not res.ok:
@@ -229,17 +231,17 @@ def apply(topo, state, box, run=None, console_dir=None, echo=print):
 def remove(topo, run=None, echo=print):
     """`down`: the VXLAN port on every member, and the site and management networks of the
     hypervisors on other machines (this machine's are `down`'s own). Returns what was left."""
-    run = run or checks.run_command
+    run = run or hypervisor_preflight.run_command
     left = []
-    for hv in model.joined(topo):
+    for hv in hypervisors.joined(topo):
         res = run(link_argv(hv, "down"), data=link_input(topo, hv), timeout=120)
         if not res.ok:
             left.append(f"{hv.label}: VXLAN port {device(topo)}: {res.last_line()}")
         elif res.stdout.strip():
             echo(f"{hv.label}: removed VXLAN port {device(topo)}")
-    for hv in model.involved(topo):
+    for hv in hypervisors.involved(topo):
         if hv.joins_by_vxlan:
             for net in topo.network_names().values():
-                run(checks.virsh(hv, "net-destroy", net), timeout=60)
-                run(checks.virsh(hv, "net-undefine", net), timeout=60)
+                run(hypervisor_preflight.virsh(hv, "net-destroy", net), timeout=60)
+                run(hypervisor_preflight.virsh(hv, "net-undefine", net), timeout=60)
     return left

@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hostload, hypervisors,
+from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hostload, hypervisor_preflight,
                               plan, provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
+from testbed.model.clock import utc_iso
 from testbed.model.state import TestbedState, state_root
-from testbed.model import hypervisors as hypervisor_model, site_history, site_lock, topology
+from testbed.model import hypervisors, site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console, repair_record
@@ -229,8 +230,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     box = box_for(topo.box_spec) if topo.remote_vm_hosts and topo.box == "debian13" else None
     if topo.remote_vm_hosts:
         accelerator = accel.detect()
-        echo(f"checking hypervisors {', '.join(hv.name for hv in hypervisor_model.involved(topo))}")
-        hv_checked = hypervisors.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(box))
+        echo(f"checking hypervisors {', '.join(hv.name for hv in hypervisors.involved(topo))}")
+        hv_checked = hypervisor_preflight.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(box))
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
         echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
@@ -240,14 +241,14 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
             echo(line)
         if topo.remote_vm_hosts:
             actions = fabric.plan_actions(topo, box, console_dir=plan.console_dir())
-            for line in hypervisors.dry_run_lines(topo, hv_checked, actions):
+            for line in hypervisor_preflight.dry_run_lines(topo, hv_checked, actions):
                 echo(line)
         echo(f"dry run: nothing was changed ({len(topo.vm_hosts)} VMs, {len(checked)} existing hosts"
              + (f", {len(hv_checked)} hypervisors" if topo.remote_vm_hosts else "") + ")")
         return 0
     record = {"topology": topo.name, "profile": profile.name, "phases": {}, "vms": {},
               "existing": {name: {"checked_after": round(time.monotonic() - started, 1)} for name in checked},
-              "began": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "box_built": False,
+              "began": utc_iso(), "box_built": False,
               "setup_seconds": setup_seconds()}
     if topo.vm_hosts:
         domains.claim_domains(topo)

@@ -19,6 +19,7 @@ from testbed.machines.box import Box, cache_root, remove_box
 from testbed.machines.box_image import ImageError, RawImage, sha256
 from testbed.machines.daemon_build import DaemonBuild, digest, remove_tree
 from testbed.model import constants as c
+from testbed.model.clock import utc_iso
 from testbed.model.errors import TestbedError
 
 BOX_FILES = ("vmlinuz", "initrd.img", "metadata.json", "Vagrantfile")   # as the stock box has them
@@ -106,7 +107,7 @@ class PatchedBox(Box):
         patches = ",".join(f"{p['name']}:{p['sha256'][:12]}" for p in made["patches"])
         (partial / "versions.txt").write_text(versions.rstrip("\n") + f"\ncondor-patches {patches}\n")
         recipe = {"hash": self.hash, "kind": self.kind, "name": self.name,
-                  "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "built": utc_iso(),
                   "base": {"name": self.base.name, "hash": self.base.hash},
                   "patches": made["patches"], "source": made["source"], "chroot": made["chroot"],
                   "daemons": made["daemons"], "daemons_key": made["key"], "daemons_dir": str(binaries),

@@ -7,10 +7,10 @@ so the topology file stays the one source of truth for Vagrant too.
 import json
 import os
 import shutil
-import time
 
 from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
 from testbed.machines.patched_box import box_for
+from testbed.model.clock import utc_iso
 from testbed.remote import console
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
@@ -123,7 +123,7 @@ def write(topo, profile, state, accelerator=None):
     """Render the bundles and write plan.json atomically into `state`; returns (path, plan)."""
     state = state.ensure_secrets()
     data = build(topo, profile, state, accelerator)
-    data["written"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    data["written"] = utc_iso()
     path = plan_path(state)
     host_ledger.note_dir(console_dir().parent)
     console_dir().mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from testbed.machines import domains
 from testbed.model import site_history
+from testbed.model.clock import utc_iso
 from testbed.model.errors import ConfigError, TestbedError
 
 PREFIX = "tb-"
@@ -125,8 +126,8 @@ def save(site, name, profile_name, echo=print):
     before = disk_usage_mb(topo)
     started = time.monotonic()
     # the runs the site carried before the snapshot are carried by every restore of it
-    meta = identity(topo, profile_name, state) | {"name": name, "created": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs_before": (site_history.read(state) or {}).get("runs", [])}
+    meta = identity(topo, profile_name, state) | {"name": name, "created": utc_iso(),
+                                                  "runs_before": (site_history.read(state) or {}).get("runs", [])}
     echo(f"pausing {len(topo.hosts)} VMs and saving their disks and memory as {name}")
     _each(topo, lambda h: _virsh("suspend", domains.domain_name(topo, h)))
     try:

@@ -3,17 +3,14 @@ runs it carried since. A guest's page cache and memory carry one suite's load in
 next (E4's start-up after E3 on the same VMs measured 5x its time on a fresh site), so a
 run's manifest says which site it met and a reference can be read for it."""
 import json
-import time
+
+from testbed.model.clock import utc_iso
 
 RECORD = "site-history.json"
 
 
 def _path(state):
     return state.dir / RECORD
-
-
-def _now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def read(state):
@@ -37,7 +34,7 @@ def _write(state, data):
 def began(state, how, runs=()):
     """The site is healthy after `how` ("bring-up", "snapshot NAME"); `runs`: those the
     snapshot's site had carried before it was taken."""
-    _write(state, {"since": _now(), "how": how, "runs": list(runs)})
+    _write(state, {"since": utc_iso(), "how": how, "runs": list(runs)})
 
 
 def forget(state):

@@ -414,7 +414,7 @@ def host_free_memory_mb():
 
 def check_fits(topo, free_mb=None):
     """Refuse a plan whose VMs need more RAM than the host has free (existing hosts bring their
-    own, another machine's hypervisor gives its VMs': testbed/machines/hypervisors.py)."""
+    own, another machine's hypervisor gives its VMs': testbed/machines/hypervisor_preflight.py)."""
     free_mb = host_free_memory_mb() if free_mb is None else free_mb
     need = needed_memory_mb(topo, topo.vm_hosts_here)
     if free_mb is not None and need > free_mb:

@@ -11,6 +11,7 @@ import statistics
 import time
 
 from testbed.network import netem
+from testbed.model.clock import utc_iso
 from testbed.model.errors import TestbedError
 
 PING_COUNT = 20
@@ -94,7 +95,7 @@ def record(state, links, measured=None):
     state.wan_record.parent.mkdir(parents=True, exist_ok=True)
     state.wan_record.write_text(json.dumps({
         "links": [link.__dict__ for link in links], "measured": measured or [],
-        "applied": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+        "applied": utc_iso()}, indent=2))
 
 
 def in_force(state):

@@ -1,8 +1,9 @@
 """The profile in force on a testbed, as `record_profile` last wrote it (the state folder's
 profile record): read by bring-up, provisioning and the tuning verbs."""
 import json
-import time
 from contextlib import contextmanager
+
+from testbed.model.clock import utc_iso
 
 
 def recorded_profile(state):
@@ -24,7 +25,7 @@ def record_failed_apply(state, profile, problem):
     state.profile_record.parent.mkdir(parents=True, exist_ok=True)
     state.profile_record.write_text(json.dumps({"profile": None, "failed_apply": {
         "profile": profile.name, "problem": " ".join(str(problem).split())[:300],
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}, indent=2))
+        "at": utc_iso()}}, indent=2))
 
 
 @contextmanager
@@ -41,5 +42,4 @@ def failure_recorded(state, profile):
 def record_profile(state, profile, readback=None):
     state.profile_record.parent.mkdir(parents=True, exist_ok=True)
     state.profile_record.write_text(json.dumps({"profile": profile.as_dict(), "readback": readback,
-                                                "applied": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                         time.gmtime())}, indent=2))
+                                                "applied": utc_iso()}, indent=2))

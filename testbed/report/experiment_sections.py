@@ -4,13 +4,14 @@ with their results and verdicts (or a plain line saying none is kept)."""
 from pathlib import Path
 
 from testbed.experiments import registry
+from testbed.model.clock import utc_seconds
 from testbed.model.errors import ConfigError
 from testbed.model import site_history
 from testbed.report import suites
 from testbed.report.markdown import code, table
 from testbed.results import compare, reference, verdict
 from testbed.results.expressions import same
-from testbed.results.runs import trials_text, utc_seconds
+from testbed.results.runs import trials_text
 
 
 MAIN_KEY = "quick-default"   # the reference every verdict table of the docs is judged on

@@ -24,7 +24,7 @@ MEASURED_TREES = ("testbed", "robot", "provision", "profiles", "topologies")
 MEASURED_FILES = ("Vagrantfile", "requirements.txt")
 # judging and reporting: they read a run's records, they never change them
 JUDGING = ("testbed/results/verdict.py", "testbed/results/compare.py", "testbed/results/reference.py",
-           "testbed/results/figures.py", "testbed/results/provenance.py", "testbed/report/", "testbed/cli/report.py")
+           "testbed/results/figures.py", "testbed/results/provenance.py", "testbed/report/", "testbed/cli/report_commands.py")
 CLAIM_ROWS = re.compile(r"^# BEGIN GENERATED ROWS claims .*?^# END GENERATED ROWS claims$", re.M | re.S)
 # the manifest fields two runs' trials share before they are judged together, as dotted paths
 SAME_FIELDS = ("suite", "scale", "topology.name", "topology.box", "profiles", "accel", "git_revision",

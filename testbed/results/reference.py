@@ -39,10 +39,11 @@ import re
 from pathlib import Path
 
 from testbed.model import tables
+from testbed.model.clock import utc_iso
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, intervals, provenance, robot_output, verdict
-from testbed.results.runs import (REFERENCE_ROOT, Run, folder_written_whole, trials_count, trials_text, utc,
+from testbed.results.runs import (REFERENCE_ROOT, Run, folder_written_whole, trials_count, trials_text,
                                   write_json_atomic, write_records, write_synced)
 
 KEPT_STATUSES = ("complete", "interrupted")
@@ -259,7 +260,7 @@ class _Kept(Run):
         return self._label
 
 
-def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc, merge=False, add_trials=False,
+def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc_iso, merge=False, add_trials=False,
          why=""):
     """Keep `run` as the reference of its experiment, scale and topology; returns
     (Reference, the label of the run it replaced or None). Refused (ConfigError) when

@@ -22,7 +22,6 @@ appended line flushed to disk at once, so an interrupted run keeps every point
 it finished and says `interrupted` (or still `running` if it was killed).
 """
 import argparse
-import calendar
 import contextlib
 import json
 import math
@@ -33,10 +32,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
+from testbed.model.clock import utc_iso, utc_stamp
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.results import provenance
 
@@ -46,21 +45,9 @@ STATUSES = ("running", "complete", "interrupted", "failed")
 METRIC_NAME = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 
-UTC_STAMP = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def utc(ts=None):
-    return time.strftime(UTC_STAMP, time.gmtime(ts))
-
-
-def utc_seconds(stamp):
-    """Seconds since the epoch of a stamp `utc` wrote (`2026-11-28T11:43:55Z`)."""
-    return calendar.timegm(time.strptime(stamp, UTC_STAMP))
-
-
 def folder_name(suite, profiles, ts=None):
     label = "+".join(profiles) if profiles else "default"
-    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(ts))}-{suite}-{label}"
+    return f"{utc_stamp(ts)}-{suite}-{label}"
 
 
 def write_json_atomic(path, data):
@@ -246,7 +233,7 @@ class Run:
                     "profile_contents": profile_contents, "accel": accel,
                     "git_revision": git_revision(), "code": {"measurement": provenance.measurement_hash()},
                     "host": host_facts(), "versions": {},
-                    "start": utc(), "end": None, "status": "running"}
+                    "start": utc_iso(), "end": None, "status": "running"}
         if disks is not None:
             manifest["disks"] = disks
         if experiment_parameters is not None:
@@ -280,14 +267,14 @@ class Run:
     def finish(self, status):
         if status not in STATUSES:
             raise ValueError(status)
-        return self.update(status=status, end=utc())
+        return self.update(status=status, end=utc_iso())
 
     def record(self, name, value, unit="", **params):
         """Append one measurement; returns the record."""
         if self.trial is not None:
             params = dict(params, trial=self.trial)
         validate_metric(name, value, unit, params)
-        rec = {"name": name, "value": value, "unit": unit, "params": params, "time": utc()}
+        rec = {"name": name, "value": value, "unit": unit, "params": params, "time": utc_iso()}
         line = json.dumps(rec, sort_keys=True) + "\n"
         fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

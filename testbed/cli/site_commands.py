@@ -83,7 +83,7 @@ def cmd_up(args):
         return lifecycle.up(site, _profile(args.profile), health, parallel=not args.serial,
                             dry_run=args.dry_run, box=args.box)
     except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
-        from testbed.cli.experiments import report_vms_left
+        from testbed.cli.experiment_commands import report_vms_left
         report_vms_left(site.topo)
         raise
 

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site
+from testbed.cli.common import _profile, _site, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
@@ -353,11 +353,10 @@ class PhaseClock:
     def __init__(self, now=None, env=None):
         import time
         self._time = now or time.time
-        env = os.environ if env is None else env
         self.rows, self.last = [], self._time()
-        started = env.get("TB_STARTED")
-        if started and started.replace(".", "", 1).isdigit():
-            self.rows.append(("host set-up and start", self.last - float(started)))
+        started = tb_started(env)
+        if started is not None:
+            self.rows.append(("host set-up and start", self.last - started))
 
     def done(self, name):
         now = self._time()
