@@ -12,13 +12,13 @@ from testbed.results import compare, runs as results
 @pytest.fixture
 def axis(monkeypatch, tmp_path):
     """A fake lifecycle and runner recording what happens, on `small`; box names are the specs."""
-    from testbed.cli import experiments
+    from testbed.cli import experiment_commands
     from testbed.experiments import runner
     from testbed.machines import box_choice, lifecycle, patched_box
     events, state = [], {"up": None, "box": None}
     site = Site(topology.load("small"), root=tmp_path)
-    monkeypatch.setattr(experiments, "_site", lambda args, change=None, running=True: site)
-    monkeypatch.setattr(experiments, "_sized_for_site", lambda suite, scale, topo, st, sets, label=None: sets)
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: site)
+    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda suite, scale, topo, st, sets, label=None: sets)
     monkeypatch.setattr(patched_box, "box_for", lambda spec: type("B", (), {"name": str(spec)})())
     monkeypatch.setattr(box_choice, "booted_box", lambda s: state["box"])
     monkeypatch.setattr(lifecycle, "active_topology", lambda: state["up"])
@@ -43,7 +43,7 @@ def axis(monkeypatch, tmp_path):
     monkeypatch.setattr(lifecycle, "up", up)
     monkeypatch.setattr(lifecycle, "down", down)
     monkeypatch.setattr(runner, "run", run)
-    monkeypatch.setattr(experiments, "_print_comparison",
+    monkeypatch.setattr(experiment_commands, "_print_comparison",
                         lambda runs, against_paper=False, html=None: events.append(("compare", len(runs))))
     return events, state
 
