@@ -223,6 +223,17 @@ def test_a_run_on_a_patched_box_has_a_reference_of_its_own():
         reference.key_of(bad)
 
 
+def test_a_run_on_another_release_has_a_reference_of_its_own():
+    stock = {"suite": "e2", "scale": "quick", "topology": {"name": "small", "box": "debian13"}}
+    sid = dict(stock, topology={"name": "small", "box": "debian13+release:sid"})
+    assert reference.key_of(stock) == ("e2", "quick-small")
+    assert reference.key_of(sid) == ("e2", "quick-small+release-sid")
+    both = dict(sid, versions={"condor_patches": "fix:0a1b"})
+    assert reference.key_of(both) == ("e2", "quick-small+release-sid+patched-fix")
+    with pytest.raises(ConfigError, match="topology.box"):
+        reference.key_of(dict(stock, topology={"name": "small", "box": "debian13+release:../x"}))
+
+
 def test_merge_keeps_the_points_the_new_run_did_not_measure(tmp_path, paper):
     first = make_run(tmp_path)                      # 0 and 80 ms, three trials
     results.Run(first.path, trial=1).record("e1.other", 5.0, "s", rtt_ms=40)

@@ -81,7 +81,22 @@ def key_of(manifest, source="manifest.json"):
     for field, value in parts.items():
         if not isinstance(value, str) or not SAFE_NAME.match(value):
             raise ConfigError(source, field, f"{value!r} cannot name a reference folder")
-    return parts["suite"], f"{parts['scale']}-{topo_name}{patched_suffix(manifest, source)}"
+    return parts["suite"], (f"{parts['scale']}-{topo_name}{release_suffix(manifest, source)}"
+                            f"{patched_suffix(manifest, source)}")
+
+
+def release_suffix(manifest, source="manifest.json"):
+    """`+release-NAME` for a run on the box of another middleware release (the manifest's
+    topology.box, `debian13+release:NAME`), so that each release keeps its own reference
+    beside the stock one; "" for the stock box."""
+    topo = manifest.get("topology")
+    box = str(topo.get("box") or "") if isinstance(topo, dict) else ""
+    m = re.search(r"\+release:([^+]+)", box)
+    if not m:
+        return ""
+    if not SAFE_NAME.match(m.group(1)):
+        raise ConfigError(source, "topology.box", f"{box!r} cannot name a reference folder")
+    return f"+release-{m.group(1)}"
 
 
 def patched_suffix(manifest, source="manifest.json"):
