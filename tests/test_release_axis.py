@@ -81,3 +81,24 @@ def test_the_legend_names_each_runs_release_when_they_differ(tmp_path):
     assert legend[1].endswith("(HTCondor 25.14.1, XRootD 6.2.0, box debian13+release:sid)")
     _headers, _rows, legend = compare.table([made[0], made[0]])
     assert "HTCondor" not in " ".join(legend)          # one release: nothing to tell apart
+
+
+def test_a_metric_across_the_kept_references_of_each_release(tmp_path):
+    from testbed.report import experiment_sections as ex
+    for key, condor, xrootd, values in (("quick-default", "23.9.6", "v5.8.1", (132.0, 57.3, 75.9)),
+                                        ("quick-small+release-sid", "25.14.1", "v6.2.0", (3.2, 7.6, 1.3))):
+        run = results.Run.create("e2", ["default"], topology={}, profile_contents={}, accel="tcg",
+                                 path=tmp_path / "e2" / key)
+        run.update(versions={"condor": condor, "xrootd": xrootd})
+        for trial, value in enumerate(values, 1):
+            results.Run(run.path, trial=trial).record("e2.round_trips_per_mb", value, "round trips/MB",
+                                                      origin_rtt_ms=20.0, path="direct-pgread")
+            results.Run(run.path, trial=trial).record("e2.round_trips_per_mb", 1.0, "round trips/MB",
+                                                      origin_rtt_ms=0.0, path="direct-pgread")
+        run.finish("complete")
+    text = ex.by_release_section("e2:e2.round_trips_per_mb:origin_rtt_ms=20.0", tmp_path)
+    lines = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(lines) == 2                                   # the 0 ms records are filtered out
+    assert "| 23.9.6 | 5.8.1 |" in lines[0] and "88.4 [" in lines[0]
+    assert "| 25.14.1 | 6.2.0 |" in lines[1] and "`quick-small+release-sid`" in lines[1] and "4.03 [" in lines[1]
+    assert "No reference run kept yet for `e1`" in ex.by_release_section("e1:e1.x", tmp_path)

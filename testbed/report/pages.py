@@ -43,6 +43,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "guest-cpu": lambda arg, source: site.guest_cpu_section(),
         "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
         "release-knobs": lambda arg, source: site.release_knobs_section(release_root),
+        "by-release": lambda arg, source: ex.by_release_section(arg, reference_root),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
         "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),
