@@ -18,7 +18,7 @@ from testbed.machines import accel, cpumodel, lifecycle
 from testbed.model import tables, topology
 from testbed.services import health
 from testbed.remote.site import Site
-from testbed.services.condor import Pool
+from testbed.services.condor import Pool, job_stats
 
 MODELS = (("old: qemu64", accel.TCG_CPU_MODEL, ()),
           ("new: qemu64+" + ",".join(accel.TCG_CPU_FEATURES), accel.TCG_CPU_MODEL, accel.TCG_CPU_FEATURES))
@@ -36,7 +36,7 @@ def measure(topo, ssh, pool, jobs, output_mb, tag):
     xfers = [x for x in exp.xfer_stats(batch.cluster) if x[0] == "download" and x[3] > 0]
     per_transfer = transfer.mean([b / s / 1e6 for _d, _j, b, s in xfers])
     first, last = exp.output_window(batch.ads)
-    total = sum(transfer.job_stats(a)["bytes_out"] for a in batch.ads) / 1e6
+    total = sum(job_stats(a)["bytes_out"] for a in batch.ads) / 1e6
     return {"flags": " ".join(f for f in ("aes", "pclmulqdq", "ssse3", "sse4_1", "sse4_2") if f in flags) or "-",
             "gcm": gcm, "tcp": tcp, "per_transfer": per_transfer, "aggregate": total / max(1.0, last - first),
             "completed": len(batch.ads), "jobs": jobs}

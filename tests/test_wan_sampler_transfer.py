@@ -5,6 +5,7 @@ from testbed.experiments import e1_jobs, runner as suites, e1_transfer as transf
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.ssh import Result
+from testbed.services import condor
 
 PING = """PING 10.160.0.13 (10.160.0.13) 56(84) bytes of data.
 64 bytes from 10.160.0.13: icmp_seq=1 ttl=64 time=40.9 ms
@@ -89,10 +90,10 @@ def test_job_stats_efficiency_lost():
     ad = {"ClusterId": 7, "ProcId": 1, "ActivationSetupDuration": 2, "ActivationExecutionDuration": 20,
           "ActivationTeardownDuration": 3, "TransferInStarted": 100, "TransferInFinished": 101,
           "TransferOutStarted": 122, "TransferOutFinished": 125, "BytesSent": 30e6, "BytesRecvd": 1e6}
-    s = transfer.job_stats(ad)
+    s = condor.job_stats(ad)
     assert s["job"] == "7.1" and s["efficiency_lost"] == 0.25
     assert s["transfer_in_s"] == 1 and s["transfer_out_s"] == 3 and s["bytes_out"] == 30e6
-    assert transfer.job_stats({"ActivationExecutionDuration": 0})["efficiency_lost"] is None
+    assert condor.job_stats({"ActivationExecutionDuration": 0})["efficiency_lost"] is None
 
 
 def test_scale_overrides_from_set():

@@ -9,6 +9,7 @@ from testbed.experiments import e1_jobs, e1_points, e1_scale, e1_transfer as tra
 from testbed.experiments.points import Measured
 from testbed.model import scaled_profiles
 from testbed.model.tables import render
+from testbed.services.condor import job_stats
 from testbed.results.intervals import mean
 from _experiment_library import ExperimentLibrary
 
@@ -48,10 +49,10 @@ class TransferLibrary(ExperimentLibrary):
         batch, series, first, last, sustained = self.exp.sampled_batch(n, length, size, p["input_mb"],
                                                                        progress=self._progress(n))
         ads = batch.ads
-        total_mb = sum(transfer.job_stats(a)["bytes_out"] for a in ads) / 1e6
+        total_mb = sum(job_stats(a)["bytes_out"] for a in ads) / 1e6
         span = max(1.0, last - first)
         achieved = total_mb / span
-        stats = [transfer.job_stats(a) for a in ads]
+        stats = [job_stats(a) for a in ads]
         eff = mean([s["execution_s"] / (s["execution_s"] + s["setup_s"] + s["teardown_s"])
                              for s in stats if s["execution_s"]])
         logger.console(f"  saturation: {total_mb:.0f} MB in {span:.0f} s of output transfers = {achieved:.1f} MB/s;"
@@ -150,7 +151,7 @@ class TransferLibrary(ExperimentLibrary):
         prof = self.tb.profile_name
         tag = f"lat-{prof}-{int(float(rtt_ms))}-{label}"
         batch = self.exp.run_batch(n, length, size, p["input_mb"], tag)
-        stats = [transfer.job_stats(a) for a in batch.ads]
+        stats = [job_stats(a) for a in batch.ads]
         xfers = self.exp.xfer_stats(batch.cluster)
         lost_slot = mean([s["efficiency_lost"] for s in stats])
         lost = transfer.transfer_over_compute(stats, xfers)

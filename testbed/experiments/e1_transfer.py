@@ -26,13 +26,14 @@ import re
 import time
 from collections import namedtuple
 
-from testbed.experiments import e1_figures, e1_scale
+from testbed.experiments import e1_capacity, e1_figures, e1_scale
+from testbed.experiments.e1_capacity import SHADOWS_PER_TCG_CPU
 from testbed.experiments.e1_jobs import PAPER, output_bytes, rate_label
 from testbed.experiments.points import POINT_TEMPLATE
 from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
 from testbed.experiments.rows import Axis, Block, Case, Rows
 from testbed.network.sampler import Sampler, active_mean, in_window
-from testbed.services.condor import submit_description
+from testbed.services.condor import JOB_AD_ATTRS, submit_description
 from testbed.model import profiles, scaled_profiles
 from testbed.model.constants import SUBMIT_HOME, JobStatus
 from testbed.model.errors import RemoteError
@@ -136,12 +137,8 @@ EXPERIMENT = Experiment(
     # pool's collectors list an ad of it, e.g. a flocked DTN schedd's submitter ad).
     uses=("submit", "cm", "ccb", "worker"),
     measured=("submit", "worker"),   # --pin: the receiver and the senders on host CPUs of their own
+    capacity=e1_capacity.site_for,   # testbed plan: the hosts its parameters need
 )
-# Under TCG one emulated CPU of the submit host carries about this many encrypting
-# shadows: 8 already saturate its transfers (3-4 MB/s in all, the CPU is the limit),
-# while 32 at once on `default`'s one-CPU submit host left its schedd not answering
-# condor_q (AUTHENTICATE:1005) and no job done after 19 minutes.
-SHADOWS_PER_TCG_CPU = 8
 
 
 def size_for_site(scale, accelerator, topo):
@@ -168,27 +165,8 @@ JOB_SCRIPT = """#!/bin/sh
 sleep "$1"
 truncate -s "$(awk -v mb="$2" 'BEGIN { printf "%d", mb * 1048576 }')" payload
 """
-AD_ATTRS = ["ClusterId", "ProcId", "JobStatus", "ActivationSetupDuration", "ActivationExecutionDuration",
-            "ActivationTeardownDuration", "TransferInStarted", "TransferInFinished", "TransferOutStarted",
-            "TransferOutFinished", "BytesSent", "BytesRecvd", "JobCurrentStartDate", "CompletionDate",
-            "RemoteWallClockTime", "LastRemoteHost", "QDate", "JobStartDate"]
 XFER_LINE = re.compile(r"(?P<dir>Download|Upload)\b.*?JobId: (?P<job>\d+\.\d+).*?bytes: (?P<bytes>\d+)"
                        r".*?seconds: (?P<secs>[0-9.]+)", re.IGNORECASE)
-
-
-
-def job_stats(ad):
-    """Per-job transfer accounting from a completed job's ad (1 s resolution)."""
-    setup = float(ad.get("ActivationSetupDuration") or 0)
-    execution = float(ad.get("ActivationExecutionDuration") or 0)
-    teardown = float(ad.get("ActivationTeardownDuration") or 0)
-    t_in = max(0.0, float(ad.get("TransferInFinished", 0) or 0) - float(ad.get("TransferInStarted", 0) or 0))
-    t_out = max(0.0, float(ad.get("TransferOutFinished", 0) or 0) - float(ad.get("TransferOutStarted", 0) or 0))
-    return {"job": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "setup_s": setup, "execution_s": execution,
-            "teardown_s": teardown, "transfer_in_s": t_in, "transfer_out_s": t_out,
-            # the job's view: BytesSent = output it sent back, BytesRecvd = input it received
-            "bytes_out": float(ad.get("BytesSent") or 0), "bytes_in": float(ad.get("BytesRecvd") or 0),
-            "efficiency_lost": (setup + teardown) / execution if execution > 0 else None}
 
 
 def parse_xfer_stats(text, cluster):
@@ -321,7 +299,7 @@ class TransferExperiment:
                                    setup=[f"truncate -s {input_mb}M input.dat", "mkdir -p out"])
         self.pool.wait(cluster, n_jobs, timeout=timeout, progress=progress)
         seconds = time.monotonic() - started
-        ads = self.pool.jobs(cluster, AD_ATTRS)
+        ads = self.pool.jobs(cluster, JOB_AD_ATTRS)
         listing = self.ssh.run(self.submit.name, f"cd {workdir}/out && stat -c '%n %s' payload.* 2>/dev/null",
                                check=False).stdout
         self.ssh.run(self.submit.name, f"rm -rf {workdir}/out", check=False)

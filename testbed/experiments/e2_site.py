@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 
-from testbed.experiments import e2_cache, e2_figures, e2_rows
+from testbed.experiments import e2_cache, e2_capacity, e2_figures, e2_rows
 from testbed.experiments.e2_reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.machines import disks
@@ -95,6 +95,7 @@ EXPERIMENT = Experiment(
     # the submit host to the DTN's schedd (HTCondor-C) and flock on to the CMs' pool via CCB.
     uses=("submit", "cm", "ccb", "worker", "dtn", "origin"),
     measured=("dtn", "worker"),      # --pin: the RAID and caching proxy apart from the readers
+    capacity=e2_capacity.site_for,   # testbed plan: the hosts its parameters need
 )
 # fio's two checks of one member: sequential 1 MiB reads (MB/s) and random 4 KiB reads (IOPS)
 FIO_CHECKS = {"seq": ("read", "1M", 4), "rand": ("randread", "4k", 16)}

@@ -25,7 +25,7 @@ import statistics
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e3_figures, e3_rows
+from testbed.experiments import e3_capacity, e3_figures, e3_rows
 from testbed.experiments.e3_site import (cells, condor_users_conf, data_script, federation_script,
                                          federation_teardown_script, global_name, redirect_rtt,
                                          render_federation, rtt_matrix, script, server_port, site_address, site_names,
@@ -130,6 +130,7 @@ EXPERIMENT = Experiment(
     uses=("submit", "cm", "ccb", "worker", "dtn"),
     measured=("dtn", "worker"),      # --pin: the federation's servers apart from the readers
     rows=e3_rows.ROWS, points=e3_rows.POINTS,
+    capacity=e3_capacity.site_for,   # testbed plan: the hosts its parameters need
 )
 
 

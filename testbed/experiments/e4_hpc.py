@@ -28,7 +28,7 @@ import statistics
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e4_figures, e4_rows
+from testbed.experiments import e4_capacity, e4_figures, e4_rows
 from testbed.experiments.registry import DAY_S, Experiment, Param
 from testbed.machines.render import render_run_file
 from testbed.model.constants import (E4_DB_PORT, E4_EXPORTS, E4_MOUNT, E4_NODES_CONF, E4_ROLE_ATTR,
@@ -114,6 +114,7 @@ EXPERIMENT = Experiment(
     # calibration DB from the DTN. The origin takes no part: it may be paused.
     uses=("submit", "cm", "ccb", "worker", "dtn"),
     measured=("worker", "dtn"),      # --pin: the task nodes apart from the DB node
+    capacity=e4_capacity.site_for,   # testbed plan: the hosts its parameters need
 )
 
 

@@ -22,7 +22,7 @@ ScaleLibrary and CollectorLibrary are thin over them.
 """
 import time
 
-from testbed.experiments import e5_figures, e5_rows, e5_uber
+from testbed.experiments import e5_capacity, e5_figures, e5_rows, e5_uber
 from testbed.experiments.e5_config import SLEEP_SECONDS, role_constraint
 from testbed.experiments.e5_failover import START_ATTRS, PoolEvents
 from testbed.experiments.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
@@ -173,6 +173,7 @@ EXPERIMENT = Experiment(
                                for a, b in (("ramp_start", "ramp_max"), ("collector_ramp_start", "collector_ramp_max"))
                                if p[b] and p[a] > p[b]), None),   # a max of 0: as many as fit
     rows=e5_rows.ROWS, points=e5_rows.POINTS,
+    capacity=e5_capacity.site_for,   # testbed plan: the hosts its parameters need
 )
 
 LIMITS = ("slots", "memory", "jobs", "schedd", "collector", "held", "ramp_max")

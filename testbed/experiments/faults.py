@@ -12,6 +12,7 @@ import statistics
 import time
 
 from testbed.experiments.fault_reconnect import ReconnectFlows
+from testbed.experiments.capacity import base_site
 from testbed.experiments.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.faults.condor_faults import CondorFaults, compare_starts
 from testbed.faults.network_faults import NetworkFaults
@@ -25,6 +26,13 @@ from testbed.services import health
 from testbed.remote.poll import repeat_for, wait_for
 from testbed.services.condor import submit_description
 from testbed.services.gateway import Schedd
+
+
+def site_for(p, host_mb, host_cpus):
+    """`testbed plan`: the default site holds it."""
+    site = base_site()
+    return site, [f"{p['jobs']} sleep jobs through each fault and RAID6 losing members: the default site holds them"]
+
 
 EXPERIMENT = Experiment(
     name="faults", title="Faults and the site's invariants", seed=None,
@@ -91,6 +99,7 @@ EXPERIMENT = Experiment(
     x_params=("t",),
     paper=None,
     uses=ROLES,                    # faults in every role: the CMs, CCB, a worker, the RAID, the origin
+    capacity=site_for,   # testbed plan: the hosts its parameters need
 )
 
 # the benchmark figures the issue asks for: metric -> label

@@ -230,6 +230,10 @@ class Experiment:
     # {row argument: the run parameter its value must be among ('profile': the profiles
     # compared), or None}; its library has point_<kind> for each.
     points: dict = field(default_factory=dict)
+    # What a site needs for it (`testbed plan`, capacity.py): capacity(params, host_mb,
+    # host_cpus) -> ({group name: capacity.Group}, [notes]), the host groups its parameters
+    # need on machines of at most host_mb MB and host_cpus cores; None: no plan for it.
+    capacity: Callable | None = None
 
     def sized_for(self, scale, accelerator, topo):
         """The `--set` values this site needs at `scale`, and why (none without a `sized`)."""

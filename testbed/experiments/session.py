@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed.experiments import registry
-from testbed.experiments.e1_transfer import AD_ATTRS, job_stats
 from testbed.machines import existing
 from testbed.model import constants, scaled_profiles, site_lock
 from testbed.model.errors import RemoteError
@@ -24,7 +23,7 @@ from testbed.remote import profile_record, repair_record
 from testbed.remote.site import Site
 from testbed.results import runs as results, verdict
 from testbed.services import tuning
-from testbed.services.condor import Pool, submit_description
+from testbed.services.condor import JOB_AD_ATTRS, Pool, job_stats, submit_description
 from testbed.services.storage import Storage
 
 
@@ -261,7 +260,7 @@ class Session:
         return self.pool.submit(desc, f"{constants.SUBMIT_HOME}/jobs/sleep-{os.getpid()}-{time.time_ns()}")
 
     def job_transfer_metrics(self, cluster):
-        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), AD_ATTRS)
+        return [job_stats(ad) for ad in self.pool.jobs(int(cluster), JOB_AD_ATTRS)
                 if ad.get("JobStatus") == constants.JobStatus.COMPLETED]
 
     def check_jobs_ran_on_role(self, cluster, role):

@@ -7,6 +7,28 @@ from testbed.remote.poll import wait_for
 from testbed.services.gateway import Daemons, Schedd
 
 
+# What a completed job's ad says of its run: job_stats reads its transfers, a batch where
+# and when it ran
+JOB_AD_ATTRS = ["ClusterId", "ProcId", "JobStatus", "ActivationSetupDuration", "ActivationExecutionDuration",
+                "ActivationTeardownDuration", "TransferInStarted", "TransferInFinished", "TransferOutStarted",
+                "TransferOutFinished", "BytesSent", "BytesRecvd", "JobCurrentStartDate", "CompletionDate",
+                "RemoteWallClockTime", "LastRemoteHost", "QDate", "JobStartDate"]
+
+
+def job_stats(ad):
+    """Per-job transfer accounting from a completed job's ad (1 s resolution)."""
+    setup = float(ad.get("ActivationSetupDuration") or 0)
+    execution = float(ad.get("ActivationExecutionDuration") or 0)
+    teardown = float(ad.get("ActivationTeardownDuration") or 0)
+    t_in = max(0.0, float(ad.get("TransferInFinished", 0) or 0) - float(ad.get("TransferInStarted", 0) or 0))
+    t_out = max(0.0, float(ad.get("TransferOutFinished", 0) or 0) - float(ad.get("TransferOutStarted", 0) or 0))
+    return {"job": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "setup_s": setup, "execution_s": execution,
+            "teardown_s": teardown, "transfer_in_s": t_in, "transfer_out_s": t_out,
+            # the job's view: BytesSent = output it sent back, BytesRecvd = input it received
+            "bytes_out": float(ad.get("BytesSent") or 0), "bytes_in": float(ad.get("BytesRecvd") or 0),
+            "efficiency_lost": (setup + teardown) / execution if execution > 0 else None}
+
+
 def submit_description(executable, arguments="", count=1, requirements=None, output_mb=0,
                        extra=None, file_transfer=True):
     """A vanilla-universe submit description (text) for `count` jobs. Without
