@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from testbed.experiments import e1_transfer as transfer
+from testbed.experiments.e1 import transfer
 from testbed.machines import accel, cpumodel, lifecycle
 from testbed.model import tables, topology
 from testbed.services import health

@@ -4,7 +4,7 @@ limits, and md's stripe-cache speed-up (256 -> 32768, 10 writers) with and witho
 emulated spindles beside the paper's 11.7x. One E2 run measures both (its
 `*-unlimited` rows lift the limits); runs with `--set member_mb_per_s=0 --set
 member_iops=0` count as spindles off too. Then the member limits of E2's scale model
-(testbed/experiments/e2_scale.py, docs/scaling.md), computed from the runs' own rates.
+(testbed/experiments/e2/e2_scale.py, docs/scaling.md), computed from the runs' own rates.
 
     .venv/bin/python benchmarks/disk_model.py [RUN ...]     (default: latest-e2)
     ./tb -t small run e2 --scale ci && .venv/bin/python benchmarks/disk_model.py
@@ -12,7 +12,7 @@ member_iops=0` count as spindles off too. Then the member limits of E2's scale m
 import argparse
 import sys
 
-from testbed.experiments import e2_scale, e2_site
+from testbed.experiments.e2 import e2_scale, e2_site
 from testbed.model.errors import TestbedError
 from testbed.results import compare, runs
 

@@ -5,7 +5,7 @@ POINT --repeat 5 --no-pause-unused --no-pin`, then `--pause-unused --pin`). Prin
 coefficient of variation (sample standard deviation / mean) of e1.efficiency_lost over each
 run's trials, and their ratio. The goal: CV <= 10% with pausing and pinning.
 Printed, not asserted: the spread is the host's, not the code's. `--keep` keeps the two
-arms in results/benchmarks/e1-noise/ (testbed/experiments/e1_noise.py), whose tables
+arms in results/benchmarks/e1-noise/ (testbed/experiments/e1/noise.py), whose tables
 `testbed report docs` puts in docs/operations/runs.md.
 
     .venv/bin/python benchmarks/e1_noise.py [-t TOPOLOGY] [--test rtt80-2W-default] [--trials 5]
@@ -16,7 +16,8 @@ arms in results/benchmarks/e1-noise/ (testbed/experiments/e1_noise.py), whose ta
 import argparse
 import sys
 
-from testbed.experiments import e1_noise, e1_scale, e1_transfer, runner
+from testbed.experiments.e1 import noise as e1_noise, e1_scale, transfer
+from testbed.harness import runner
 from testbed.machines import lifecycle, plan
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
@@ -31,7 +32,7 @@ def arm_sets(topo, point, scale, accelerator, extra=None, echo=print):
     """The --set values of both arms: the point's RTT and rate, the user's `extra` ones
     (e.g. {"sweep_jobs": "16"}), sized for this site as `testbed run` sizes it (E1 under
     TCG: the saturation jobs the submit host carries, unless `extra` sets them)."""
-    rtt, factor, _profile = e1_transfer.parse_point(point)
+    rtt, factor, _profile = transfer.parse_point(point)
     extra = dict(extra or {})
     for key in extra:
         if key.lower() in POINT_KEYS:
@@ -43,7 +44,7 @@ def arm_sets(topo, point, scale, accelerator, extra=None, echo=print):
 def measure(site, point, trials, scale, pin, extra=None):
     """Run the two arms on the site, each with the same --set values; [(label, Run)]."""
     topo = site.topo
-    _rtt, _factor, profile = e1_transfer.parse_point(point)
+    _rtt, _factor, profile = transfer.parse_point(point)
     sets = arm_sets(topo, point, scale, plan.recorded_accel(site.state), extra,
                     echo=lambda line: print(line, flush=True))
     arms = []
@@ -77,7 +78,7 @@ def main(argv=None):
                    help="print two finished runs instead of running them")
     args = p.parse_args(argv)
     try:
-        e1_transfer.parse_point(args.test)
+        transfer.parse_point(args.test)
         if args.runs:
             arms = [(label, runs.resolve(ref)) for (_name, label), ref in zip(e1_noise.ARMS, args.runs)]
             selection = arms[0][1].manifest().get("selection") or []

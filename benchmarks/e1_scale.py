@@ -1,6 +1,6 @@
 """Figures of E1's scale model (docs/scaling.md), printed without VMs or from a run: k, the
 scaled Table 4 columns, and R = concurrency x window / RTT / demand for the paper and this
-site at each RTT, unscaled and scaled (testbed/experiments/e1_scale.py computes them all).
+site at each RTT, unscaled and scaled (testbed/experiments/e1/e1_scale.py computes them all).
 
     .venv/bin/python benchmarks/e1_scale.py --achieved 4.8 [--scale quick] [--rtts 10,20,40,80]
         what E1 would run on a site whose saturation test moved 4.8 MB/s
@@ -10,7 +10,8 @@ site at each RTT, unscaled and scaled (testbed/experiments/e1_scale.py computes 
 import argparse
 import sys
 
-from testbed.experiments import e1_scale, e1_transfer, registry
+from testbed.experiments.e1 import e1_scale, transfer
+from testbed.harness import registry
 from testbed.model import profiles, tables
 from testbed.model.errors import TestbedError
 from testbed.results import compare, runs
@@ -21,9 +22,9 @@ def planned(achieved, scale, rtts):
     p = registry.get("e1").parameters(scale)
     paper = e1_scale.paper_saturation_rate()
     k = e1_scale.scale_factor(achieved, paper)
-    made = e1_scale.scaled_columns(e1_transfer.PAPER_PROFILES, k)
+    made = e1_scale.scaled_columns(transfer.PAPER_PROFILES, k)
     entry = e1_scale.manifest_entry(k, achieved, paper, made, p["rate_factors"])
-    named = {n: made.get(n) or profiles.load(n) for n in e1_transfer.PAPER_PROFILES}
+    named = {n: made.get(n) or profiles.load(n) for n in transfer.PAPER_PROFILES}
     rows = e1_scale.plan_rows(named, rtts or p["rtts"], p["rate_factors"], p["sweep_jobs"], p["sweep_compute_s"],
                               p["max_output_mb"], p["sweep_load"], achieved)
     return "\n".join(e1_scale.describe(entry) + [

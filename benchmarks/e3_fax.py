@@ -8,7 +8,7 @@ them; this prints them.
 """
 import sys
 
-from testbed.experiments import e3_fax as fax
+from testbed.experiments.e3 import fax
 from testbed.results import runs
 
 

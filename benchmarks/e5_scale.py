@@ -9,7 +9,7 @@ records them; this prints them beside the paper's, one column per run given.
 """
 import sys
 
-from testbed.experiments import e5_figures
+from testbed.experiments.e5 import e5_figures
 from testbed.results import runs
 
 

@@ -7,7 +7,7 @@ and files corrupted (target: 0 and 0). The suite records them; this prints them.
 """
 import sys
 
-from testbed.experiments import faults
+from testbed.experiments.faults import faults
 from testbed.results import runs
 
 

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from testbed import cli
-from testbed.experiments import capacity, registry
+from testbed.harness import capacity, registry
 from testbed.model import constants as c, topology
 from testbed.model.errors import ConfigError
 

@@ -1,6 +1,6 @@
 import pytest
 
-from testbed.experiments import registry
+from testbed.harness import registry
 from testbed.results import compare, runs as results
 from testbed.model.errors import ConfigError
 

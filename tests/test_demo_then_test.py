@@ -57,7 +57,7 @@ def test_tb_test_with_nothing_up_or_its_own_site_up_takes_nothing_down(monkeypat
 
 
 def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_root):
-    from testbed.experiments import runner as suites
+    from testbed.harness import runner as suites
     run = types.SimpleNamespace(path=state_root / "run")
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
     monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda *a, **k: {})

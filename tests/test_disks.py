@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from testbed.experiments import e2_site
+from testbed.experiments.e2 import e2_site
 from testbed.machines import disks, domains, plan
 from testbed.model import profiles, topology
 from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S

@@ -10,7 +10,7 @@ import yaml
 
 from testbed import PROJECT_ROOT, cli
 from testbed.cli import experiment_commands, report_commands
-from testbed.experiments import registry
+from testbed.harness import registry
 from testbed.model.errors import ConfigError
 from testbed.report import markdown, pages
 from testbed.results import reference, runs as results

@@ -1,10 +1,10 @@
-"""The E1 noise benchmark's library (testbed/experiments/e1_noise.py): keeping a pair of
+"""The E1 noise benchmark's library (testbed/experiments/e1/noise.py): keeping a pair of
 arms in the repository, reading it back, and the documentation section made from it."""
 import json
 
 import pytest
 
-from testbed.experiments import e1_noise
+from testbed.experiments.e1 import noise as e1_noise
 from testbed.model.errors import ConfigError
 from testbed.results import runs
 

@@ -1,8 +1,8 @@
-"""E1's scale model (testbed/experiments/e1_scale.py): k, the scaled demand and the
+"""E1's scale model (testbed/experiments/e1/e1_scale.py): k, the scaled demand and the
 dimensionless R = concurrency x window / RTT / demand for the paper and this site."""
 import pytest
 
-from testbed.experiments import e1_jobs, e1_scale, e1_transfer as transfer
+from testbed.experiments.e1 import jobs as e1_jobs, e1_scale, transfer
 from testbed.model import profiles, scaled_profiles as sp
 from testbed.model.errors import ConfigError
 
@@ -152,7 +152,7 @@ class FakeTestbed:
         return list(self.names)
 
     def experiment_parameters(self, name):
-        from testbed.experiments import registry
+        from testbed.harness import registry
         return registry.get(name).parameters("quick")
 
 

@@ -1,6 +1,6 @@
 import json
 
-from testbed.experiments import e2_cache
+from testbed.experiments.e2 import cache as e2_cache
 from testbed.remote.ssh import Result
 from testbed.services import storage
 

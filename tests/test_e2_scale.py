@@ -1,8 +1,8 @@
-"""E2's scale model (testbed/experiments/e2_scale.py): RAID member limits from a run's own
+"""E2's scale model (testbed/experiments/e2/e2_scale.py): RAID member limits from a run's own
 parity throughput and network rate, against the paper's 12 members (seed 001)."""
 import pytest
 
-from testbed.experiments import e2_scale
+from testbed.experiments.e2 import e2_scale
 
 
 def rec(name, value, **params):

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from testbed.experiments import e3_fax as fax
-from testbed.experiments import e3_points, e3_site
-from testbed.experiments import registry
+from testbed.experiments.e3 import fax
+from testbed.experiments.e3 import e3_points, e3_site
+from testbed.harness import registry
 from testbed.model import constants as c
 from testbed.model.errors import ConfigError
 

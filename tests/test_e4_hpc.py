@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from testbed.experiments import e4_hpc as e4
-from testbed.experiments import registry
+from testbed.experiments.e4 import hpc as e4
+from testbed.harness import registry
 from testbed.machines.render import render_run_file
 from tests.support import guest_program
 
@@ -279,7 +279,7 @@ def test_the_dedicated_db_node_config_keeps_per_user_statistics():
 
 
 def test_a_scale_needing_more_nodes_than_worker_startds_is_refused_before_the_site():
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.model import topology
     from testbed.model.errors import ConfigError
     small, default = topology.load("small"), topology.load("default")

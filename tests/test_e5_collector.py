@@ -9,15 +9,15 @@ import subprocess
 
 import pytest
 
-from testbed.experiments import e5_collector as ramp, e5_config as cfg, e5_figures, e5_scale as e5, e5_uber
-from testbed.experiments import session
+from testbed.experiments.e5 import collector as ramp, config as cfg, e5_figures, e5_scale as e5, uber
+from testbed.harness import session
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.model.schema import load_yaml
 from testbed.model.startd_memory import CONSTANT_SOURCE, StartdMemory
 from testbed.remote.ssh import Result
 from testbed.results import runs, verdict
-from testbed.experiments import e5_parsers as parsers
+from testbed.experiments.e5 import parsers
 from testbed.services import gateway
 
 
@@ -53,17 +53,17 @@ def _e5_run(root, name, rss_values, suite="e5"):
 
 
 def test_memory_per_startd_is_the_latest_runs_largest_measurement_else_the_constant(tmp_path):
-    assert e5_uber.measured_startd_memory(tmp_path).source == CONSTANT_SOURCE
+    assert uber.measured_startd_memory(tmp_path).source == CONSTANT_SOURCE
     _e5_run(tmp_path, "20260101T000000Z-e5-default", [20.0])
     _e5_run(tmp_path, "20260102T000000Z-e5-default", [14.5, 16.25])
     _e5_run(tmp_path, "20260103T000000Z-e1-default", [99.0], suite="e1")   # not an E5 run
     _e5_run(tmp_path, "20260104T000000Z-e5-default", [])                   # measured nothing
-    m = e5_uber.measured_startd_memory(tmp_path)
+    m = uber.measured_startd_memory(tmp_path)
     assert m.per_startd_mb == 16.2 and "20260102T000000Z-e5-default" in m.source
 
 
 def test_e5_refuses_startds_that_do_not_fit_before_anything_starts(tmp_path, monkeypatch):
-    monkeypatch.setattr(e5_uber, "RESULTS_ROOT", tmp_path)   # no run measured: the constant
+    monkeypatch.setattr(uber, "RESULTS_ROOT", tmp_path)   # no run measured: the constant
     default = topology.load("default")
     params = e5.EXPERIMENT.parameters("quick", {"startds_per_worker": 40})
     with pytest.raises(ConfigError) as err:
@@ -83,8 +83,8 @@ def test_e5_refuses_startds_that_do_not_fit_before_anything_starts(tmp_path, mon
 def test_the_collector_ramp_starts_at_or_above_the_topologys_startds():
     small = topology.load("small")
     assert "collector_ramp_start = 1 is below the 2 startds worker1 runs" in \
-        e5_uber.ramp_start_refused({"collector_ramp_start": 1, "collector_ramp_rtts": [0]}, small)
-    assert e5_uber.ramp_start_refused({"collector_ramp_start": 2, "collector_ramp_rtts": [0]}, small) is None
+        uber.ramp_start_refused({"collector_ramp_start": 1, "collector_ramp_rtts": [0]}, small)
+    assert uber.ramp_start_refused({"collector_ramp_start": 2, "collector_ramp_rtts": [0]}, small) is None
 
 
 def test_the_ramp_plan_doubles_to_its_max_or_to_what_memory_holds():
@@ -531,15 +531,15 @@ def test_the_report_shows_each_limit_beside_the_papers_and_draws_the_ramps(tmp_p
 def test_the_run_in_progress_is_not_read_for_its_own_memory_and_what_a_run_asks_for(tmp_path):
     _e5_run(tmp_path, "20260102T000000Z-e5-default", [12.0])
     current = _e5_run(tmp_path, "20260103T000000Z-e5-default", [30.0])
-    assert e5_uber.measured_startd_memory(tmp_path).per_startd_mb == 30.0
-    assert e5_uber.measured_startd_memory(tmp_path, exclude=current.path).per_startd_mb == 12.0
+    assert uber.measured_startd_memory(tmp_path).per_startd_mb == 30.0
+    assert uber.measured_startd_memory(tmp_path, exclude=current.path).per_startd_mb == 12.0
     quick = e5.EXPERIMENT.parameters("quick")
-    assert e5_uber.requested_counts(quick, topology.load("default")) == [("collector_ramp_start", 4),
+    assert uber.requested_counts(quick, topology.load("default")) == [("collector_ramp_start", 4),
                                                                          ("ccb_startds", 8)]
-    assert e5_uber.requested_counts(dict(quick, collector_ramp_max=16, startds_per_worker=3),
+    assert uber.requested_counts(dict(quick, collector_ramp_max=16, startds_per_worker=3),
                                     topology.load("small")) == [("startds_per_worker", 3), ("collector_ramp_max", 16)]
     # a first step the memory cannot hold is refused even when the last is "what memory holds"
-    assert "collector_ramp_start = 28" in e5_uber.startds_refused(dict(quick, collector_ramp_start=28),
+    assert "collector_ramp_start = 28" in uber.startds_refused(dict(quick, collector_ramp_start=28),
                                                                   topology.load("small"), StartdMemory(32))
 
 

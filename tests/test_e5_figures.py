@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e5_figures
+from testbed.experiments.e5 import e5_figures
 from testbed.results import runs
 from tests.support import script_env
 

@@ -6,8 +6,9 @@ import types
 
 import pytest
 
-from testbed.experiments import e5_config as cfg, e5_points, points, registry, runner
-from testbed.experiments.e5_scale import EXPERIMENT
+from testbed.experiments.e5 import config as cfg, e5_points
+from testbed.harness import points, registry, runner
+from testbed.experiments.e5.e5_scale import EXPERIMENT
 from testbed.model import topology
 from testbed.model.constants import E5_NEGOTIATION_PROTOCOL_CONF
 from testbed.remote.ssh import Result

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from testbed.experiments import e5_config as cfg, e5_failover as fo, e5_scale as e5
+from testbed.experiments.e5 import config as cfg, failover as fo, e5_scale as e5
 from testbed.model import profiles, topology
-from testbed.experiments import e5_parsers as parsers
+from testbed.experiments.e5 import parsers
 from testbed.services import condor, gateway
 from testbed.remote.ssh import Result
 
@@ -568,7 +568,7 @@ def test_negotiator_ad_asks_the_negotiator_first_then_the_collector():
 
 
 def test_profiles_the_suite_has_rows_for():
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.model.errors import ConfigError
     runner.check("e5", "ci", ["default", "collector-tuned"], {"startds_per_worker": "4"})
     with pytest.raises(ConfigError, match="has rows for profiles default, collector-tuned only"):
@@ -578,7 +578,7 @@ def test_profiles_the_suite_has_rows_for():
 
 
 def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
-    from testbed.experiments import e5_scale as scale
+    from testbed.experiments.e5 import e5_scale as scale
     assert not fo.baseline_ready({"9.0": (2, 0, 1), "9.1": (2, 1, 1)})
     assert fo.baseline_ready({"9.0": (2, 1, 1), "9.1": (1, 0, 0)})  # idle jobs have not started
     assert not fo.baseline_ready({})
@@ -590,7 +590,7 @@ def test_the_failover_baseline_waits_until_every_running_job_counts_its_start():
 
 
 def test_the_failover_baseline_is_taken_once_ready_and_refused_when_never_ready():
-    from testbed.experiments import e5_scale as scale
+    from testbed.experiments.e5 import e5_scale as scale
     topo = topology.load("small")
     exp = scale.ScaleExperiment(topo, ScriptedSSH([]), NoPool())
     ads = iter([[{"ClusterId": 14, "ProcId": 0, "JobStatus": 2}],

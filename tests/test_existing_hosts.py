@@ -449,7 +449,7 @@ def test_down_of_a_site_of_existing_hosts_only_never_calls_vagrant(tmp_path, mon
 
 
 def test_the_manifest_gets_each_existing_hosts_hardware_and_os(mixed):
-    from testbed.experiments.session import Session
+    from testbed.harness.session import Session
     ssh = FakeHostSSH()
     facts = Session(mixed, ssh=ssh).existing_host_facts()
     assert set(facts) == {"lab1", "lab2"}

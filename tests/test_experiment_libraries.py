@@ -9,14 +9,17 @@ from robot.api.deco import keyword
 from robot.utils import Importer
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e1_transfer, e4_hpc, e5_scale, faults
+from testbed.experiments.e1 import transfer
+from testbed.experiments.e4 import hpc
+from testbed.experiments.e5 import e5_scale
+from testbed.experiments.faults import faults
 
 LIBRARIES = PROJECT_ROOT / "robot" / "libraries"
 # library: (constructor argument, registry name, experiment class)
-EXPECTED = {"TransferLibrary": ("scale", "e1", e1_transfer.TransferExperiment),
+EXPECTED = {"TransferLibrary": ("scale", "e1", transfer.TransferExperiment),
             "SiteInABoxLibrary": ("scale", "e2", None),
             "FaxLibrary": (None, "e3", None),
-            "HpcLibrary": ("scale_name", "e4", e4_hpc.HpcExperiment),
+            "HpcLibrary": ("scale_name", "e4", hpc.HpcExperiment),
             "ScaleLibrary": ("scale_name", "e5", e5_scale.ScaleExperiment),
             "CollectorLibrary": ("scale_name", "e5", e5_scale.ScaleExperiment),
             "FaultLibrary": ("scale", "faults", faults.FaultSuite)}
@@ -108,7 +111,7 @@ def test_libraries_build_their_experiment_from_the_base(tb, monkeypatch):
 
 
 def test_e3_points_record_what_the_redirect_paid(tb, monkeypatch):
-    from testbed.experiments import e3_site
+    from testbed.experiments.e3 import e3_site
     fax = load("FaxLibrary")
     sites = ["a", "b", "c"]
 
@@ -144,7 +147,7 @@ class FakeFaxExperiment:
     """The site side of E3 as FaxLibrary sees it: a matrix, the parameters, jobs that report."""
 
     def __init__(self, params):
-        from testbed.experiments import e3_site
+        from testbed.experiments.e3 import e3_site
         self.p, self.sites = params, ["a", "b"]
         self.matrix = e3_site.rtt_matrix(self.sites, [20])
         self.jobs, self.every = [], []
@@ -153,7 +156,7 @@ class FakeFaxExperiment:
         return f"root://dtn:1110//e3/{site}/{filename}"
 
     def redirect_rtt(self, compute):
-        from testbed.experiments import e3_site
+        from testbed.experiments.e3 import e3_site
         return e3_site.redirect_rtt(self.matrix, self.sites, compute)
 
     def run_jobs(self, compute, urls, cache_mb, label="cell", reader="uproot", every=1, learn_entries=100):
@@ -168,7 +171,7 @@ class FakeFaxExperiment:
 def test_fax_library_reads_a_cell_with_either_reader_and_refuses_a_bad_row(tb, monkeypatch):
     from robot.api.exceptions import SkipExecution
 
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.model.errors import ConfigError
     lib_class = load("FaxLibrary")
     fake = FakeFaxExperiment(registry.get("e3").parameters("ci"))
@@ -191,7 +194,7 @@ def test_fax_library_reads_a_cell_with_either_reader_and_refuses_a_bad_row(tb, m
 def test_fax_cells_read_every_nth_event_at_quick_and_check_that_many(tb, monkeypatch):
     """quick's cells read every 10th event (read_every): the job is asked for it, and the
     check expects a tenth of the events; a job that read every event is refused."""
-    from testbed.experiments import registry
+    from testbed.harness import registry
     lib_class = load("FaxLibrary")
     params = registry.get("e3").parameters("quick")
     assert params["read_every"] == 10 and registry.get("e3").parameters("ci")["read_every"] == 1

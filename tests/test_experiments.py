@@ -1,15 +1,17 @@
 """Unit tests of the experiment registry: declarations, --set/--scale checks, paper metrics recorded."""
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from testbed import PROJECT_ROOT, cli
-from testbed.experiments import points, registry, runner
+from testbed.harness import points, registry, runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.remote.site import Site
 from testbed.results import compare
-from testbed.experiments.e1_jobs import rate_label as e1_rate_label
+from testbed.experiments.e1.jobs import rate_label as e1_rate_label
 
 
 def test_registry_lists_every_experiment_module_smoke_first():
@@ -130,14 +132,15 @@ def test_robot_argv_uses_the_registry_suite(tmp_path):
 
 def _sources(exp):
     """The experiment's suite, the libraries it imports (not TestbedLibrary, shared by all) and
-    its own modules (testbed/experiments/NAME_*.py: where its points' Measured records are made)."""
+    the modules of its package (testbed/experiments/NAME/: where its points' Measured records are made)."""
     suite = exp.suite_path
     texts = [suite.read_text()]
     for lib in re.findall(r"^Library\s+(\S+\.py)", texts[0], re.MULTILINE):
         path = (suite.parent / lib).resolve()
         if path.name != "TestbedLibrary.py":
             texts.append(path.read_text())
-    texts += [p.read_text() for p in sorted((PROJECT_ROOT / "testbed" / "experiments").glob(f"{exp.name}_*.py"))]
+    entry = next(m for m in list(sys.modules.values()) if getattr(m, "EXPERIMENT", None) is exp)
+    texts += [p.read_text() for p in sorted(Path(entry.__file__).parent.glob("*.py"))]
     return "\n".join(texts)
 
 
@@ -173,7 +176,7 @@ def test_every_paper_metric_is_recorded_by_some_experiment():
 
 
 def test_no_suite_list_outside_the_registry():
-    for rel in ("testbed/experiments/runner.py", "testbed/cli/experiment_commands.py", "testbed/results/compare.py"):
+    for rel in ("testbed/harness/runner.py", "testbed/cli/experiment_commands.py", "testbed/results/compare.py"):
         text = (PROJECT_ROOT / rel).read_text()
         for exp in registry.experiments().values():
             assert exp.suite.rsplit("/", 1)[-1] not in text, (rel, exp.suite)
@@ -181,7 +184,7 @@ def test_no_suite_list_outside_the_registry():
 
 
 def test_run_passes_robot_selection_before_the_suite_file():
-    from testbed.experiments import runner
+    from testbed.harness import runner
     argv = runner.robot_argv("e1", "ci", "/tmp/r", ["--test", "rtt80-2W-default", "--include", "RTT80"])
     i = argv.index("--test")
     assert argv[i:i + 4] == ["--test", "rtt80-2W-default", "--include", "RTT80"]
@@ -207,7 +210,7 @@ def test_the_demo_sizes_e1s_saturation_to_the_submit_hosts_cpus_under_tcg():
 def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import lifecycle, plan
-    from testbed.experiments import runner as suites
+    from testbed.harness import runner as suites
     seen = {}
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
@@ -297,7 +300,7 @@ def test_ci_and_demo_profiles_are_among_the_experiments_own():
 
 
 def test_a_selection_that_picks_no_test_is_refused_before_the_run():
-    from testbed.experiments import runner as suites
+    from testbed.harness import runner as suites
     from testbed.model.errors import ConfigError
     suites.check_selection("e1", ["raw-tcp"], [])          # a point of the suite
     suites.check_selection("e1", ["rtt80*"], ["RTT80"])    # robot's own patterns and tags

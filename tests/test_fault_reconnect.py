@@ -12,7 +12,8 @@ import types
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import fault_reconnect as fr, faults as fx, registry, runner
+from testbed.experiments.faults import fault_reconnect as fr, faults as fx
+from testbed.harness import registry, runner
 from testbed.faults import condor_faults as fc, network_faults as fn
 from testbed.model import topology
 from testbed.model.constants import FAULT_LOCAL_IWD, JOB_LEASE_S, RESTART_CUT_HOLD_S, TRANSFER_KEY_DEFECT_DOC

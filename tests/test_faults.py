@@ -11,7 +11,8 @@ import zlib
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import fault_interrupt as fi, faults as fx, registry
+from testbed.experiments.faults import fault_interrupt as fi, faults as fx
+from testbed.harness import registry
 from testbed.faults import condor_faults as fc, network_faults as fn, security_checks as fs, storage_faults as fst
 from testbed.services import gateway
 from testbed.model import topology

@@ -7,8 +7,9 @@ import types
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e4_figures, registry
-from testbed.experiments.registry import DocFigure
+from testbed.experiments.e4 import e4_figures
+from testbed.harness import registry
+from testbed.harness.registry import DocFigure
 from testbed.report import figure_sections as figs, pages
 from testbed.results import reference, runs as results
 

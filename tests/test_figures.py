@@ -2,7 +2,11 @@
 text tables), E4's idle tail, and how `compare` calls them."""
 import pytest
 
-from testbed.experiments import e1_transfer, e3_figures, e4_figures, e5_figures, registry
+from testbed.experiments.e1 import transfer
+from testbed.experiments.e3 import e3_figures
+from testbed.experiments.e4 import e4_figures
+from testbed.experiments.e5 import e5_figures
+from testbed.harness import registry
 from testbed.results import compare, runs as results
 
 
@@ -118,7 +122,7 @@ def test_backfill_given_as_text_or_bool_is_one_series():
 def test_registry_names_the_figure_and_table_makers():
     assert registry.figure_makers()["e3"] is e3_figures.figures
     assert registry.figure_makers()["e4"] is e4_figures.figures
-    assert registry.table_makers() == {"e1": e1_transfer.scale_table, "e3": e3_figures.text, "e5": e5_figures.text}
+    assert registry.table_makers() == {"e1": transfer.scale_table, "e3": e3_figures.text, "e5": e5_figures.text}
     assert "rank" not in registry.get("e4").x_params  # drawn by the idle-tail plot, not as lines
 
 

@@ -4,7 +4,7 @@ import types
 
 import pytest
 
-from testbed.experiments import runner
+from testbed.harness import runner
 from testbed.model.errors import TestbedError
 from testbed.remote.site import Site
 

@@ -307,7 +307,7 @@ def test_pausing_and_pinning_leave_the_guests_of_another_machine_alone():
 
 
 def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.results import runs
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))

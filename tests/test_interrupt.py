@@ -15,7 +15,7 @@ import pytest
 from robot.errors import ExecutionFailed
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import runner
+from testbed.harness import runner
 from testbed.remote.site import Site
 from testbed.results import runs as results
 from tests.support import script_env
@@ -253,7 +253,7 @@ Restore
     Sleep    1
 """
 PARENT = """import sys
-from testbed.experiments import runner
+from testbed.harness import runner
 ack = {ack!r}
 rc, signals = runner.supervise(runner.with_listener([sys.executable, "-m", "robot", "--outputdir", {out!r},
                                "--console", "dotted", {suite!r}], ack), ack)
@@ -288,7 +288,7 @@ def test_a_real_robot_run_interrupted_like_a_terminal(tmp_path):
 
 # --- the fault rows interrupted-run-sigint/-sigterm, on a fake `testbed run` ------------------
 FAKE_TESTBED_RUN = """import signal, subprocess, sys
-from testbed.experiments import runner
+from testbed.harness import runner
 from testbed.results import runs
 run = runs.Run.create("smoke", ["default"], {{}}, {{}}, "tcg", root={results!r})
 run.record("smoke.point", 1.0, "s")
@@ -314,7 +314,7 @@ sys.exit(130 if signals else rc)
 def interrupt_fake_run(tmp_path, monkeypatch, signum, old):
     """fault_interrupt.interrupt_run on a fake `testbed run` (the project's runner, or `old`: one
     without the interrupt listener) driving a real robot over ROBOT_SUITE."""
-    from testbed.experiments import fault_interrupt as fi
+    from testbed.experiments.faults import fault_interrupt as fi
     suite, script = tmp_path / "s.robot", tmp_path / "fake_run.py"
     suite.write_text(ROBOT_SUITE)
     script.write_text(FAKE_TESTBED_RUN.format(results=str(tmp_path / "results"), suite=str(suite), old=old))
@@ -359,7 +359,7 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
 def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import domains, lifecycle
-    from testbed.experiments import registry, runner as suites
+    from testbed.harness import registry, runner as suites
     monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
     monkeypatch.setattr(experiment_commands, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
@@ -390,7 +390,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
 
 
 def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(tmp_path):
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.model import profiles
     from testbed.model.state import TestbedState
     from testbed.network import netem, wan
@@ -411,7 +411,7 @@ def test_after_an_interruption_the_runner_says_what_the_records_leave_in_force(t
 def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(tmp_path):
     """`default` keeps its origin 20 ms behind the DTN: that is its normal state, not
     something an interrupted suite left; a suite's other RTT on the same pair is."""
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.model import topology
     from testbed.model.state import TestbedState
     from testbed.network import netem, wan
@@ -426,7 +426,7 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
 def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import lifecycle
-    from testbed.experiments import registry, runner as suites
+    from testbed.harness import registry, runner as suites
     from testbed.results import robot_output
     calls = []
     monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)

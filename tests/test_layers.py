@@ -4,7 +4,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "testbed"
-ORDER = ["model", "remote", "network", "machines", "services", "faults", "results", "experiments", "report", "cli"]
+ORDER = ["model", "remote", "network", "machines", "services", "faults", "results", "harness", "experiments", "report",
+         "cli"]
 
 
 def imported_layers(path):

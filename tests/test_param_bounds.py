@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from testbed import PROJECT_ROOT, cli
-from testbed.experiments import registry
-from testbed.experiments.registry import Experiment, Param
+from testbed.harness import registry
+from testbed.harness.registry import Experiment, Param
 from testbed.model import profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.site import Site
@@ -221,7 +221,7 @@ def test_a_profile_number_that_is_nan_or_infinite_is_refused(tmp_path, body, fie
     ("e5", {"collector_ramp_start": "8"}, "collector_ramp_start (8) must be at most collector_ramp_max (4)"),
 ])
 def test_parameters_that_disagree_with_each_other_are_one_line_naming_both(name, sets, problem):
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.model.errors import ConfigError
     with pytest.raises(ConfigError) as err:
         registry.get(name).parameters("ci", sets)

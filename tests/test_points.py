@@ -4,10 +4,15 @@ the base library's keep-then-judge, and the points of E1 and E4 built from fake 
 import pytest
 from robot.api import SkipExecution
 
-from testbed.experiments import e1_points, e2_points, e3_points, e4_points, e5_points, points, registry
-from testbed.experiments.points import POINT_TEMPLATE, Measured
-from testbed.experiments.registry import Experiment, Param
-from testbed.experiments.rows import CLAIMS, Axis, Block, Case, Rows
+from testbed.experiments.e1 import e1_points
+from testbed.experiments.e2 import e2_points
+from testbed.experiments.e3 import e3_points
+from testbed.experiments.e4 import e4_points
+from testbed.experiments.e5 import e5_points
+from testbed.harness import points, registry
+from testbed.harness.points import POINT_TEMPLATE, Measured
+from testbed.harness.registry import Experiment, Param
+from testbed.harness.rows import CLAIMS, Axis, Block, Case, Rows
 from testbed.network import wan
 from tests.test_e4_hpc import report, task
 from tests.test_experiment_libraries import FakeTestbed, base, load

@@ -7,7 +7,7 @@ import pytest
 from robot.api import TestSuite as RobotSuite
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import points, registry, runner
+from testbed.harness import points, registry, runner
 from testbed.model.errors import ConfigError
 
 

@@ -70,7 +70,8 @@ def test_the_message_may_be_built_when_it_is_needed_and_the_error_chosen(clock):
 
 
 def test_waits_built_on_it_keep_their_messages(clock):
-    from testbed.experiments import e5_scale, faults as fx
+    from testbed.experiments.e5 import e5_scale
+    from testbed.experiments.faults import faults as fx
     from testbed.faults import condor_faults as fc
 
     running = fc.CondorFaults.__new__(fc.CondorFaults)
@@ -176,10 +177,10 @@ def test_the_scale_library_waits_for_its_startds_without_the_paused_guests(monke
         asked["skip"] = tuple(skip)
         return True, "healthy"
     monkeypatch.setattr(module.scale, "wait_healthy", wait_healthy)
-    monkeypatch.setattr(module.e5_uber, "measured_startd_memory", lambda exclude=None: None)
-    monkeypatch.setattr(module.e5_uber, "startds_refused", lambda params, topo, memory: None)
+    monkeypatch.setattr(module.uber, "measured_startd_memory", lambda exclude=None: None)
+    monkeypatch.setattr(module.uber, "startds_refused", lambda params, topo, memory: None)
     monkeypatch.setattr(module.e5_config, "use_startds", lambda ssh, workers, count, slots: None)
-    monkeypatch.setattr(module.e5_uber, "StartdSampler",
+    monkeypatch.setattr(module.uber, "StartdSampler",
                         lambda ssh, workers: types.SimpleNamespace(memory=lambda: {}))
     worker = types.SimpleNamespace(total_slots=4)
     topo = types.SimpleNamespace(with_role=lambda role: [worker], planned_startds=2)

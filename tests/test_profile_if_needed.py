@@ -2,7 +2,7 @@
 the site's record names it and every value reads back; an apply otherwise."""
 import pytest
 
-from testbed.experiments import session
+from testbed.harness import session
 from testbed.model import profiles, topology
 from testbed.remote.profile_record import record_profile
 

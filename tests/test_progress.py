@@ -1,4 +1,4 @@
-"""The progress line of `testbed run` (testbed/experiments/progress.py): its format, the
+"""The progress line of `testbed run` (testbed/harness/progress.py): its format, the
 estimate from a kept reference, from the run's own points, none when nothing is known; and
 a real robot run with robot/listeners/Progress.py, whose line comes before the row's own."""
 import json
@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from testbed.experiments import progress, runner
+from testbed.harness import progress, runner
 from testbed.model.clock import utc_iso
 from testbed.model.constants import POINT_SECONDS_FIELD
 from testbed.results import runs as results

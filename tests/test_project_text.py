@@ -8,7 +8,7 @@ import re
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import registry
+from testbed.harness import registry
 from testbed.model.schema import load_yaml
 from testbed.report import suites
 from testbed.results import verdict

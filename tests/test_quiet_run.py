@@ -12,7 +12,7 @@ import pytest
 
 from testbed import PROJECT_ROOT
 from testbed.cli import main as cli_main
-from testbed.experiments import quiet, registry, runner, session
+from testbed.harness import quiet, registry, runner, session
 from testbed.machines import domains, quiesce
 from testbed.model import constants, profiles, topology
 from testbed.model.errors import ConfigError, RemoteError
@@ -245,7 +245,7 @@ def test_the_health_check_lists_a_paused_guest_and_probes_neither_it_nor_its_xro
     assert report["healthy"], report["problems"]
     assert "dtn" not in asked[-1] and report["hosts"]["dtn"]["paused"]
     assert set(report["xrootd"]) == {"origin"} and "paused" in health.format_report(report)
-    from testbed.experiments import e5_scale                  # E5's own pool check, for its run's startds
+    from testbed.experiments.e5 import e5_scale  # E5's own pool check, for its run's startds
     assert e5_scale.wait_healthy(topo, ssh, 1, echo=lambda *_: None, skip=("dtn",))[0]
 
 

@@ -391,7 +391,7 @@ def test_a_run_records_the_hash_of_the_code_that_measured_it(tmp_path):
     run = make_run(tmp_path)
     assert run.manifest()["code"]["measurement"] == provenance.measurement_hash()
     files = provenance.measured_files()
-    assert "testbed/experiments/e1_transfer.py" in files and "robot/suites/e1_transfer_limits.robot" in files
+    assert "testbed/experiments/e1/transfer.py" in files and "robot/suites/e1_transfer_limits.robot" in files
     assert "testbed/results/verdict.py" not in files and not any(f.startswith("testbed/report/") for f in files)
 
 

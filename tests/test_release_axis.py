@@ -13,7 +13,7 @@ from testbed.results import compare, runs as results
 def axis(monkeypatch, tmp_path):
     """A fake lifecycle and runner recording what happens, on `small`; box names are the specs."""
     from testbed.cli import experiment_commands
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.machines import box_choice, lifecycle, patched_box
     events, state = [], {"up": None, "box": None}
     site = Site(topology.load("small"), root=tmp_path)

@@ -37,7 +37,7 @@ def library(site, monkeypatch, outcomes):
             return "E9" if name == "${SUITE NAME}" else default
 
     monkeypatch.setattr(module, "BuiltIn", FakeBuiltIn)
-    from testbed.experiments import session
+    from testbed.harness import session
     lib = mod.__new__(mod)
     lib.site = session.Session.__new__(session.Session)
     lib.site.topo, lib.site.state = site
@@ -69,7 +69,7 @@ def test_the_refusal_is_one_line_naming_the_step_and_the_repair(site):
 
 
 def test_a_run_is_refused_on_a_site_that_needs_repair(site, monkeypatch):
-    from testbed.experiments import runner
+    from testbed.harness import runner
     topo, state = site
     repair_record.record(state, "E2", "Restore The Topology Disk Limits", "virsh blkdeviotune failed")
     monkeypatch.setattr(runner, "dead_guests", lambda topo: {})

@@ -7,10 +7,10 @@ import robot
 from robot.api import ExecutionResult, TestSuiteBuilder as SuiteBuilder
 
 from testbed import cli
-from testbed.experiments import registry, rows
-from testbed.experiments.e3_site import site_names
-from testbed.experiments.registry import SCALES, Experiment, Param
-from testbed.experiments.rows import Axis, Block, Case, Rows
+from testbed.harness import registry, rows
+from testbed.experiments.e3.e3_site import site_names
+from testbed.harness.registry import SCALES, Experiment, Param
+from testbed.harness.rows import Axis, Block, Case, Rows
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader
 from testbed.results import verdict

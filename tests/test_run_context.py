@@ -10,7 +10,7 @@ import pytest
 from robot.utils import Importer
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import runner
+from testbed.harness import runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.remote.site import Site
@@ -124,7 +124,7 @@ ADAPTERS = sorted(p.stem for p in (PROJECT_ROOT / "robot" / "libraries").glob("*
 # A Robot library is keywords over the experiments, the gateway to HTCondor and XRootD
 # (services), the emulated WAN (network), the model and the records; the site's machines,
 # SSH and the CLI stay behind them.
-ROBOT_MAY_IMPORT = {"experiments", "services", "network", "results", "model"}
+ROBOT_MAY_IMPORT = {"experiments", "harness", "services", "network", "results", "model"}
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -154,7 +154,7 @@ def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch
 
 
 def test_the_runs_report_is_not_a_file_robot_writes_in_the_same_folder():
-    from testbed.experiments import runner
+    from testbed.harness import runner
     assert runner.REPORT not in {"report.html", "log.html", "output.xml"}
 
 

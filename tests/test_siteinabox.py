@@ -1,7 +1,7 @@
 import pytest
 
-from testbed.experiments import e2_reads
-from testbed.experiments import e2_site as siteinabox
+from testbed.experiments.e2 import reads as e2_reads
+from testbed.experiments.e2 import e2_site as siteinabox
 
 
 def test_reads_are_assigned_reproducibly():

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import registry
+from testbed.harness import registry
 
 
 @pytest.mark.parametrize("name", list(registry.experiments()))

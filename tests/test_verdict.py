@@ -187,7 +187,7 @@ def test_a_claim_declared_twice_is_refused():
 
 
 def test_every_declared_claim_names_metrics_its_experiment_records():
-    from testbed.experiments import registry
+    from testbed.harness import registry
     for exp in registry.experiments().values():
         if not exp.paper:
             continue
@@ -197,7 +197,7 @@ def test_every_declared_claim_names_metrics_its_experiment_records():
 
 
 def test_each_paper_experiment_declares_its_paper_claims():
-    from testbed.experiments import registry
+    from testbed.harness import registry
     counts = {e.name: sum(c.kind == v.CLAIM for c in v.load_file(e.paper_path))
               for e in registry.experiments().values() if e.paper}
     assert counts and all(n >= 1 for n in counts.values()), counts
@@ -212,7 +212,7 @@ def seed_text(seed):
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the seeds are not on this machine (../shared/seeds/)")
 def test_every_quoted_claim_is_the_seeds_own_words():
-    from testbed.experiments import registry
+    from testbed.harness import registry
     for exp in registry.experiments().values():
         if not exp.paper:
             continue
@@ -234,7 +234,7 @@ def test_every_paper_is_cited_as_its_seed_names_it():
     """The title verbatim and every author's surname in the seed; where it was published
     either as the seed prints it or said to be absent from it."""
     import re
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.results import compare
     for exp in registry.experiments().values():
         if not exp.paper:
@@ -270,7 +270,7 @@ def test_the_verdict_table_counts_and_lists_each_claim():
 def test_each_suite_has_one_claim_row_per_declared_claim_in_order():
     from robot.api import TestSuiteBuilder
 
-    from testbed.experiments import registry
+    from testbed.harness import registry
     for exp in registry.experiments().values():
         if not exp.paper:
             continue
@@ -282,7 +282,7 @@ def test_each_suite_has_one_claim_row_per_declared_claim_in_order():
 
 
 def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_path):
-    from testbed.experiments import session
+    from testbed.harness import session
     from testbed.results import runs as results
     run = results.Run.create("e1", ["default", "wan-tuned"], topology={"name": "t"}, profile_contents={},
                              accel="tcg", root=tmp_path)
@@ -304,7 +304,7 @@ def test_a_suite_judges_a_claim_over_every_trial_once_the_last_trial_runs(tmp_pa
 
 
 def test_later_trials_take_their_sizes_from_the_first(tmp_path):
-    from testbed.experiments import session
+    from testbed.harness import session
     from testbed.results import runs as results
     run = results.Run.create("e1", ["table4-default"], topology={"name": "t"}, profile_contents={},
                              accel="tcg", root=tmp_path)

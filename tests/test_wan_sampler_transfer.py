@@ -1,7 +1,8 @@
 import pytest
 
 from testbed.network import netem, sampler, wan
-from testbed.experiments import e1_jobs, runner as suites, e1_transfer as transfer
+from testbed.experiments.e1 import jobs as e1_jobs, transfer
+from testbed.harness import runner as suites
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.ssh import Result
@@ -196,7 +197,7 @@ def test_sweep_summaries_and_output_checks_from_recorded_points():
 
 
 def test_a_tuned_profiles_gain_is_over_the_profile_it_extends():
-    from testbed.experiments import e1_transfer as transfer
+    from testbed.experiments.e1 import transfer
     recs = [{"name": "e1.efficiency_lost", "value": v, "params": {"profile": p, "rate": "2W", "rtt_ms": 80.0}}
             for p, v in (("table4-default", 0.8), ("table4-updated", 0.4), ("default", 0.6), ("wan-tuned", 0.3),
                          ("transfer-plain", 0.5))]

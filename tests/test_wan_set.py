@@ -7,7 +7,7 @@ import pytest
 
 from testbed import cli
 from testbed.cli import tuning_commands
-from testbed.experiments import runner
+from testbed.harness import runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.model.links import Link, describe, parse_links, parse_spec

@@ -60,7 +60,7 @@ def test_the_lan_rtt_takes_away_what_the_links_in_force_emulate_between_two_host
     wan.set_links(topo, RecordingSSH(), state, [netem.Link("dtn", "origin", 40.0)], count=1)
     assert wan.emulated_rtt(topo, wan.links_in_force(topo, state), dtn, origin) == 40.0
 
-    from testbed.experiments import session
+    from testbed.harness import session
     s = session.Session.__new__(session.Session)
     s.topo, s.state, s.ssh = topo, state, None
     # a moment's load on the host delayed some samples (median 55 ms): the base is the least

@@ -2,15 +2,15 @@
 worker until a collector loses updates or startds fail to join, on the LAN and behind a
 WAN, with one collector tier and two; and the connections the central managers hold with
 CCB on the child collectors or on hosts of its own. Thin over
-`testbed.experiments.e5_collector`; the points (`Measure Point    collector-ramp|ccb`,
+`testbed.experiments.e5.collector`; the points (`Measure Point    collector-ramp|ccb`,
 through ScaleLibrary's keyword) record what they measure per step into the run opened by
 TestbedLibrary and are judged by e5_points."""
 from robot.api import logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import e5_collector as ramp, e5_config, e5_failover, e5_points, e5_scale, e5_uber
-from testbed.experiments.points import Measured
+from testbed.experiments.e5 import collector as ramp, config as e5_config, failover, e5_points, e5_scale, uber
+from testbed.harness.points import Measured
 from testbed.model.links import rtt_label
 from testbed.services.condor import wait_single_had_leader
 from _experiment_library import ExperimentLibrary
@@ -92,7 +92,7 @@ class CollectorLibrary(ExperimentLibrary):
 
     def _memory(self):
         """Memory per startd as the run was checked for (its own measurements go to the next)."""
-        return e5_uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+        return uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
 
     def _plan(self):
         p = self.params()

@@ -1,4 +1,4 @@
-"""Fault-suite keywords: thin over `testbed.experiments.faults` (the interrupted
+"""Fault-suite keywords: thin over `testbed.experiments.faults.faults` (the interrupted
 runs: `fault_interrupt`) and the `testbed.faults` injectors. Each keyword runs one fault
 flow (inject, wait, undo) and returns what it saw; the suite records the timings and asserts
 the invariants. Undo keywords are for teardowns: they put the site back whatever state a
@@ -8,7 +8,7 @@ import signal
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import fault_interrupt, fault_site, faults
+from testbed.experiments.faults import fault_interrupt, fault_site, faults
 from _experiment_library import ExperimentLibrary
 
 

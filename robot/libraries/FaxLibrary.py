@@ -1,6 +1,6 @@
 """E3 keywords (seed 002, FAX): federation, data, compute-site routing, matrix cells per
 reader (ROOT with its TTreeCache, uproot), the learning-phase rows, the concurrency scan,
-the connectivity test and the baselines. Thin over `testbed.experiments.e3_fax` and
+the connectivity test and the baselines. Thin over `testbed.experiments.e3.fax` and
 `e3_site`; the points (`Measure Point    cell|learning|diagonal|concurrency`) are recorded
 and judged by e3_points, the other keywords return what they measure, the suite records it."""
 import statistics
@@ -9,9 +9,9 @@ from robot.api import logger
 from robot.api.deco import keyword, library
 from robot.api.exceptions import SkipExecution
 
-from testbed.experiments import e3_fax as fax
-from testbed.experiments import e3_points, e3_site
-from testbed.experiments.points import Measured
+from testbed.experiments.e3 import fax
+from testbed.experiments.e3 import e3_points, e3_site
+from testbed.harness.points import Measured
 from testbed.model import constants as c
 from testbed.model.links import rtt_label
 from _experiment_library import ExperimentLibrary

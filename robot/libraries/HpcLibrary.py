@@ -1,13 +1,13 @@
 """E4 keywords (seed 003): the shared software area, whole-node slots, one layout's
 production point (`Measure Point    production`), the throughput estimator. Thin over
-`testbed.experiments.e4_hpc` and `e4_points`."""
+`testbed.experiments.e4.hpc` and `e4_points`."""
 
 from robot.api import logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import e4_hpc as e4, e4_points
-from testbed.experiments.points import Measured
+from testbed.experiments.e4 import hpc as e4, e4_points
+from testbed.harness.points import Measured
 from _experiment_library import ExperimentLibrary
 
 

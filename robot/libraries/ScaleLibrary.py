@@ -1,6 +1,6 @@
 """E5 keywords (seed 004): the sleeper ramp, TCP streams per execute node,
 negotiation over the WAN, the collector shapes, failover with jobs running. Thin over
-`testbed.experiments.e5_scale`; the points (`Measure Point    ramp|shape|negotiation|
+`testbed.experiments.e5.e5_scale`; the points (`Measure Point    ramp|shape|negotiation|
 matchable`, and CollectorLibrary's) are recorded and judged by e5_points. Results that
 are nested (per step, daemon, host, collector and ad type) are recorded into the run
 opened by TestbedLibrary as they are measured; the suite records the rest."""
@@ -10,8 +10,8 @@ import time
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e5_config, e5_failover, e5_points, e5_scale as scale, e5_uber
-from testbed.experiments.points import Measured
+from testbed.experiments.e5 import config as e5_config, failover as e5_failover, e5_points, e5_scale as scale, uber
+from testbed.harness.points import Measured
 from testbed.model import profiles
 from testbed.model.links import rtt_label
 from testbed.services.condor import wait_single_had_leader
@@ -60,8 +60,8 @@ class ScaleLibrary(ExperimentLibrary):
         when they do not fit the workers' memory (the arithmetic in the message). Waits
         until the site is healthy with that layout; returns the workers' slots."""
         count, slots = int(count), int(slots)
-        memory = e5_uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
-        problem = e5_uber.startds_refused({"startds_per_worker": count, "min_free_mb": self.params()["min_free_mb"]},
+        memory = uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+        problem = uber.startds_refused({"startds_per_worker": count, "min_free_mb": self.params()["min_free_mb"]},
                                           self.tb.topo, memory)
         if problem:
             raise AssertionError(problem)
@@ -72,7 +72,7 @@ class ScaleLibrary(ExperimentLibrary):
                                            skip=self.tb.site.paused)
         logger.info(text)
         want = sum(h.total_slots for h in topo.with_role("worker"))
-        sizes = e5_uber.StartdSampler(self.tb.ssh, self.exp.workers).memory()
+        sizes = uber.StartdSampler(self.tb.ssh, self.exp.workers).memory()
         for host, m in sizes.items():
             if m["rss_mb"] is not None and self.tb.run is not None:
                 self.tb.record_metric("e5.startd_rss", m["rss_mb"], "MB", host=host, startds=m["startds"],

@@ -1,5 +1,5 @@
 """E2 keywords (seed 001): reads through the DTN with and without the cache,
-RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2_site`; the points
+RAID6 writes, HTCondor-C routing. Thin over `testbed.experiments.e2.e2_site`; the points
 (`Measure Point    uncached|raid-write|raid-write-unlimited|read-write|cached`) are
 recorded and judged by e2_points, the other keywords return what they measure and the
 suite records it into the run opened by TestbedLibrary."""
@@ -7,9 +7,9 @@ suite records it into the run opened by TestbedLibrary."""
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e2_cache, e2_points, e2_reads
-from testbed.experiments.points import Measured
-from testbed.experiments import e2_site as siteinabox
+from testbed.experiments.e2 import cache as e2_cache, e2_points, reads as e2_reads
+from testbed.harness.points import Measured
+from testbed.experiments.e2 import e2_site as siteinabox
 from _experiment_library import ExperimentLibrary
 
 

@@ -1,4 +1,4 @@
-"""Robot Framework keywords, thin over `testbed.experiments.session`: the site, profiles,
+"""Robot Framework keywords, thin over `testbed.harness.session`: the site, profiles,
 WAN emulation, jobs and the run's results folder. Given the results folder of
 `testbed run` (RESULTS_DIR), the run's context (topology file, scale, profiles,
 typed parameters) is read from its manifest; under plain `robot` the library
@@ -10,7 +10,7 @@ from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import points, registry, runner as suites, session
+from testbed.harness import points, registry, runner as suites, session
 from testbed.model import scaled_profiles, topology
 from testbed.network import wan
 from testbed.services import health

@@ -1,12 +1,12 @@
 """E1 keywords (seed 000): raw TCP, saturation, the latency sweep's point (`Measure Point
-latency`). Thin over `testbed.experiments.e1_transfer`; the set-up's keywords return what
+latency`). Thin over `testbed.experiments.e1.transfer`; the set-up's keywords return what
 they measure and the suite records it into the run opened by TestbedLibrary."""
 
 from robot.api import logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments import e1_jobs, e1_points, e1_scale, e1_transfer as transfer
-from testbed.experiments.points import Measured
+from testbed.experiments.e1 import jobs as e1_jobs, e1_points, e1_scale, transfer
+from testbed.harness.points import Measured
 from testbed.model import scaled_profiles
 from testbed.model.tables import render
 from testbed.services.condor import job_stats

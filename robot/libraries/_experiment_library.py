@@ -8,7 +8,7 @@ from robot.api import SkipExecution, logger
 from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments import points, registry, session
+from testbed.harness import points, registry, session
 from testbed.network import wan
 
 

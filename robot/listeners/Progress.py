@@ -3,7 +3,7 @@
     [point 3/15] rtt40-2W-wan-tuned (trial 2/3) · 4m12s elapsed · ~9m left (from the reference)
 
 `testbed run` passes it with the run's results folder (`--listener
-robot/listeners/Progress.py;RESULTS_DIR`); testbed/experiments/progress.py counts and
+robot/listeners/Progress.py;RESULTS_DIR`); testbed/harness/progress.py counts and
 estimates. The line goes where robot's console lines go (sys.__stdout__, which robot
 shares with `testbed run`), as a whole line: no carriage return, the same in a CI log.
 
@@ -18,7 +18,7 @@ from robot.api import logger
 from robot.output import LOGGER
 from robot.output.loggerapi import LoggerApi
 
-from testbed.experiments import progress
+from testbed.harness import progress
 
 
 class _BeforeTheConsole(LoggerApi):

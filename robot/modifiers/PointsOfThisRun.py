@@ -8,7 +8,7 @@ robot the rows skip themselves (TestbedLibrary.skip_unless_in_this_run).
 """
 from robot.api import SuiteVisitor
 
-from testbed.experiments import points, registry, session
+from testbed.harness import points, registry, session
 
 
 class PointsOfThisRun(SuiteVisitor):

@@ -17,7 +17,7 @@ Documentation     E1 - Limits of the HTCondor transfer system (seed 000_0d45099a
 ...               RTT 0 and 80 ms (ci: 2W only; quick: W and 2W) or 0, 10, 20, 40, 80 ms (full), for
 ...               every profile given (`testbed run e1 --profile default --profile wan-tuned`).
 ...               Override any parameter with --set, e.g. `--set rtts=0,20,40 --set sweep_jobs=16`
-...               (testbed/experiments/e1_transfer.py declares them and their scales).
+...               (testbed/experiments/e1/transfer.py declares them and their scales).
 ...
 ...               Scale model (docs/scaling.md): under TCG HTCondor moves a few MB/s in all, while one
 ...               stream with Table 4's 4 MB send window carries ~50 MB/s at 80 ms, so the paper's
@@ -34,7 +34,7 @@ Documentation     E1 - Limits of the HTCondor transfer system (seed 000_0d45099a
 ...               most the point's jobs; window: the smaller of the workers' tcp_wmem and the submit
 ...               host's tcp_rmem maximum; demand: the point's W): above 1 the windows carry the demand,
 ...               and its inverse is about the share of compute time a job's output spends in flight when
-...               they bind. testbed/experiments/e1_scale.py computes it: the Suite Setup prints the
+...               they bind. testbed/experiments/e1/e1_scale.py computes it: the Suite Setup prints the
 ...               paper's R beside this site's for every profile, rate and RTT of the run, each point
 ...               records its own (e1.window_capacity_over_demand, at the measured RTT) and
 ...               `testbed compare` prints them beside the paper's. Over the paper's R at the same RTT,

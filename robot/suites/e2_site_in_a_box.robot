@@ -24,7 +24,7 @@ Documentation     E2 - Site in a box (seed 001_a7ff0cb7e5a8d9a4).
 ...               was written): direct readers alone, the writers alone, both at once (fio, rw_seconds
 ...               a phase). Profiles: `default` (stripe
 ...               cache 256) and `raid-stripe-32768`; override with --set clients=1,2 etc.
-...               (testbed/experiments/e2_site.py declares the parameters and their scales).
+...               (testbed/experiments/e2/e2_site.py declares the parameters and their scales).
 ...
 ...               One test per measured point: a row per client count of the full scale
 ...               (uncached reads) and per profile (RAID writes, cached reads); a row that is

@@ -42,7 +42,7 @@ Documentation     E3 - FAX: reading ROOT files over the WAN through an XRootD fe
 ...               root:// 30 MB read the selection in 2 requests (the learning fill and one),
 ...               10 MB in 10 (3 fills, 7 baskets it missed).
 ...
-...               Scales (testbed/experiments/e3_fax.py): ci 2x2 cells, 10 MB, uproot's matrix
+...               Scales (testbed/experiments/e3/fax.py): ci 2x2 cells, 10 MB, uproot's matrix
 ...               and ROOT's row A (one local, one remote cell), jobs 1 and 4; quick 3x3, both
 ...               readers, 10 and 30 MB, learning 100, 1 and none, jobs 1, 2, 4, 8; full 4x4,
 ...               jobs up to 16. Rows outside this run's scale are skipped with a message

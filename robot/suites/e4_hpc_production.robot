@@ -22,7 +22,7 @@ Documentation     E4 - Physics data production on HPC (seed 003_f655f760dfef3c99
 ...               Gaussian to the per-event CPU time of a calibration run and predicts the
 ...               co-located node's job length.
 ...
-...               Scales (testbed/experiments/e4_hpc.py): ci 1 node x 2 tasks, 2 MB dump; quick
+...               Scales (testbed/experiments/e4/hpc.py): ci 1 node x 2 tasks, 2 MB dump; quick
 ...               2 nodes x 8 tasks, 50 MB; full 10 nodes x 60 tasks, 300 MB, delays 1-60 s.
 ...               Paper: 99.30% (DB on the node) vs 89.44% (1 of 11 nodes dedicated to the DB).
 Resource          ../resources/experiment.resource

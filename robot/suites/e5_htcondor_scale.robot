@@ -94,7 +94,7 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               WORKER_BASE_MB; min_free_mb kept free). The CCB layouts (8 startds per worker
 ...               at quick, 16 at full) need CCB hosts that are not CMs (`default`). Matchable negotiation: 64 (quick)
 ...               or 150 (full) jobs, 3 rounds per RTT. Parameters and their scales:
-...               testbed/experiments/e5_scale.py.
+...               testbed/experiments/e5/e5_scale.py.
 ...
 ...               One test per measured point: a ramp row and a row per collector shape for each
 ...               profile (default and collector-tuned, run when compared: `testbed run e5

@@ -10,7 +10,7 @@ Documentation     The fault suite: faults injected into a running site, each tes
 ...               reconnects is not started again). Files are judged by their adler32 (origin,
 ...               cache on the RAID, reads through the caching proxy) or sha256 (job output).
 ...
-...               Rows and scales (testbed/experiments/faults.py declares the parameters):
+...               Rows and scales (testbed/experiments/faults/faults.py declares the parameters):
 ...               `ci` runs the cheap faults on `small` in CI: security, schedd restarts, the
 ...               origin down (health checks there see one HAD leader). The slow rows (CM failover,
 ...               a worker cut around a schedd restart,

@@ -8,7 +8,7 @@ from testbed.cli.common import _profile, _site, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
-    from testbed.experiments import runner as suites
+    from testbed.harness import runner as suites
     scale = getattr(args, "scale", None) or "quick"
     sets = suites.parse_sets(args.set)
     # bad input first: the parameters and their bounds whatever the topology and the site
@@ -42,7 +42,7 @@ def _run_on_each_box(args, scale, sets):
     """`run --box A --box B`: the same points on each box in turn, the site brought up on it
     (taken down first when it runs another box; kept when it runs this one), then every run
     side by side. The last site stays up, as after any run."""
-    from testbed.experiments import runner as suites
+    from testbed.harness import runner as suites
     from testbed.machines import box_choice, lifecycle
     from testbed.machines.patched_box import box_for
     from testbed.model import boxspec
@@ -77,14 +77,14 @@ def _run_on_each_box(args, scale, sets):
 
 
 def _sized_for_site(suite, scale, topo, state, sets, label=None):
-    from testbed.experiments import runner
+    from testbed.harness import runner
     from testbed.machines import plan
     return runner.sized_for_site(suite, scale, topo, plan.recorded_accel(state), sets, label=label,
                                  echo=lambda line: print(line, flush=True))
 
 
 def _print_comparison(runs, against_paper=False, html=None):
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.results import compare
     figures = compare.load_paper() if against_paper else None
     print(compare.render_text(runs, figures, table_makers=registry.table_makers()))
@@ -109,7 +109,7 @@ def cmd_compare(args):
 def _compare_with_references(runs, html=None):
     """Each run beside the reference of its experiment, scale and topology: the drift table
     and both verdict tables on the terminal, the two runs' HTML report in the run's folder."""
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.results import compare, reference
     pairs = [(reference.for_run(run), run) for run in runs]  # every reference found before printing
     for i, (ref, run) in enumerate(pairs, 1):
@@ -157,7 +157,7 @@ def cmd_reference_list(args):
 def cmd_suites(args):
     """Each suite's generated rows against its registry entry: print what differs (exit 1
     if anything does), or rewrite the blocks with --write."""
-    from testbed.experiments import registry, rows
+    from testbed.harness import registry, rows
     exps = [registry.get(name, "testbed suites") for name in args.names] if args.names else list(registry.experiments().values())
     stale = 0
     for exp in exps:
@@ -188,7 +188,7 @@ def cmd_test(args):
     two runs, tear down."""
     from testbed.results import compare, robot_output
     from testbed.machines import lifecycle
-    from testbed.experiments import registry, runner as suites
+    from testbed.harness import registry, runner as suites
     from testbed.model import topology
     from testbed.remote.site import Site
     from testbed.services import health
@@ -377,7 +377,7 @@ def cmd_demo(args):
     with its default profiles (default and Table 4's), print and save the comparison with
     the paper."""
     from testbed.machines import lifecycle
-    from testbed.experiments import registry, runner as suites
+    from testbed.harness import registry, runner as suites
     from testbed.model import topology
     from testbed.remote.site import Site
     from testbed.services import health

@@ -27,7 +27,7 @@ def cmd_plan(args):
 
 def plan_capacity(args):
     """`plan --for EXPERIMENT:SCALE`: the hosts a run needs and the topology to write."""
-    from testbed.experiments import capacity, runner
+    from testbed.harness import capacity, runner
     from testbed.model import tables
     p = capacity.plan(args.for_run, args.host_memory_mb, args.host_cpus, runner.parse_sets(args.set))
     print(f"{p.experiment} at {p.scale}: {p.hosts} hosts, {p.memory_mb} MB RAM, {p.cpus} cores, "

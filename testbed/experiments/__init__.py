@@ -1,1 +1,2 @@
-"""The experiments: one module per experiment declaring its suite, scales and figures, the registry, and the runner."""
+"""The experiments: one package per experiment (and the smoke and fault suites), each declaring
+its registry entry (`EXPERIMENT = Experiment(...)`) beside its modules; the harness finds them."""

@@ -211,7 +211,7 @@ HOSTS_BLOCK_END = "# END testbed site hosts"
 # a guest's available memory in MB (one line of output)
 MEM_AVAILABLE_CMD = "awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo"
 
-# The capacity planner (`testbed plan --for EXPERIMENT:SCALE`, testbed/experiments/capacity.py):
+# The capacity planner (`testbed plan --for EXPERIMENT:SCALE`, testbed/harness/capacity.py):
 # what one running job, startd or role costs, as measured on this testbed where it was, and
 # from the papers or estimated (said so) where it was not.
 SHADOW_MB = 2.0          # per running job on the submit host: E5's ramp on `default` took the submit
@@ -224,7 +224,7 @@ STARTD_CORES = 0.18          # E5's ramp: each 50-slot startd took 16-18% of a T
 E1_SHADOWS_PER_CORE = 100    # seed 000, Table 2: one 40-core submit host moved 4000 jobs' output
 E1_PAPER_JOBS = 4000         # seed 000, Table 3: the saturation test's parallel jobs ("every slot")
 E1_LINK_MB_S = 1250          # seed 000: the submit host's 10 Gb/s NIC
-E3_BYTES_PER_VALUE = 3.0     # E3 ci: a 300-branch x 2000-event file is ~1.8 MB (e3_fax.py)
+E3_BYTES_PER_VALUE = 3.0     # E3 ci: a 300-branch x 2000-event file is ~1.8 MB (experiments/e3/fax.py)
 E4_TASK_MB = 30              # estimate (not measured): one e4_node.py task, Python + pymysql
 E4_DB_MB = 256               # estimate (not measured): a private MariaDB beside its loaded dump
 ROLE_BASE_MB = {"submit": 1024, "cm": 512, "ccb": 512, "worker": 768, "dtn": 2048, "origin": 512}
@@ -265,7 +265,7 @@ BOX_PATCHES_FILE = "/usr/share/grid-testbed/condor-patches"  # in a patched box:
 # it measured: `testbed reference save --merge/--add-trials` match points without them.
 OUTCOME_PARAMS = ("found", "limit", "per_worker")
 
-# The progress line `testbed run` prints as each measured point starts (testbed/experiments/
+# The progress line `testbed run` prints as each measured point starts (testbed/harness/
 # progress.py, robot/listeners/Progress.py). Each point's seconds go into the run's manifest
 # under POINT_SECONDS_FIELD, which a kept reference carries on: the next run's estimate. A
 # row that skipped measured nothing, so only these statuses are timed.

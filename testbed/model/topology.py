@@ -98,7 +98,7 @@ class Topology:
     hosts: dict
     wan: list = field(default_factory=list)
     # `quiet:` {pause_unused, pin}: this site's choice for `testbed run` where the command line
-    # gives none (testbed/experiments/quiet.py); a key left out: the scale's default
+    # gives none (testbed/harness/quiet.py); a key left out: the scale's default
     quiet: dict = field(default_factory=dict)
     # `hypervisors:` {name: Hypervisor} (model/hypervisors.py); {}: every VM on this machine
     hypervisors: dict = field(default_factory=dict)

@@ -140,7 +140,7 @@ def site_pages(site_dir):
 def report_of_a_reference(outdir, root=None):
     """A kept reference's report (`summary.html` as a run writes it: figures, table, verdicts)
     written under `outdir`; None when no reference is kept."""
-    from testbed.experiments import registry
+    from testbed.harness import registry
     from testbed.report.experiment_sections import main_reference
     from testbed.results import compare
     ref = main_reference(registry.headline(), root)

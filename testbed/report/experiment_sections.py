@@ -3,7 +3,7 @@ scale, the paper's figures and claims, every row of its suite, and its kept refe
 with their results and verdicts (or a plain line saying none is kept)."""
 from pathlib import Path
 
-from testbed.experiments import registry
+from testbed.harness import registry
 from testbed.model.clock import utc_seconds
 from testbed.model.errors import ConfigError
 from testbed.model import site_history

@@ -6,7 +6,7 @@ are out of date (what the unit test and `--check` use)."""
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.experiments import e1_noise
+from testbed.experiments.e1 import noise as e1_noise
 from testbed.model.errors import ConfigError
 from testbed.report import experiment_sections as ex, figure_sections as figs, site_sections as site
 from testbed.report.markdown import fill

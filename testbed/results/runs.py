@@ -7,9 +7,9 @@
                     the DTN's RAID members (`disks`: count, level, chunk, limits,
                     host cache mode; testbed/machines/disks.py), the host's noise
                     (`quiet`: the guests paused, kept running and pinned, the
-                    pinning replaced, what the resume did; experiments/quiet.py),
+                    pinning replaced, what the resume did; harness/quiet.py),
                     E1's scale model (`scale_model`: k, the rates it came from, every
-                    scaled value; experiments/e1_scale.py), and `existing_hosts`: each
+                    scaled value; experiments/e1/e1_scale.py), and `existing_hosts`: each
                     existing host's OS, kernel, cores, CPU model, RAM, free disk,
                     virtualisation and time sync as read off it (testbed/machines/existing.py),
                     and `placement`: the hypervisor (name and libvirt URI) of every VM, or

@@ -209,7 +209,7 @@ def apply(topo, ssh, profile, previous=None, echo=print, settle=30, skip=(), sep
     itself (one round trip per host); only while a daemon is still reconfiguring is the
     read-back asked again, briefly. The hosts in `skip` (paused for a run) are left as they
     are: the run gives them the profile in force when it resumes them
-    (testbed/experiments/quiet.py). `separate_readback`: read back in a round trip of its own
+    (testbed/harness/quiet.py). `separate_readback`: read back in a round trip of its own
     after the apply (benchmarks/profile_swap.py's other arm)."""
     started = time.monotonic()
     wants = {name: expected_values(topo, profile, h) for name, h in topo.hosts.items() if name not in skip}

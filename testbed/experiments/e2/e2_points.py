@@ -1,0 +1,78 @@
+"""E2's points (seed 001), measured into the records and checks `Measure Point` keeps and
+judges: reads through the pass-through proxy, the RAID6 writes (with the emulated spindles
+or with their limits lifted), the reads and writes competing on the array, and the cached
+reads (first reads fill the cache, repeated reads hit it). SiteInABoxLibrary's point_*
+methods act on the site; these functions turn what they returned into records and checks."""
+from testbed.harness.points import Measured
+
+
+def uncached(r):
+    """One round of n clients through the pass-through proxy."""
+    m, at = Measured(), dict(clients=r["clients"], profile=r["profile"])
+    m.record("e2.uncached_rate", r["aggregate"], "MB/s", **at)
+    m.record("e2.uncached_per_client_rate", r["per_client"], "MB/s", **at)
+    m.record_series("e2.dtn_tx_rate", "MB/s", r["net_series"], 2, phase=r["phase"], profile=r["profile"])
+    m.check(r["failed"] == 0, f"{r['failed']} of {r['reads']} reads through port {r['port']} failed")
+    m.check(r["aggregate"] > 0, f"aggregate {r['aggregate']} MB/s")
+    return m
+
+
+def raid_write(w):
+    """The parallel writers on the RAID6 under the stripe cache and member limits in force."""
+    m = Measured()
+    m.record("e2.raid_write_rate", w["rate"], "MB/s", stripe_cache_size=w["stripe_cache_size"], writers=w["writers"],
+             profile=w["profile"], spindles=w["spindles"], member_mb_per_s=w["member_mb_per_s"],
+             member_iops=w["member_iops"])
+    m.record_series("e2.raid_write_rate_over_time", "MB/s", w["series"], 2, stripe_cache_size=w["stripe_cache_size"],
+                    profile=w["profile"], spindles=w["spindles"])
+    m.check(w["rate"] > 0, f"RAID write rate {w['rate']} MB/s")
+    return m
+
+
+def read_write(c):
+    """Readers alone, writers alone, both at once: each side's rate together over alone."""
+    m = Measured()
+    at = dict(readers=c["readers"], writers=c["writers"], profile=c["profile"],
+              stripe_cache_size=c["stripe_cache_size"], spindles=c["spindles"])
+    m.record("e2.raid_rw_read_rate", c["read_alone"], "MB/s", phase="alone", **at)
+    m.record("e2.raid_rw_read_rate", c["read_both"], "MB/s", phase="with_writes", **at)
+    m.record("e2.raid_rw_write_rate", c["write_alone"], "MB/s", phase="alone", **at)
+    m.record("e2.raid_rw_write_rate", c["write_both"], "MB/s", phase="with_reads", **at)
+    m.record_known("e2.raid_read_under_writes", c["read_ratio"], "ratio", **at)
+    m.record_known("e2.raid_write_under_reads", c["write_ratio"], "ratio", **at)
+    m.check(c["errors"] == 0, f"fio reported {c['errors']} I/O errors on the array")
+    for side in ("read_alone", "write_alone", "read_both", "write_both"):
+        m.check(c[side] > 0, f"{side}: no bytes moved ({c[side]} MB/s)")
+    return m
+
+
+def _record_cached_round(m, r, rate_metric, per_client_metric):
+    at = dict(clients=r["clients"], profile=r["profile"], stripe_cache_size=r["stripe_cache_size"],
+              spindles=r["spindles"])
+    m.record(rate_metric, r["aggregate"], "MB/s", **at)
+    m.record(per_client_metric, r["per_client"], "MB/s", **at)
+    m.record_series("e2.dtn_tx_rate", "MB/s", r["net_series"], 2, phase=r["phase"], profile=r["profile"])
+    m.record_series("e2.raid_read_rate_during", "MB/s", r["md_series"], 1, phase=r["phase"], profile=r["profile"])
+    m.record_series("e2.raid_write_rate_during", "MB/s", r["md_series"], 2, phase=r["phase"], profile=r["profile"])
+
+
+def cached(first, repeat, first_problem, repeat_problem, uncached_rate, local_rate):
+    """The first reads (misses that fill the cache) and the repeated reads (hits) through the
+    caching proxy; `*_problem` is what the cache's own records say went wrong (None: as
+    expected); `uncached_rate` this run's pass-through rate at the same client count (None
+    if not measured); `local_rate` the DTN reading the cached files from its own RAID."""
+    m = Measured()
+    _record_cached_round(m, first, "e2.first_read_rate", "e2.first_read_per_client_rate")
+    _record_cached_round(m, repeat, "e2.repeat_read_rate", "e2.repeat_read_per_client_rate")
+    at = dict(stripe_cache_size=repeat["stripe_cache_size"], profile=repeat["profile"], spindles=repeat["spindles"])
+    if uncached_rate:
+        m.record("e2.cached_over_uncached", first["aggregate"] / uncached_rate, "ratio", clients=first["clients"], **at)
+    m.record("e2.dtn_local_read_rate", local_rate, "MB/s", **at)
+    if local_rate:
+        m.record("e2.hit_over_local_read", repeat["aggregate"] / local_rate, "ratio", **at)
+    m.check(first["failed"] == 0, f"{first['failed']} of {first['reads']} first reads failed")
+    m.check(first_problem is None, first_problem)
+    m.check(repeat["failed"] == 0, f"{repeat['failed']} of {repeat['reads']} repeated reads failed")
+    m.check(repeat_problem is None, repeat_problem)
+    m.check(local_rate > 0, f"the DTN read the cached files at {local_rate} MB/s")
+    return m

@@ -1,0 +1,148 @@
+"""The console line `testbed run` prints as each measured point starts:
+
+    [point 3/15] rtt40-2W-wan-tuned (trial 2/3) · 4m12s elapsed · ~9m left (from the reference)
+
+robot/listeners/Progress.py calls this module; the counting and the estimate live here, where
+they are unit-tested. The points are the suite's `Measure Point` rows robot runs (every test
+of a suite that has none), counted after the run's pre-run modifier and selection; i of n
+counts those of this robot process, one trial. The elapsed time runs from the manifest's
+`start`, so a later trial's line counts the earlier trials too. What is left is the starting
+point, the rest of this trial and every later trial (the same rows), each taking the mean
+seconds of a point:
+
+- of the kept reference of the run's experiment, scale and topology (`results/reference/`),
+  when its manifest has the seconds of its points;
+- else of the points this run finished (earlier trials included);
+- else, before this run has finished one, of the experiment's references at other scales;
+- else no estimate.
+
+Each point's seconds go into the run's manifest (POINT_SECONDS_FIELD) as it ends, so a run
+kept as the reference gives the next run its estimate. The metric records do not serve: they
+carry the second they were written but not the point that wrote them, a point writes some
+of them half-way (an RTT check, a profile swap) and a merged reference's span days.
+"""
+import json
+import statistics
+import time
+from pathlib import Path
+
+from testbed.harness.points import POINT_TEMPLATE
+from testbed.model.clock import utc_seconds
+from testbed.model.constants import POINT_SECONDS_FIELD, PROGRESS_SEPARATOR, TIMED_STATUSES
+from testbed.results.runs import REFERENCE_ROOT, Run
+FROM_REFERENCE = "from the reference"
+FROM_OTHER_SCALES = "from the references at other scales"
+FROM_THIS_RUN = "from this run"
+
+
+def clock(seconds):
+    """42s, 4m12s, 1h05m: a duration in whole seconds, minutes past an hour."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def rough(seconds):
+    """<1m, ~9m, ~1h20m: an estimate to the minute."""
+    m = round(max(0.0, seconds) / 60)
+    if m < 1:
+        return "<1m"
+    return f"~{m}m" if m < 60 else f"~{m // 60}h{m % 60:02d}m"
+
+
+def points_of(tests):
+    """The names of the tests that are measured points: the `Measure Point` rows, or every
+    test of a suite without any (smoke, faults)."""
+    tests = list(tests)
+    rows = [t.name for t in tests if getattr(t, "template", None) == POINT_TEMPLATE]
+    return rows or [t.name for t in tests]
+
+
+def points_left(i, n, trial=None, trials=None):
+    """Points still to measure when point i of n starts, the starting one included, with the n
+    of every later trial."""
+    later = (trials - trial) * n if trial and trials else 0
+    return n - i + 1 + later
+
+
+def timed(manifest):
+    """The seconds of each point a manifest kept (POINT_SECONDS_FIELD) that measured something."""
+    entries = manifest.get(POINT_SECONDS_FIELD) or []
+    return [float(e["seconds"]) for e in entries
+            if isinstance(e, dict) and e.get("status") in TIMED_STATUSES and isinstance(e.get("seconds"), (int, float))]
+
+
+def reference_seconds(suite, key, root=REFERENCE_ROOT):
+    """(seconds of each point of the reference `suite`/`key`, those of the suite's references
+    under other keys): [] where none kept any."""
+    same, other = [], []
+    for path in sorted(Path(root).glob(f"{suite}/*/manifest.json")):
+        try:
+            seconds = timed(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+        (same if path.parent.name == key else other).extend(seconds)
+    return same, other
+
+
+def per_point(reference=(), this_run=(), other_scales=()):
+    """(mean seconds of a point, where it comes from), or None when nothing is known."""
+    for values, source in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
+                           (other_scales, FROM_OTHER_SCALES)):
+        if values:
+            return statistics.fmean(values), source
+    return None
+
+
+def line(name, i, n, elapsed, trial=None, trials=None, estimate=None):
+    """The progress line of point i of n; `estimate`: (seconds a point, source) or None."""
+    parts = [f"[point {i}/{n}] {name}" + (f" (trial {trial}/{trials})" if trials and trials > 1 else ""),
+             f"{clock(elapsed)} elapsed"]
+    if estimate is not None:
+        seconds, source = estimate
+        parts.append(f"{rough(seconds * points_left(i, n, trial, trials))} left ({source})")
+    return PROGRESS_SEPARATOR.join(parts)
+
+
+class Progress:
+    """The progress of one robot process: `starting(name)` gives a point's line, `ended(...)`
+    counts a point's seconds and keeps them in the manifest. `results_dir`: the run's folder
+    (None under a plain robot: no trial, no reference, elapsed from this process's start)."""
+
+    def __init__(self, results_dir=None, names=(), now=time.time, reference_root=REFERENCE_ROOT):
+        self.run = Run(results_dir) if results_dir else None
+        manifest = self.run.manifest() if self.run else {}
+        self.now = now
+        self.started = utc_seconds(manifest["start"]) if manifest.get("start") else now()
+        self.trials = manifest.get("trials") or 1
+        self.trial = manifest.get("trial") or 1
+        self.names = list(names)
+        self.i = 0
+        self.this_run = timed(manifest)   # the earlier trials' points
+        suite, scale = manifest.get("suite"), manifest.get("scale")
+        topo = manifest.get("topology")
+        topo = topo.get("name") if isinstance(topo, dict) else topo
+        self.reference, self.other_scales = (reference_seconds(suite, f"{scale}-{topo}", reference_root)
+                                             if suite else ([], []))
+
+    def is_point(self, name):
+        return name in self.names
+
+    def starting(self, name):
+        self.i += 1
+        estimate = per_point(self.reference, self.this_run, self.other_scales)
+        return line(name, self.i, len(self.names), self.now() - self.started,
+                    self.trial, self.trials, estimate)
+
+    def ended(self, name, status, seconds):
+        """Counts a point that measured something, and keeps its seconds in the manifest."""
+        if status not in TIMED_STATUSES:
+            return
+        self.this_run.append(seconds)
+        if self.run:
+            kept = self.run.manifest().get(POINT_SECONDS_FIELD) or []
+            entry = {"test": name, "trial": self.trial, "seconds": round(seconds, 1), "status": status}
+            self.run.update(**{POINT_SECONDS_FIELD: kept + [entry]})

@@ -1,0 +1,410 @@
+"""The experiment suites and how `testbed run` drives them through Robot Framework.
+
+`testbed run` resolves the run's context once (the topology *file*, the scale,
+the profiles, the typed `--set` parameters) and writes it into the results
+folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
+own text) and the library reads the context from the manifest. Around the trials the
+runner pauses the guests the experiment does not use and pins the measured ones, and
+undoes both however the run ends (harness/quiet.py). The runner alone
+closes the manifest (complete, failed or interrupted) and writes the run's one
+report, `summary.html` (figures and the comparison with the paper). Plain
+`robot robot/suites/X.robot` works too: the library then opens, closes and
+reports its own folder.
+"""
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from testbed import PROJECT_ROOT
+from testbed.machines import accel, disks, quiesce
+from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
+from testbed.results import compare, runs as results
+from testbed.harness import points, quiet, registry, session
+from testbed.model.errors import ConfigError, TestbedError
+from testbed.model.schema import load_yaml
+from testbed.network import wan
+from testbed.remote import console, profile_record, repair_record
+from testbed.remote.poll import wait_for
+
+SCALES = registry.SCALES
+SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+REPORT = "summary.html"
+DEFAULT_CONSOLE_WIDTH = 100   # robot's console when the output is not a terminal (a CI log)
+MIN_CONSOLE_WIDTH = 40        # below this robot's status column leaves no room for a row's name
+
+
+def suite_file(name):
+    """The suite file of the registry's experiment `name` (ConfigError if there is none)."""
+    return registry.get(name).suite_path
+
+
+def parse_sets(items):
+    """['rtts=0,20', 'jobs=8'] -> {'rtts': '0,20', 'jobs': '8'}."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not SET_KEY.match(key) or not value.strip():
+            raise ConfigError("--set", item, "expected KEY=VALUE with a name like rtts and a value like 0,20,40")
+        if key.upper() in {"TOPOLOGY", "SCALE", "PROFILES", "RESULTS_DIR"}:
+            raise ConfigError("--set", item, f"{key} has its own option")
+        out[key] = value.strip()
+    return out
+
+
+def console_width(size=None):
+    """The width robot's console lines must fit: the terminal's (or $COLUMNS; 100 when the
+    output is not a terminal), at least MIN_CONSOLE_WIDTH."""
+    columns = (size or shutil.get_terminal_size((DEFAULT_CONSOLE_WIDTH, 24))).columns
+    return max(MIN_CONSOLE_WIDTH, columns)
+
+
+# leaves out the rows that are not points of the run (robot shows no SKIP for them)
+POINTS_MODIFIER = PROJECT_ROOT / "robot" / "modifiers" / "PointsOfThisRun.py"
+# prints a line as each point starts: which of how many, the time elapsed, an estimate of the rest
+PROGRESS_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Progress.py"
+
+
+def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
+    """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
+    The rest of the run's context is in `run_dir`'s manifest. `trial`: the trial of a repeated
+    run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...).
+    `width`: robot's console width (default: the terminal's, `console_width`)."""
+    argv = [sys.executable, "-m", "robot", "--outputdir", str(run_dir),
+            "--prerunmodifier", f"{POINTS_MODIFIER};{run_dir}",
+            "--listener", f"{PROGRESS_LISTENER};{run_dir}",
+            "--consolewidth", str(width or console_width()),
+            "--variable", f"SCALE:{scale}", "--variable", f"RESULTS_DIR:{run_dir}"]
+    if trial is not None:
+        argv += ["--output", f"output-trial{trial}.xml", "--log", f"log-trial{trial}.html",
+                 "--report", f"report-trial{trial}.html"]
+    return argv + list(select) + [str(suite_file(suite))]
+
+
+def trials_for(suite, scale, repeat=None):
+    """How many times a run repeats its suite: `repeat` when given (>= 1), else the count the
+    experiment declares for the scale (registry `trials`)."""
+    if repeat is None:
+        return registry.get(suite).trials[scale]
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ConfigError("testbed run", "--repeat", f"{repeat!r}: must be a whole number >= 1")
+    return repeat
+
+
+def sized_for_site(suite, scale, topo, accelerator, sets, label=None, echo=print):
+    """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
+    saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
+    set is kept as given. `testbed run`, the demo and the benchmarks size a run through here."""
+    sized, why = registry.get(suite).sized_for(scale, accelerator, topo)
+    given = {key.lower() for key in sets}
+    for (name, value), line in zip(sized.items(), why):
+        if name in given:
+            continue
+        sets = {**sets, name: value}
+        scale_line(label or scale, accelerator, line, echo)
+    return sets
+
+
+def scale_line(label, accelerator, line, echo=print):
+    echo(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}")
+
+
+def open_run(site, suite, profile_list, scale, sets):
+    """The results folder with the run's context in its manifest: the site's topology
+    (contents and absolute file), profiles, scale, typed `--set` overrides, the suite's
+    parameters and each host's hypervisor."""
+    overrides, params = session.resolve(suite, scale, sets)
+    topo, state = site.topo, site.state
+    run = results.Run.create(
+        suite, [p.name for p in profile_list],
+        # the box as booted: `up --box` may have chosen another than the file's
+        topology=load_yaml(topo.source) | {"file": session.topology_file(topo), "box": str(topo.box_spec)},
+        profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
+        scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
+        placement=hypervisors.placement(topo), site=site_history.for_run(state))
+    site_history.add_run(state, run.path.name)
+    return run
+
+
+def write_report(run, echo=print):
+    """The run's one HTML report, `summary.html`: its figures and the comparison with the paper."""
+    path, pngs = compare.render_html([run], run.path / REPORT, compare.load_paper(), title=run.label,
+                                     axes=registry.plot_axes(), figure_makers=registry.figure_makers(),
+                                     table_makers=registry.table_makers())
+    echo(f"report: {path} ({len(pngs)} plots)")
+    return path
+
+
+def close_own_run(run, passed, echo=print):
+    """For a run plain `robot` opened itself, what `run` does after robot: close the manifest
+    (complete|failed) and, when it holds metrics, print the comparison and write the report."""
+    if run.manifest().get("status") == "running":
+        run.finish("complete" if passed else "failed")
+    if run.metrics():
+        echo("\n" + compare.render_text([run], compare.load_paper(), table_makers=registry.table_makers()))
+        write_report(run, echo)
+
+
+def check(suite, scale, profile_names, sets, topo=None):
+    """Everything about a run that can be wrong before a VM is touched: the suite, the scale,
+    `--set` keys and types, the profiles the suite has rows for and, given the topology,
+    whether the scale fits it. Returns the Experiment."""
+    exp = registry.get(suite)
+    params = exp.parameters(scale, sets)
+    exp.check_profiles(profile_names)
+    if topo is not None:
+        exp.check_topology(scale, params, topo)
+    return exp
+
+
+def check_selection(suite, tests=(), tags=(), scale="quick", params=None, profiles=()):
+    """Refuse (ConfigError, one line) a `--test`/`--include` selection that picks no test of
+    the suite, or only rows that are not points of this run (`params`: the experiment's at
+    `scale` with the run's overrides; `profiles`: those compared), before a results folder is
+    made or the site is asked: matched by robot's own rules (case, spaces and `*` patterns)
+    on the suite file."""
+    if not tests and not tags:
+        return
+    from robot.api import TestSuite
+    path = suite_file(suite)
+    found = TestSuite.from_file_system(str(path))
+    names = [t.name for t in found.all_tests]
+    found.filter(included_tests=list(tests) or None, included_tags=list(tags) or None)
+    asked = " ".join([*(f"--test {t}" for t in tests), *(f"--include {t}" for t in tags)])
+    if found.test_count == 0:
+        shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
+        raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked, f"selects no test of the suite (its tests: {shown})")
+    if params is not None:
+        left_out = points.outside_rows(found, registry.get(suite).points, params, list(profiles), scale)
+        if len(left_out) == found.test_count:
+            name, why = next(iter(left_out.items()))
+            raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked,
+                              f"selects only rows that are not points of this run ({name}: {why}; "
+                              f"`--set` or another scale adds them)")
+
+
+# --- interruptions: robot runs in a process group of its own; we pass each signal on once ---------
+INTERRUPT_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Interrupted.py"
+SIGNALS_FILE = ".robot-signals"  # in the results folder: one line for each signal robot received
+FORWARD_AFTER_S = 0.5  # a signal robot has not counted by then did not reach it: pass it on
+KILL_AFTER = 4  # the 4th signal to `testbed run` kills a robot that ignored three
+
+
+def with_listener(argv, ack_file):
+    """robot's argv with the listener that stops a run gracefully on SIGINT/SIGTERM."""
+    at = argv.index("robot") + 1 if "robot" in argv else 1
+    return argv[:at] + ["--listener", f"{INTERRUPT_LISTENER};{ack_file}"] + argv[at:]
+
+
+def signals_received(ack_file):
+    """The signals robot counted (the listener's lines)."""
+    try:
+        return [line for line in open(ack_file).read().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def supervise(argv, ack_file, echo=print, popen=None, forward_after=FORWARD_AFTER_S):
+    """Run robot until it exits; returns (rc, names of the signals `testbed run` or robot got).
+
+    robot runs in a process group of its own, stdin /dev/null: a terminal's Ctrl-C (SIGINT to
+    the foreground group) reaches us only, not robot nor the ssh, tc or virsh commands of the
+    keyword running - a teardown's command is not killed half-way. SIGINT/SIGTERM/SIGHUP to us
+    never stop us: each is passed on to robot once, whose listener runs the graceful stop
+    (skip what is left, run the teardowns, ask once more, abandon). A signal robot counted
+    by itself within `forward_after` s (a service manager signals every process of the
+    unit) is not passed on again. The KILL_AFTER-th signal kills robot."""
+    popen = popen or subprocess.Popen  # looked up now: tests replace the module's subprocess
+    got, forwarded = [], set()
+
+    def on_signal(signum, _frame):
+        name = "SIGTERM" if signum == signal.SIGHUP else signal.Signals(signum).name  # the terminal closed
+        got.append((name, time.monotonic()))
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()  # signals can only be caught there
+    # caught before robot starts: robot, in a group of its own, would outlive a KeyboardInterrupt here
+    previous = {s: signal.signal(s, on_signal) for s in handled} if main else {}
+    try:
+        proc = popen(argv, cwd=PROJECT_ROOT, process_group=0, stdin=subprocess.DEVNULL)
+    except BaseException:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        raise
+
+    def ended():
+        counted = len(signals_received(ack_file))
+        for k, (name, at) in enumerate(got, 1):
+            if k > counted and k not in forwarded and time.monotonic() - at >= forward_after \
+                    and proc.poll() is None:
+                proc.send_signal(getattr(signal, name))
+                forwarded.add(k)
+        if len(got) >= KILL_AFTER and proc.poll() is None:
+            echo(f"robot (pid {proc.pid}) still runs after {len(got) - 1} signals: killed; "
+                 f"output.xml may be incomplete")
+            proc.kill()
+        return proc.poll() is not None
+    try:
+        wait_for("robot to exit", ended, float("inf"), 0.2)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return proc.wait(), [name for name, _at in got] or signals_received(ack_file)
+
+
+def _link_key(link):
+    """A link record as comparable data: its pair (either order) and its impairments."""
+    return (frozenset((link.get("a"), link.get("b"))),) + tuple(
+        float(link.get(k) or 0) for k in ("rtt_ms", "jitter_ms", "loss_pct", "rate_mbit"))
+
+
+def site_left(site):
+    """After an interruption, what the site's records say is left in force beyond its normal
+    state (a profile other than `default`, emulated WAN links), with how to undo each; []
+    when nothing is. The records are what the suite's steps wrote last: a teardown abandoned
+    half-way may have left a change it had not recorded yet."""
+    topo, state = site.topo, site.state
+    lines = []
+    prof = profile_record.recorded_profile(state)
+    if prof is not None and prof.name != "default":
+        lines.append(f"left: profile {prof.name} in force (undo: ./tb -t {topo.name} profile apply default)")
+    try:
+        links = wan.in_force(state).get("links") or []
+    except (OSError, ValueError):
+        links = []
+    own = {_link_key(vars(link)) for link in topo.wan}  # the topology's links: its normal state
+    delayed = [f"{link.get('a')}<->{link.get('b')} {link.get('rtt_ms'):g} ms" for link in links
+               if isinstance(link, dict) and float(link.get("rtt_ms") or 0) > 0 and _link_key(link) not in own]
+    if delayed:
+        lines.append(f"left: WAN {', '.join(delayed)} (undo: ./tb -t {topo.name} wan clear)")
+    return lines
+
+
+def dead_guests(topo):
+    """{host: the console's line} of the site's VMs whose kernel died since they last booted
+    (TCG guests now and then panic under load): no trial can run on them."""
+    died = {h.name: console.kernel_death(console.console_log(topo.name, h.name)) for h in topo.vm_hosts}
+    return {h: line for h, line in died.items() if line}
+
+
+def dead_text(topo, died):
+    where = ", ".join(f"{h} ({line!r}, console {console.console_log(topo.name, h)})" for h, line in died.items())
+    return (f"the kernel of {where} died; bring the site back with "
+            f"./tb -t {topo.name} down && ./tb -t {topo.name} up")
+
+
+def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
+        pause_unused=None, pin=None):
+    """Run one suite on the site (testbed.remote.site.Site) `repeat` times (default: the
+    trials it declares at the scale) into one new results folder, close its manifest and
+    write its report; returns (robot rc, Run): the first non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
+    `pause_unused`, `pin` (None: the topology's or the scale's choice, harness/quiet.py):
+    the guests the experiment does not use are paused and the measured ones pinned for all
+    the trials, and resumed and unpinned after them, however the run ends."""
+    topo, state = site.topo, site.state
+    sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
+    exp = registry.get(suite)
+    profile_names = list(profile_names or exp.profiles)
+    check(suite, scale, profile_names, sets, topo)
+    trials = trials_for(suite, scale, repeat)
+    died = dead_guests(topo)
+    if died:
+        raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
+    site_lock.hold(state, f"run {suite}")
+    unrepaired = repair_record.refusal(topo, state)
+    if unrepaired:
+        raise TestbedError(f"testbed run {suite}: {unrepaired}")
+    profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
+    quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
+    site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
+    run_ = open_run(site, suite, profile_list, scale, sets)
+    run_.update(trials=trials, trials_declared=exp.trials[scale], quiet=entry, **({"selection": list(select)} if select else {}))
+    echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
+         + (f", {trials} trials" if trials > 1 else ""))
+    echo(quiet.summary(entry))
+    try:
+        with site_quiet:
+            return _trials(site, suite, scale, select, trials, run_, echo)
+    except TestbedError:  # pausing or pinning failed (undone): no trial ran
+        if run_.manifest().get("status") == "running":
+            run_.finish("failed")
+        raise
+    finally:
+        run_.update(quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
+
+
+def _trials(site, suite, scale, select, trials, run_, echo):
+    """The trials of `run`, each one robot process; closes the manifest and writes the report."""
+    topo, state = site.topo, site.state
+    started, rcs = time.monotonic(), []
+    ack = run_.path / SIGNALS_FILE
+    for trial in range(1, trials + 1):
+        run_.update(trial=trial)
+        argv = robot_argv(suite, scale, run_.path, select, trial if trials > 1 else None)
+        if trials > 1:
+            echo(f"trial {trial} of {trials}")
+        echo("$ " + shlex.join(argv[2:]))   # as a shell would take it: the modifier's `;` quoted
+        rc, signals = supervise(with_listener(argv, ack), ack, echo)
+        rcs.append(rc)
+        if signals:  # whatever the suite teardown wrote: the rows not reached did not run
+            run_.finish("interrupted")
+            try:
+                write_report(run_, echo)
+            except Exception as exc:  # the interruption is what the caller must see
+                echo(f"no report: {exc}")
+            for line in site_left(site):
+                echo(line)
+            echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
+                 f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
+                 f"kept, rows not reached skipped; {run_.path}")
+            raise KeyboardInterrupt
+        died = dead_guests(topo) if rc != 0 and trial < trials else {}
+        if died:  # every later trial would fail in its set-up
+            run_.update(stopped={"trial": trial, "dead_guests": died})
+            echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
+            break
+        unrepaired = repair_record.refusal(topo, state) if trial < trials else None
+        if unrepaired:  # the next trial would measure the site its teardown left
+            run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(state)})
+            echo(f"trials {trial + 1}-{trials} not run: {unrepaired}")
+            break
+    rc = next((r for r in rcs if r != 0), 0)
+    status = "complete" if rc == 0 else "failed"
+    run_.finish(status)
+    echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc "
+         f"{', '.join(str(r) for r in rcs)}); {run_.path}")
+    write_report(run_, echo)
+    return rc, run_
+
+
+def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recover=True, echo=print, **run_args):
+    """One suite run on the site as `testbed test` and the demo run it (`run_args`: `run`'s sets,
+    repeat, ...): (rc, runs, recovered). TCG guests now and
+    then panic under load; a kernel death on a guest's console is the emulator's fault, not
+    the suite's. When a guest's kernel died before the run, or during a run that failed,
+    and `may_recover`, the site is brought back (`bring_back()`: down and up) and the suite
+    runs once more; a run that met the dead guest stays in `runs` with its status, and
+    `recovered` says what died (None when nothing did). Without `may_recover` a dead guest
+    fails the suite as in `run`."""
+    topo = site.topo
+    runs, recovered = [], None
+    died = dead_guests(topo)
+    if died and may_recover:
+        recovered = f"before {suite}: {dead_text(topo, died)}"
+        echo(f"testbed: {recovered}; bringing {topo.name} back before {suite}")
+        bring_back()
+    rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
+    runs.append(run_)
+    died = dead_guests(topo) if rc != 0 else {}
+    if died and may_recover and recovered is None:
+        recovered = f"during {suite} (run {run_.label}, kept as {run_.manifest().get('status')}): " \
+                    f"{dead_text(topo, died)}"
+        echo(f"testbed: {recovered}; bringing {topo.name} back and running {suite} once more")
+        bring_back()
+        rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
+        runs.append(run_)
+    return rc, runs, recovered
