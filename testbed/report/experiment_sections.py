@@ -406,7 +406,8 @@ def by_release_section(arg, root=None):
             values.setdefault(tuple(sorted(params.items())), []).append(rec["value"])
         for params, vals in sorted(values.items(), key=lambda kv: str(kv[0])):
             mean, _median, lo, hi = intervals.interval(vals)
-            shown = f"{mean:.3g} [{lo:.3g}, {hi:.3g}]" if len(vals) > 1 else f"{mean:.3g}"
+            # an interval only where the trials differ: equal values are a count, not a spread
+            shown = f"{mean:.3g} [{lo:.3g}, {hi:.3g}]" if len(set(vals)) > 1 else f"{mean:.3g}"
             rows.append([f"`{ref.key}`", versions.get("condor", "?"), str(versions.get("xrootd", "?")).lstrip("v"),
                          ", ".join(f"{k}={v}" for k, v in params), shown, ", ".join(f"{v:.3g}" for v in vals)])
     if not rows:
