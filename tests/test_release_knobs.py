@@ -27,12 +27,9 @@ def test_a_dump_gives_each_knob_its_value_or_none():
                                              "CATALOG_SPACE": "ifthenelse( a, 0)", "UPDATE_INTERVAL": "300"}
 
 
-def test_versions_from_condor_version_and_dpkg():
-    text = ("$CondorVersion: 25.14.1 2025-11-20 BuildID: Debian-25.14.1+dfsg-1 $\n"
-            "condor 25.14.1+dfsg-1\nxrootd-server 6.2.0-2\n")
-    v = release_knobs.parse_versions(text)
-    assert v == {"htcondor": "25.14.1", "condor": "25.14.1+dfsg-1", "xrootd-server": "6.2.0-2"}
-    assert release_knobs.release_name({"versions": v}) == "HTCondor 25.14.1, XRootD 6.2.0"
+def test_a_release_is_named_by_the_versions_a_manifest_records():
+    assert release_record.release_name({"condor": "25.14.1", "xrootd": "v6.2.0"}) == "HTCondor 25.14.1, XRootD 6.2.0"
+    assert release_record.release_name(None) == "HTCondor ?, XRootD ?"
 
 
 class FakeSSH:
@@ -41,16 +38,21 @@ class FakeSSH:
     def __init__(self, defaults, files, version):
         self.defaults, self.files, self.version, self.hosts = defaults, files, version, []
 
-    def run(self, host, command, check=True):
+    def run(self, host, command, check=True, timeout=None):
         self.hosts.append(host)
-        if command.startswith("condor_version"):
-            out = f"$CondorVersion: {self.version} x $\ncondor {self.version}+dfsg-1\nxrootd-server 6.2.0-2\n"
+        if command.startswith("echo condor="):          # health.VERSIONS_SCRIPT
+            out = f"condor={self.version}\nxrootd=v6.2.0\nkernel=6.12\nos=Debian\n"
+        elif command.startswith("dpkg-query"):
+            out = f"condor {self.version}+dfsg-1\nxrootd-server 6.2.0-2\n"
         elif command.startswith("grep"):
             out = "      2 Config warning: ignoring unknown directive 'pss.foo'\n"
         else:
             table = self.defaults if "ONLY_ENV" in command else self.files
             out = "".join(f"{n} = {v}\n" for n, v in table.items())
         return SimpleNamespace(stdout=out, ok=True)
+
+    def run_many(self, commands, check=False, timeout=None):
+        return {host: self.run(host, command, check) for host, command in commands.items()}
 
 
 def test_a_record_of_the_small_site_and_two_releases_side_by_side(tmp_path):
@@ -62,11 +64,12 @@ def test_a_record_of_the_small_site_and_two_releases_side_by_side(tmp_path):
     assert set(new["hosts"]) == {"submit", "cm", "ccb", "worker", "dtn"}
     assert new["in_force"]["cm"]["NEGOTIATOR_INTERVAL"] == "20"
     assert new["xrootd_lines"] == {"dtn": ["2 Config warning: ignoring unknown directive 'pss.foo'"]}
+    assert new["versions"]["condor"] == "25.14.1" and new["packages"]["condor"] == "25.14.1+dfsg-1"
     # kept one file per release, listed oldest release first whatever the order of keeping
     release_record.keep(new, "grid-testbed-debian13-sid", tmp_path)
     release_record.keep(old, "grid-testbed-debian13", tmp_path)
     kept = release_record.load_all(tmp_path)
-    assert [r["versions"]["htcondor"] for r in kept] == ["23.9.6", "25.14.1"]
+    assert [r["versions"]["condor"] for r in kept] == ["23.9.6", "25.14.1"]
     diffs = release_record.differences(kept)
     assert [d[0] for d in diffs] == ["UPDATE_INTERVAL"]          # NEGOTIATOR_INTERVAL: same default
     assert diffs[0][1] == ["300", None]
@@ -77,7 +80,7 @@ def test_a_record_of_the_small_site_and_two_releases_side_by_side(tmp_path):
 
 
 def test_one_kept_release_has_nothing_to_compare(tmp_path):
-    release_record.keep({"versions": {"htcondor": "23.9.6"}, "defaults": {"A": "1"}}, "b", tmp_path)
+    release_record.keep({"versions": {"condor": "23.9.6"}, "defaults": {"A": "1"}}, "b", tmp_path)
     assert release_record.differences(release_record.load_all(tmp_path)) == []
     assert "nothing to compare" in site_sections.release_knobs_section(tmp_path)
     with pytest.raises(ValueError, match="no HTCondor version"):

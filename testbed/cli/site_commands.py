@@ -131,13 +131,13 @@ def cmd_box_knobs(args):
     site = _site(args)
     record = release_knobs.collect(site.topo, site.ssh())
     others = [r for r in release_record.load_all()
-              if r.get("versions", {}).get("htcondor") != record["versions"].get("htcondor")]
-    name = release_knobs.release_name(record)
+              if r.get("versions", {}).get("condor") != record["versions"].get("condor")]
+    name = release_record.release_name(record["versions"])
     print(f"{name}: {len(record['defaults'])} knobs the testbed sets, "
           f"{sum(v is None for v in record['defaults'].values())} without a default of the release")
     for other in others:
         diffs = release_record.differences([other, record])
-        print(f"\nbeside {release_knobs.release_name(other)}: {len(diffs)} defaults differ")
+        print(f"\nbeside {release_record.release_name(other.get('versions'))}: {len(diffs)} defaults differ")
         if diffs:
             print(tables.render(["knob", "kept", "this site", "set by"],
                                 [[k, d[0], d[1], ", ".join(w)] for k, d, w, _ in diffs]))

@@ -161,11 +161,6 @@ def bringup_costs_section(root=None):
         "`benchmarks/bringup.py --keep` in `results/benchmarks/bringup/`."])
 
 
-def _release(record):
-    v = record.get("versions", {})
-    return f"HTCondor {v.get('htcondor', '?')} / XRootD {str(v.get('xrootd-server', '?')).split('-')[0]}"
-
-
 def _value(value):
     return "(none)" if value is None else f"`{value}`" if value != "" else "(empty)"
 
@@ -177,7 +172,7 @@ def release_knobs_section(root=None):
     records = release_record.load_all(root)
     if not records:
         return "No release is kept yet (`testbed box knobs --keep` on a running site keeps its release's)."
-    names = [_release(r) for r in records]
+    names = [release_record.release_name(r.get("versions")) for r in records]
     kept = ", ".join(f"{n} (box `{r.get('box', '?')}`)" for n, r in zip(names, records))
     out = [f"Kept: {kept}; {len(records[0].get('defaults', {}))} HTCondor knobs the testbed sets.", ""]
     diffs = release_record.differences(records)

@@ -29,7 +29,7 @@ from testbed import PROJECT_ROOT
 from testbed.model import tables
 from testbed.model.errors import ConfigError
 from testbed.model.schema import Reader, load_yaml
-from testbed.results import intervals, runs as run_folders, verdict
+from testbed.results import intervals, release_record, runs as run_folders, verdict
 
 PAPER_DIR = PROJECT_ROOT / "results" / "paper"
 SERIES_PARAM = "t"
@@ -201,11 +201,10 @@ def column_labels(columns, notes=None):
 
 
 def release_of(run):
-    """'HTCondor 25.14.1, XRootD 6.2.0 (box debian13+release:sid)': what a run ran on."""
+    """'HTCondor 25.14.1, XRootD 6.2.0, box debian13+release:sid': what a run ran on."""
     m = run.manifest()
-    v, topo = m.get("versions") or {}, m.get("topology") if isinstance(m.get("topology"), dict) else {}
-    return (f"HTCondor {v.get('condor', '?')}, XRootD {str(v.get('xrootd', '?')).lstrip('v')}"
-            + (f", box {topo['box']}" if topo.get("box") else ""))
+    topo = m.get("topology") if isinstance(m.get("topology"), dict) else {}
+    return release_record.release_name(m.get("versions")) + (f", box {topo['box']}" if topo.get("box") else "")
 
 
 def release_notes(runs):

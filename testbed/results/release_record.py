@@ -14,11 +14,17 @@ def _version_key(text):
     return tuple(int(n) for n in re.findall(r"\d+", str(text))[:3])
 
 
+def release_name(versions):
+    """'HTCondor 25.14.1, XRootD 6.2.0' of a run's or a record's `versions` (health.guest_versions)."""
+    versions = versions or {}
+    return f"HTCondor {versions.get('condor', '?')}, XRootD {str(versions.get('xrootd', '?')).lstrip('v')}"
+
+
 def keep(record, box, root=None):
     """Write `record` (collected on a site booted from `box`) to
     `<root>/htcondor-<version>.json`, replacing an older record of that release; the path."""
     root = Path(root or KEPT_ROOT)
-    version = record.get("versions", {}).get("htcondor")
+    version = record.get("versions", {}).get("condor")
     if not version:
         raise ValueError("the record names no HTCondor version")
     path = root / f"htcondor-{version}.json"
@@ -31,7 +37,7 @@ def load_all(root=None):
     """The kept records, oldest release first ([] when none)."""
     root = Path(root or KEPT_ROOT)
     records = [json.loads(p.read_text()) for p in root.glob("*.json")]
-    return sorted(records, key=lambda r: _version_key(r.get("versions", {}).get("htcondor")))
+    return sorted(records, key=lambda r: _version_key(r.get("versions", {}).get("condor")))
 
 
 def differences(records):

@@ -11,6 +11,7 @@ import re
 
 from testbed.machines.render import TEMPLATE_DIR
 from testbed.model import profiles
+from testbed.services import health
 from testbed.services.gateway import Daemons
 
 KNOB_LINE = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]*(?:\.[A-Z][A-Z0-9_]*)?)[ \t]*=", re.M)
@@ -90,39 +91,20 @@ def role_hosts(topo):
 
 
 def collect(topo, ssh):
-    """The record of this site's release: versions, defaults, values in force, XRootD's lines."""
-    knobs = list(testbed_knobs())
+    """The record of this site's release: versions (as in a run's manifest) and the packages
+    they came from, the release's defaults, the values in force per role, XRootD's lines."""
+    knobs = testbed_knobs()
     hosts = role_hosts(topo)
     probe = hosts.get("submit") or next(iter(hosts.values()))
-    versions = ssh.run(probe, "condor_version | head -1; dpkg-query -W -f '${Package} ${Version}\\n' "
+    packages = ssh.run(probe, "dpkg-query -W -f '${Package} ${Version}\\n' "
                               "condor xrootd-server xrootd-client 2>/dev/null").stdout
     defaults = values_of(knobs, ssh.run(probe, Daemons.DEFAULTS_DUMP).stdout)
-    in_force = {role: values_of(knobs, ssh.run(host, Daemons.CONFIG_DUMP).stdout) for role, host in hosts.items()}
-    xrootd = {}
-    for host in [h.name for h in topo.hosts.values() if h.has("dtn")]:
-        res = ssh.run(host, f"grep -rhiE '{XROOTD_COMPLAINTS}' {XROOTD_LOGS} 2>/dev/null | "
-                            "sed -E 's/^[0-9: ]+[0-9]+ //' | sort | uniq -c | sort -rn | head -40", check=False)
-        xrootd[host] = [line.strip() for line in res.stdout.splitlines() if line.strip()]
-    return {"versions": parse_versions(versions), "knobs": testbed_knobs(), "defaults": defaults,
-            "in_force": in_force, "hosts": hosts, "xrootd_lines": xrootd}
-
-
-def parse_versions(text):
-    """condor_version's first line and dpkg's `package version` lines -> {name: version}."""
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r"\$CondorVersion: (\S+)", line)
-        if m:
-            out["htcondor"] = m.group(1)
-            continue
-        fields = line.split()
-        if len(fields) == 2:
-            out[fields[0]] = fields[1]
-    return out
-
-
-def release_name(record):
-    """'HTCondor 25.14.1, XRootD 6.2.0': what a record is of."""
-    v = record.get("versions", {})
-    xrd = str(v.get("xrootd-server", "?")).split("-")[0]
-    return f"HTCondor {v.get('htcondor', '?')}, XRootD {xrd}"
+    dumps = ssh.run_many({host: Daemons.CONFIG_DUMP for host in hosts.values()}, check=True)
+    in_force = {role: values_of(knobs, dumps[host].stdout) for role, host in hosts.items()}
+    complaints = (f"grep -rhiE '{XROOTD_COMPLAINTS}' {XROOTD_LOGS} 2>/dev/null | "
+                  "sed -E 's/^[0-9: ]+[0-9]+ //' | sort | uniq -c | sort -rn | head -40")
+    logs = ssh.run_many({h.name: complaints for h in topo.hosts.values() if h.has("dtn")})
+    xrootd = {host: [line.strip() for line in res.stdout.splitlines() if line.strip()] for host, res in logs.items()}
+    return {"versions": health.guest_versions(ssh, probe),
+            "packages": dict(line.split() for line in packages.splitlines() if len(line.split()) == 2),
+            "knobs": knobs, "defaults": defaults, "in_force": in_force, "hosts": hosts, "xrootd_lines": xrootd}
