@@ -22,9 +22,9 @@ import threading
 import time
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel, disks, quiesce
+from testbed.machines import accel, box_choice, disks, quiesce
 from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
-from testbed.results import compare, runs as results
+from testbed.results import compare, release_record, runs as results
 from testbed.harness import points, quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
@@ -319,6 +319,8 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
+    for prof in profile_list:
+        release_record.refuse_unknown_knobs(prof, box_choice.booted_box(site))
     quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(site, suite, profile_list, scale, sets)

@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+from testbed.model.errors import ConfigError
 from testbed.results.runs import RESULTS_ROOT, write_json_atomic
 
 KEPT_ROOT = RESULTS_ROOT / "releases"
@@ -63,3 +64,29 @@ def in_force(record, knob):
     for role, values in record.get("in_force", {}).items():
         by_value.setdefault(values.get(knob), []).append(role)
     return {", ".join(roles): value for value, roles in by_value.items()}
+
+
+def for_box(box_name, root=None):
+    """The kept record of the site booted from box `box_name`, None when none is kept (a
+    box rebuilt from another recipe has another name, and no record until one is kept)."""
+    return next((r for r in load_all(root) if box_name and r.get("box") == box_name), None)
+
+
+def refuse_unknown_knobs(profile, box_name, root=None):
+    """Raise ConfigError naming the first HTCondor knob `profile` sets that the release on
+    box `box_name` does not know: no entry in its parameter table while another kept
+    release has one. HTCondor takes any name without a word, so such a knob would
+    silently do nothing. Nothing is refused without a kept record of that box's release."""
+    record = for_box(box_name, root)
+    if record is None:
+        return
+    others = [r for r in load_all(root) if r is not record]
+    for role in sorted(profile.roles):
+        for knob in profile.section(role, "condor"):
+            if record.get("defaults", {}).get(knob) is not None:
+                continue
+            knower = next((r for r in others if r.get("defaults", {}).get(knob) is not None), None)
+            if knower is not None:
+                raise ConfigError(profile.source, f"roles.{role}.condor.{knob}",
+                                  f"unknown to {release_name(record.get('versions'))} on box {box_name} "
+                                  f"(not in its parameter table; {release_name(knower.get('versions'))} has it)")
