@@ -124,3 +124,25 @@ def test_a_repeated_run_shows_the_mean_and_interval_and_plots_error_bars(tmp_pat
     assert row[3].startswith("0.6 [") and row[3].endswith("n=3")     # the mean of 0.5, 0.53, 0.77
     pngs = compare.plots([run], tmp_path / "plots", {"e1": ("rtt_ms",)})
     assert [p.name for p in pngs] == ["e1_efficiency_lost-vs-rtt_ms.png"]
+
+
+def test_runs_on_two_releases_say_whether_their_intervals_are_apart(tmp_path):
+    def release_run(condor, xrootd, values_by_trial):
+        run = results.Run.create("e2", ["default"], topology={"name": "small", "box": f"box-{condor}"},
+                                 profile_contents={}, accel="tcg", root=tmp_path)
+        run.update(versions={"condor": condor, "xrootd": xrootd})
+        for trial, (a, b) in enumerate(values_by_trial, 1):
+            results.Run(run.path, trial=trial).record("e2.rate", a, "MB/s", clients=1)
+            results.Run(run.path, trial=trial).record("e2.rate", b, "MB/s", clients=2)
+        return run
+    old = release_run("23.9.6", "v5.8.1", [(10, 20), (11, 21), (10.5, 30)])
+    new = release_run("25.14.1", "v6.2.0", [(20, 22), (21, 25), (20.5, 19)])
+    headers, rows, legend = compare.table([old, new])
+    assert headers[-2:] == ["ratio", "apart"]
+    assert any("HTCondor 25.14.1, XRootD 6.2.0, box box-25.14.1" in line for line in legend)
+    apart = {r[1]: r[-1] for r in rows}
+    assert apart == {"clients=1": "yes", "clients=2": "no"}   # 10.5 +- 0.5 vs 20.5 +- 0.5; 20-30 vs 19-25
+    one_trial = release_run("25.14.1", "v6.2.0", [(20, 22)])
+    assert {r[-1] for r in compare.table([old, one_trial])[1]} == {"-"}
+    # one release: no such column
+    assert compare.table([old])[0][-1] == "ratio"

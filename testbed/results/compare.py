@@ -180,6 +180,16 @@ def ratio(values, columns):
     return present[-1] / present[0]
 
 
+def intervals_apart(per_trial, columns):
+    """'yes' when the 95% intervals of the first and the last column (with a value) do not
+    overlap, 'no' when they do, '-' without two trials on each side."""
+    present = [per_trial[c] for c in columns if c in per_trial]
+    if len(present) < 2 or len(present[0]) < 2 or len(present[-1]) < 2:
+        return "-"
+    (_m1, _d1, lo1, hi1), (_m2, _d2, lo2, hi2) = intervals.interval(present[0]), intervals.interval(present[-1])
+    return "yes" if hi1 < lo2 or hi2 < lo1 else "no"
+
+
 def paper_match(figures, metric, params):
     p = dict(params)
     for fig in figures:
@@ -266,8 +276,13 @@ def table(runs, figures=None, keep=None):
     columns, rows, _ = collect(runs, axes=DEFAULT_AXES, trials=spreads)
     if keep is not None:
         rows = OrderedDict((key, values) for key, values in rows.items() if keep(key[0], dict(key[1])))
-    labels, legend = column_labels(columns, release_notes(runs))
+    notes = release_notes(runs)
+    labels, legend = column_labels(columns, notes)
     headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
+    if notes:   # runs on several releases: is the change more than the trials' spread?
+        headers.append("apart")
+        legend.append("apart: the 95% intervals of the first and the last column do not overlap "
+                      "(- without two trials on each side)")
     if figures is not None:
         headers += ["paper", "source"]
     out, matched = [], set()
@@ -276,6 +291,8 @@ def table(runs, figures=None, keep=None):
         row = [metric, format_params(dict(params)), unit] + \
               [cell_text(values[c], spreads[(metric, params, unit)][c]) if c in values else "-" for c in columns] + \
               [f"{r:.2f}x" if r is not None and math.isfinite(r) else "-"]
+        if notes:
+            row.append(intervals_apart(spreads[(metric, params, unit)], columns))
         if figures is not None:
             fig = paper_match(figures, metric, params)
             if fig:
