@@ -9,7 +9,8 @@ from robot.api import logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.experiments.e5 import collector as ramp, config as e5_config, failover, e5_points, e5_scale, uber
+from testbed.experiments.e5 import (collector as ramp, config as e5_config, failover, e5_points, e5_scale,
+                                    synthetic, uber)
 from testbed.harness.points import Measured
 from testbed.model.links import rtt_label
 from testbed.services.condor import wait_single_had_leader
@@ -47,6 +48,29 @@ class CollectorLibrary(ExperimentLibrary):
         finally:
             self._restore_after_a_row()
         return e5_points.collector_ramp(r, rtt, tiers)
+
+    def point_synthetic(self, rtt):
+        """Synthetic startds ramped to a CM collector's limit with the workers `rtt` ms from
+        every central host (one tier); no WAN and no synthetic ad after."""
+        p, scale = self.params(), self._scale
+        if not p["synthetic_rtts"]:
+            return Measured.skip(f"synthetic_rtts is empty at {self.scale} scale")
+        runner = synthetic.SyntheticRamp(self.exp, join_s=p["collector_join_s"], hold_s=p["collector_hold_s"],
+                                         update_s=p["synthetic_update_s"], parallel=p["synthetic_parallel"],
+                                         echo=logger.console)
+        try:
+            scale.remove_the_suites_jobs("background")
+            scale.remove_the_suites_jobs("negotiation")
+            self.tb.apply_profile_if_needed("default")
+            self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
+            steps = e5_scale.ramp_steps(p["synthetic_start"], p["synthetic_max"])[0]
+            logger.console(f"  synthetic startds at {rtt} ms: {steps} per worker, {p['synthetic_parallel']} joins at "
+                           f"once per worker, an update every {p['synthetic_update_s']} s")
+            r = runner.run(steps)
+        finally:
+            runner.clean()
+            self._restore_after_a_row()
+        return e5_points.synthetic_ramp(r, rtt, len(self.exp.workers), p["collector_hold_s"])
 
     def point_ccb(self, layout, config):
         """The connections the CMs hold from the workers with CCB `layout` (on-children,

@@ -52,6 +52,18 @@ Documentation     E5 - How much higher can HTCondor fly? (seed 004_b6b9f9503ced1
 ...               does not answer, or the workers cannot start or hold the step's startds; the
 ...               step before is the limit, in startds per collector (paper: 2,000 on the LAN,
 ...               200 over the WAN; 1,000 per child collector after 8.3's fixes);
+...               - the collector's limit with synthetic startds (4.1): startd ads sent as that
+...               many startds would send them, without a daemon each (testbed/experiments/e5/
+...               synthetic.py): every new one joins with a condor_advertise process of its own
+...               (its own connection and security handshake, as a joining startd's), then each
+...               worker sends all of its ads every synthetic_update_s over one connection per
+...               collector (as startds update over the socket the collector keeps), each with
+...               its sequence number, so lost updates are counted as for startds. Doubling
+...               steps per worker at 0 and 100 ms to the CMs' collectors (one tier) until a
+...               collector refuses joins, misses ads, loses updates or is busy all the time
+...               (RecentDaemonCoreDutyCycle 0.95): per step, the seconds each join took (the
+...               handshake's round trips), joins per second, the ads listed, updates and
+...               losses, the collectors' statistics and CPU while joining and holding;
 ...               - CCB (4.2): with child collectors on the CMs, connections the workers hold on
 ...               the CMs when the children are also the CCB servers (GlideinWMS's default)
 ...               and when CCB stays on hosts of its own (paper: halved), with shared port on
@@ -264,6 +276,22 @@ collector-ramp-100ms-2tiers
     [Tags]    collector-ramp    rtt:100    tiers:2
     [Template]    Measure Point
     collector-ramp    rtt=100    tiers=2
+
+collector-synthetic-0ms
+    [Documentation]    Synthetic startds per worker in doubling steps, each joining with a security
+    ...    handshake of its own and then updating every synthetic_update_s, until a CM's
+    ...    collector loses updates, misses ads, refuses joins or is busy all the time.
+    [Tags]    collector-synthetic    rtt:0
+    [Template]    Measure Point
+    synthetic    rtt=0
+
+collector-synthetic-100ms
+    [Documentation]    The same with the workers 100 ms from every central host: each join's
+    ...    handshake pays its round trips over the WAN (paper: 200 startds per collector
+    ...    over the WAN, 2,000 on the LAN, before non-blocking authentication).
+    [Tags]    collector-synthetic    rtt:100
+    [Template]    Measure Point
+    synthetic    rtt=100
 
 ccb-on-child-collectors-shared-port
     [Documentation]    Child collectors on the CMs that are also the workers' CCB servers

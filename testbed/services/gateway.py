@@ -8,6 +8,7 @@ one of these, in the spirit of HTCondor's own test framework (Ornithology's
   is-running (by `constants.comm()`).
 - `ConfigFragment(ssh, host, path)`: install or remove a config.d fragment, then reconfig
   (or restart, and on a central manager restart HAD).
+- `Advertise`: condor_advertise lines (ads sent as a daemon would send them).
 """
 import json
 import re
@@ -278,6 +279,24 @@ class Schedd:
         out = self.status_by_pool(pools, args, timeout, then=f" && echo '{self.ANSWERED}'")
         return {t: text.replace(f"{self.ANSWERED}\n", "").replace(self.ANSWERED, "") if self.ANSWERED in text else None
                 for t, text in out.items()}
+
+
+class Advertise:
+    """condor_advertise command lines, each over TCP to one collector (`pool`: host[:port]
+    or a shell word such as "$2"): one ad per process (a connection and a security
+    handshake of its own), many ads over one connection, or an invalidation query."""
+
+    @staticmethod
+    def one(pool, ad_file):
+        return f"condor_advertise -pool {pool} -tcp UPDATE_STARTD_AD {ad_file}"
+
+    @staticmethod
+    def many(pool, ads_file):
+        return f"condor_advertise -pool {pool} -tcp -multiple UPDATE_STARTD_AD {ads_file}"
+
+    @staticmethod
+    def invalidate(pool, query_file):
+        return f"condor_advertise -pool {pool} -tcp INVALIDATE_STARTD_ADS {query_file}"
 
 
 def parse_killed(text):

@@ -41,7 +41,7 @@ RAMP_LIMITS = ("collector", "start", "memory", "missing", "lost", "ramp_max")
 TIERS = (1, 2)
 
 
-class _NotYet(Exception):
+class NotYet(Exception):
     """A wait of the ramp ran out of time: not an error, the step's outcome says so."""
 
 
@@ -192,8 +192,8 @@ class CollectorRamp:
     def _wait(self, what, check, timeout):
         """Seconds until check() holds, or None when `timeout` s passed first."""
         try:
-            return float(wait_for(what, check, timeout, self.poll, host=self.exp.submit, error=_NotYet))
-        except _NotYet:
+            return float(wait_for(what, check, timeout, self.poll, host=self.exp.submit, error=NotYet))
+        except NotYet:
             return None
 
     def step(self, per_worker, t0, series):

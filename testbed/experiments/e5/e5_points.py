@@ -5,6 +5,7 @@ and the CCB layouts. ScaleLibrary's and CollectorLibrary's point_* methods act o
 and restore it (the steps' nested figures are recorded as the steps end); these functions
 turn what the actions returned into the point's own records and checks. The negotiation
 summary turns one protocol's LAN and WAN points into the figures the paper gives."""
+from testbed.model.links import rtt_label
 from testbed.harness.points import Measured
 from testbed.experiments.e5 import config
 from testbed.results.expressions import least_squares_slope
@@ -122,6 +123,43 @@ def collector_ramp(r, rtt, tiers):
     m = Measured()
     m.say(f"  {rtt} ms, {tiers} tier(s): {r['held']} startds per collector ({r['per_worker']} per worker) at the "
           f"limit, {r['limit']} - {r['reason']}")
+    # on the LAN the first step must hold: a ramp that never held a step measured nothing
+    m.check(float(rtt) > 0 or r["held"] > 0, f"the first step already failed on the LAN: {r['limit']} - {r['reason']}")
+    return m
+
+
+def synthetic_ramp(r, rtt, workers, hold_s):
+    """Synthetic startds ramped to a CM collector's limit: every step's joins (seconds per
+    handshake, joins per second), the ads each collector listed, the updates it took and
+    lost over the hold window, its own statistics and CPU; then the limit."""
+    m = Measured()
+    rtt = rtt_label(rtt)
+    for s in r["steps"]:
+        at = {"rtt_ms": rtt, "step": s["per_worker"]}
+        joined = sum(j["joined"] for j in s["joins"].values())
+        m.record("e5.synthetic_join_rate", joined / s["join_s"] if s["join_s"] else 0.0, "joins/s", **at)
+        for c, j in s["joins"].items():
+            for stat in ("median_s", "max_s"):
+                if j[stat] is not None:
+                    m.record("e5.synthetic_join_seconds", j[stat], "s", collector=c, stat=stat[:-2], **at)
+        for c, n in s["listed"].items():
+            m.record("e5.synthetic_listed", n, "startds", collector=c, expected=s["per_worker"] * workers, **at)
+        for c, w in s["updates"].items():
+            window = f"{hold_s}s" if w.get("window") else "ad-life"
+            m.record("e5.synthetic_updates", w["total"], "updates", collector=c, window=window, **at)
+            m.record("e5.synthetic_lost", w["lost"], "updates", collector=c, window=window, **at)
+        for c, stats in s["loads"].items():
+            for stat, value in stats.items():
+                m.record("e5.synthetic_stat", value, "", stat=stat, collector=c, **at)
+        for phase, cpu in (("join", s["join_cpu"]), ("hold", s["cpu"])):
+            for host, daemons in cpu.items():
+                if "collector" in daemons:
+                    m.record("e5.synthetic_cpu", daemons["collector"], "%", host=host, daemon="collector",
+                             phase=phase, **at)
+    m.record("e5.synthetic_limit", r["held"], "startds", rtt_ms=rtt, per_worker=r["per_worker"],
+             found=int(r["found"]), limit=r["limit"])
+    m.say(f"  synthetic startds at {rtt} ms: {r['held']} per collector ({r['per_worker']} per worker) at the limit, "
+          f"{r['limit']} - {r['reason']}")
     # on the LAN the first step must hold: a ramp that never held a step measured nothing
     m.check(float(rtt) > 0 or r["held"] > 0, f"the first step already failed on the LAN: {r['limit']} - {r['reason']}")
     return m

@@ -26,7 +26,7 @@ POINTS = {"ramp": {"profile": "profile"},
           "negotiation": {"protocol": "negotiation_protocols", "rtt": "negotiation_rtts"},
           "matchable": {"rtt": "negotiation_rtts"}, "shape": {"shape": None, "profile": "profile"},
           "collector-ramp": {"rtt": "collector_ramp_rtts", "tiers": "collector_ramp_tiers"},
-          "ccb": {"layout": None, "config": None}}
+          "synthetic": {"rtt": "synthetic_rtts"}, "ccb": {"layout": None, "config": None}}
 
 ROWS = (
     Block("ramp", Rows(
@@ -86,6 +86,17 @@ ROWS = (
         axes=(Axis("tiers", param="collector_ramp_tiers",
                    derived={"tiers_name": lambda n: f"{n}tier" if n == 1 else f"{n}tiers"}),
               Axis("rtt", param="collector_ramp_rtts"))), Rows(
+        Case("collector-synthetic-{rtt}ms", POINT_TEMPLATE, args=("synthetic", "rtt={rtt}"),
+             tags=("collector-synthetic", "rtt:{rtt}"),
+             doc={"collector-synthetic-0ms": "Synthetic startds per worker in doubling steps, each joining with a "
+                                             "security\nhandshake of its own and then updating every "
+                                             "synthetic_update_s, until a CM's\ncollector loses updates, misses "
+                                             "ads, refuses joins or is busy all the time.",
+                  "collector-synthetic-100ms": "The same with the workers 100 ms from every central host: each "
+                                               "join's\nhandshake pays its round trips over the WAN (paper: 200 "
+                                               "startds per collector\nover the WAN, 2,000 on the LAN, before "
+                                               "non-blocking authentication)."}),
+        axes=(Axis("rtt", param="synthetic_rtts"),)), Rows(
         Case("ccb-{layout_name}-{config}", POINT_TEMPLATE, args=("ccb", "layout={layout}", "config={config}"),
              tags=("ccb", "layout:{layout}", "config:{config}"),
              doc={"ccb-on-child-collectors-shared-port": "Child collectors on the CMs that are also the "

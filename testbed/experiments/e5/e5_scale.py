@@ -90,6 +90,15 @@ EXPERIMENT = Experiment(
                                   minimum=1, maximum=DAY_S),
         "collector_hold_s": Param("int", "seconds over which a step's updates and lost updates are counted",
                                   minimum=1, maximum=DAY_S),
+        # the synthetic startds (synthetic.py): startd ads sent as that many startds would
+        "synthetic_rtts": Param("numbers", "worker <-> central hosts RTTs of the synthetic startds' ramp, ms "
+                                           "(empty skips it)", rows=True, minimum=0, maximum=MAX_RTT_MS),
+        "synthetic_start": Param("int", "synthetic startds per worker at the first step", minimum=1, maximum=100000),
+        "synthetic_max": Param("int", "synthetic startds per worker at the last step", minimum=1, maximum=100000),
+        "synthetic_parallel": Param("int", "joins (condor_advertise processes) at once per worker",
+                                    minimum=1, maximum=64),
+        "synthetic_update_s": Param("int", "seconds between two updates of every synthetic startd",
+                                    minimum=1, maximum=DAY_S),
         "ccb_startds": Param("int", "startds per worker while CCB on the children vs on its own hosts is "
                                     "counted (0 skips)", minimum=0, maximum=MAX_STARTDS_PER_WORKER),
         "negotiation_matchable": Param("int", "idle jobs every free slot matches, each its own request (0 skips)",
@@ -120,7 +129,10 @@ EXPERIMENT = Experiment(
                # worker of the topology's slots (a reconfig adds two, no restart), about 2 minutes
                "collector_ramp_rtts": [0], "collector_ramp_tiers": [1], "collector_ramp_start": 4,
                "collector_ramp_max": 4, "collector_ramp_slots": 0, "collector_join_s": 120, "collector_hold_s": 15,
-               "ccb_startds": 0, "negotiation_matchable": 0, "matchable_rounds": 1},
+               "ccb_startds": 0, "negotiation_matchable": 0, "matchable_rounds": 1,
+               # one small step on the LAN: 10 ads per worker joined and updated twice
+               "synthetic_rtts": [0], "synthetic_start": 10, "synthetic_max": 10, "synthetic_parallel": 4,
+               "synthetic_update_s": 10},
         "quick": {"ramp_start": 16, "ramp_max": 512, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 600,
                   "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 200,
                   "negotiation_rtts": [0, 100], "negotiation_protocols": ["batched", "per-request"],
@@ -129,7 +141,9 @@ EXPERIMENT = Experiment(
                   "tree_settle_s": 120,
                   "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
                   "collector_ramp_max": 0, "collector_ramp_slots": 1, "collector_join_s": 180, "collector_hold_s": 120,
-                  "ccb_startds": 8, "negotiation_matchable": 64, "matchable_rounds": 3},
+                  "ccb_startds": 8, "negotiation_matchable": 64, "matchable_rounds": 3,
+                  "synthetic_rtts": [0, 100], "synthetic_start": 125, "synthetic_max": 2000, "synthetic_parallel": 4,
+                  "synthetic_update_s": 60},
         "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 1200,
                  "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 1000,
                  "negotiation_rtts": [0, 100], "negotiation_protocols": ["batched", "per-request"],
@@ -138,7 +152,9 @@ EXPERIMENT = Experiment(
                  "tree_settle_s": 600,
                  "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
                  "collector_ramp_max": 0, "collector_ramp_slots": 1, "collector_join_s": 300, "collector_hold_s": 300,
-                 "ccb_startds": 16, "negotiation_matchable": 150, "matchable_rounds": 3},
+                 "ccb_startds": 16, "negotiation_matchable": 150, "matchable_rounds": 3,
+                 "synthetic_rtts": [0, 100], "synthetic_start": 125, "synthetic_max": 8000, "synthetic_parallel": 8,
+                 "synthetic_update_s": 300},
     },
     profiles=("default",), row_profiles=("default", "collector-tuned"),
     metrics=("e5.ramp_running", "e5.ramp_step_seconds", "e5.ramp_startds", "e5.ramp_slots",
@@ -156,7 +172,9 @@ EXPERIMENT = Experiment(
              "e5.collector_ramp_lost", "e5.collector_ramp_skipped", "e5.collector_ramp_timeouts", "e5.collector_ramp_stat", "e5.collector_ramp_cpu",
              "e5.collector_ramp_join_seconds", "e5.collector_ramp_held_over_time", "e5.startd_rss",
              "e5.collector_limit", "e5.central_connections", "e5.ccb_split_connections_ratio",
-             "e5.negotiation_match_cycle", "e5.negotiation_match_prefetch"),
+             "e5.negotiation_match_cycle", "e5.negotiation_match_prefetch",
+             "e5.synthetic_join_seconds", "e5.synthetic_join_rate", "e5.synthetic_listed", "e5.synthetic_updates",
+             "e5.synthetic_lost", "e5.synthetic_stat", "e5.synthetic_cpu", "e5.synthetic_limit"),
     x_params=("t", "step", "rtt_ms"),
     paper="results/paper/e5.yaml",
     tables=e5_figures.text,        # the headline figures beside the paper's
@@ -170,7 +188,8 @@ EXPERIMENT = Experiment(
     doc_figures=e5_figures.DOC_FIGURES,   # ... on its docs page
     fits=uber.fits,             # the startds asked for fit the workers' memory
     consistent=lambda p: next((f"{a} ({p[a]}) must be at most {b} ({p[b]}): a ramp starts below where it stops"
-                               for a, b in (("ramp_start", "ramp_max"), ("collector_ramp_start", "collector_ramp_max"))
+                               for a, b in (("ramp_start", "ramp_max"), ("collector_ramp_start", "collector_ramp_max"),
+                                            ("synthetic_start", "synthetic_max"))
                                if p[b] and p[a] > p[b]), None),   # a max of 0: as many as fit
     rows=e5_rows.ROWS, points=e5_rows.POINTS,
     capacity=e5_capacity.site_for,   # testbed plan: the hosts its parameters need

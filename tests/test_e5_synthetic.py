@@ -1,0 +1,98 @@
+"""E5's synthetic startds (experiments/e5/synthetic.py): the ads, the joins and the updater
+as bash, run here against a fake condor_advertise that logs what it was sent."""
+import os
+import subprocess
+import time
+
+from testbed.experiments.e5 import synthetic
+from testbed.experiments.e5.parsers import startd_names
+
+FAKE = """#!/bin/bash
+# fake condor_advertise: logs `pool command ads-file-content`; pool cm2 refuses
+pool=; multiple=; while [ $# -gt 2 ]; do case $1 in -pool) pool=$2; shift 2;; -multiple) multiple=1; shift;; *) shift;; esac; done
+{ echo "== $pool $1 ${multiple:+multiple}"; cat "$2"; } >> "$FAKE_LOG"
+[ "$pool" != cm2 ]
+"""
+
+
+def bash(script, tmp_path, **env):
+    fake = tmp_path / "bin" / "condor_advertise"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "log"), **env}
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+
+
+def ads(text):
+    return [dict(line.split(" = ", 1) for line in block.splitlines()) for block in text.split("\n\n") if block.strip()]
+
+
+def test_the_ads_are_slot_ads_of_startds_named_as_the_daemons_ramp_lists_them(tmp_path):
+    out = bash(synthetic.ads_command("worker1", "small.testbed", "10.0.0.5", 300, 3, 4, 7, 1700000000), tmp_path)
+    got = ads(out.stdout)
+    assert [a["Name"] for a in got] == ['"slot1@synth3@worker1.small.testbed"', '"slot1@synth4@worker1.small.testbed"']
+    assert got[0]["UpdateSequenceNumber"] == "7" and got[0]["DaemonStartTime"] == "1700000000"
+    assert got[0]["MyAddress"] == '"<10.0.0.5:0>"' and got[0][synthetic.TAG] == "true"
+    assert got[0]["Start"] == "false" and got[0]["ClassAdLifetime"] == "300"
+    names = "\n".join(a["Name"].strip('"') for a in got)
+    assert startd_names(names, {"worker1"}) == {synthetic.startd_name(i, "worker1", "small.testbed") for i in (3, 4)}
+
+
+def test_each_join_is_its_own_advertise_per_collector_timed_and_failures_counted(tmp_path, monkeypatch):
+    monkeypatch.setattr(synthetic, "AD_DIR", str(tmp_path / "ads"))
+    script = synthetic.join_script(["cm1", "cm2"], "worker1", "small.testbed", "10.0.0.5", 300, 1, 5,
+                                   1700000000, 3)
+    out = bash(script, tmp_path)
+    joins = synthetic.parse_joins(out.stdout)
+    assert sorted((i, c) for i, c, _s, _rc in joins) == [(i, c) for i in range(1, 6) for c in ("cm1", "cm2")]
+    assert all(s >= 0 for _i, _c, s, _rc in joins)
+    summary = synthetic.join_summary(joins)
+    assert summary["cm1"]["joined"] == 5 and summary["cm1"]["failed"] == 0
+    assert summary["cm2"] == {"joined": 0, "failed": 5, "median_s": None, "max_s": None}
+    log = (tmp_path / "log").read_text()
+    assert log.count("== cm1 UPDATE_STARTD_AD \n") == 5          # one ad a process, never -multiple
+    assert log.count("UpdateSequenceNumber = 1") == 10
+    assert not (tmp_path / "ads" / "join").exists()              # the ad files are gone after
+
+
+def test_the_updater_sends_every_ad_with_the_next_sequence_number_until_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(synthetic, "AD_DIR", str(tmp_path / "ads"))
+    out = bash(synthetic.updater_script(["cm1"], "worker1", "d", "10.0.0.5", 300, 3, 5, 1), tmp_path)
+    assert out.returncode == 0, out.stderr
+    time.sleep(2.6)
+    assert bash(synthetic.stop_script(), tmp_path).returncode == 0
+    time.sleep(1.2)
+    log = (tmp_path / "log").read_text()
+    sent = log.count("== cm1 UPDATE_STARTD_AD multiple")
+    assert sent >= 2
+    assert log.count("UpdateSequenceNumber = 2") == 3 and log.count("UpdateSequenceNumber = 3") == 3
+    time.sleep(1.2)
+    assert (tmp_path / "log").read_text().count("== cm1") == sent   # stopped: nothing sent since
+    assert not (tmp_path / "ads" / "updater.pid").exists()
+
+
+def test_invalidation_asks_each_collector_to_drop_the_tagged_ads(tmp_path, monkeypatch):
+    monkeypatch.setattr(synthetic, "AD_DIR", str(tmp_path / "ads"))
+    assert bash(synthetic.invalidate_script(["cm1", "cm2:9620"]), tmp_path).returncode == 0
+    log = (tmp_path / "log").read_text()
+    assert "== cm1 INVALIDATE_STARTD_ADS" in log and "== cm2:9620 INVALIDATE_STARTD_ADS" in log
+    assert f"Requirements = {synthetic.TAG} =?= true" in log
+
+
+def test_a_step_is_judged_by_the_first_limit_it_shows():
+    ok = {"answered": {"cm1": True, "cm2": True}, "joins": {"cm1": {"joined": 20, "failed": 0}},
+          "missing": {"cm1": [], "cm2": []}, "lost": {"cm1": 0, "cm2": 0},
+          "loads": {"cm1": {"RecentDaemonCoreDutyCycle": 0.4}, "cm2": {}}, "per_worker": 10}
+    assert synthetic.judge(ok) is None
+    cases = {"collector": {"answered": {"cm1": True, "cm2": False}},
+             "join": {"joins": {"cm1": {"joined": 18, "failed": 2}}},
+             "missing": {"missing": {"cm1": ["synth3@worker1.d"], "cm2": []}},
+             "lost": {"lost": {"cm1": 0, "cm2": 4}},
+             "busy": {"loads": {"cm1": {"RecentDaemonCoreDutyCycle": 0.97}, "cm2": {}}}}
+    for limit, change in cases.items():
+        step = {**ok, **change}
+        assert synthetic.judge(step) == limit
+        assert "unknown" not in synthetic.describe(limit, step)
+    assert "cm2 4" in synthetic.describe("lost", {**ok, **cases["lost"]})
+    assert "2 of 20" in synthetic.describe("join", {**ok, **cases["join"]})
