@@ -1,8 +1,10 @@
 """E5's synthetic startds (experiments/e5/synthetic.py): the ads, the joins and the updater
 as bash, run here against a fake condor_advertise that logs what it was sent."""
 import os
+import re
 import subprocess
 import time
+from types import SimpleNamespace
 
 from testbed.experiments.e5 import synthetic
 from testbed.experiments.e5.parsers import startd_names
@@ -96,3 +98,69 @@ def test_a_step_is_judged_by_the_first_limit_it_shows():
         assert "unknown" not in synthetic.describe(limit, step)
     assert "cm2 4" in synthetic.describe("lost", {**ok, **cases["lost"]})
     assert "2 of 20" in synthetic.describe("join", {**ok, **cases["join"]})
+
+
+class FakePool:
+    """A site whose workers' joins succeed and whose CMs list whatever joined, counting
+    `lost` lost updates at cm2 once more than `lose_above` ads per worker joined."""
+
+    def __init__(self, topo, lose_above=None):
+        self.topo, self.lose_above, self.joined, self.commands = topo, lose_above, {}, []
+        self.workers = topo.with_role("worker")
+        self.submit = "submit"
+        self.ssh, self.schedd = self, self
+
+    # ssh
+    def run_many(self, commands, check=False, timeout=None):
+        out = {}
+        for host, command in commands.items():
+            self.commands.append((host, command))
+            text = ""
+            m = re.search(r"-v first=(\d+) -v last=(\d+)", command)
+            if "xargs" in command and m:
+                first, last = int(m.group(1)), int(m.group(2))
+                self.joined[host] = last
+                text = "".join(f"join {i} {c} 1.0 1.25 0\n" for i in range(first, last + 1) for c in ("cm1", "cm2"))
+            out[host] = SimpleNamespace(stdout=text, ok=True)
+        return out
+
+    def run(self, host, command, check=True, timeout=None):
+        return self.run_many({host: command})[host]
+
+    def daemon_stats(self):
+        return {}
+
+    # schedd
+    def answers_by_pool(self, pools, args, timeout=60):
+        names = "".join(f"slot1@synth{i}@{w}.{self.topo.trust_domain}\n" for w, n in self.joined.items()
+                        for i in range(1, n + 1))
+        return {p: names for p in pools}
+
+    def status_by_pool(self, pools, args, timeout=60):
+        if "UpdatesTotal" in args:
+            n = max(self.joined.values(), default=0)
+            self.reads = getattr(self, "reads", 0) + 1
+            lost = 3 if self.lose_above is not None and n > self.lose_above and self.reads % 2 == 0 else 0
+            return {p: f"{self.reads} {lost if p == 'cm2' else 0}\n" for p in pools}
+        return {p: f'Name = "{p}"\nMyType = "Collector"\nRecentDaemonCoreDutyCycle = 0.1\n' for p in pools}
+
+
+def test_the_ramp_doubles_until_a_collector_loses_updates_and_cleans_up_after(monkeypatch):
+    from testbed.model import topology
+    topo = topology.load("small")
+    pool = FakePool(topo, lose_above=20)
+    monkeypatch.setattr(synthetic.time, "sleep", lambda s: None)
+    ramp = synthetic.SyntheticRamp(pool, join_s=5, hold_s=0, update_s=30, parallel=2, poll=0.01, echo=lambda *a: None)
+    r = ramp.run([10, 20, 40])
+    assert [s["per_worker"] for s in r["steps"]] == [10, 20, 40]
+    assert r["limit"] == "lost" and r["held"] == 20 and r["per_worker"] == 20 and r["found"]
+    assert "cm2" in r["reason"]
+    first = r["steps"][0]
+    assert first["joins"]["cm1"] == {"joined": 10, "failed": 0, "median_s": 0.25, "max_s": 0.25}
+    # each step joins only the new ads, and restarts the updater for all of them
+    joins = [c for _h, c in pool.commands if "xargs" in c]
+    assert [re.search(r"-v first=(\d+) -v last=(\d+)", c).groups() for c in joins] == [("1", "10"), ("11", "20"),
+                                                                                     ("21", "40")]
+    assert sum("-multiple" in c and "-v first=1 -v last=40" in c for _h, c in pool.commands) == 1
+    ramp.clean()
+    assert "INVALIDATE_STARTD_ADS" in pool.commands[-1][1] and ramp.joined == 0
