@@ -177,15 +177,15 @@ def reader_arguments(url, p, cache_mb, fraction=1.0, label="", reader="uproot", 
 
 def job_description(urls, p, cache_mb, worker_machine, fraction=1.0, label="", reader="uproot", every=1,
                     learn_entries=c.E3_ROOT_LEARN_ENTRIES):
-    """One job per URL: the box's E3 python on the worker, nothing transferred in."""
+    """One job per URL: the box's E3 python on the worker, nothing transferred in; one queue
+    statement over the readers' argument lines (HTCondor 25 refuses a second queue)."""
     lines = [f"executable = {c.E3_PYTHON}", "transfer_executable = False", "universe = vanilla",
              "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT", "log = job.log",
              "output = out.$(Process)", "error = err.$(Process)", "request_memory = 32",
              "request_disk = 1024", f'requirements = (Machine == "{worker_machine}")', "+E3Role = \"e3\""]
-    for url in urls:
-        lines += [f"arguments = \"{reader_arguments(url, p, cache_mb, fraction, label, reader, every, learn_entries)}\"",
-                  "queue 1"]
-    return "\n".join(lines) + "\n"
+    lines += ['arguments = "$(reader_args)"', "queue reader_args from ("]
+    lines += [f"  {reader_arguments(url, p, cache_mb, fraction, label, reader, every, learn_entries)}" for url in urls]
+    return "\n".join(lines + [")"]) + "\n"
 
 
 def expected_events(p, fraction=1.0, every=1):
