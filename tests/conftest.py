@@ -46,3 +46,12 @@ def _own_site_locks(monkeypatch, tmp_path_factory):
     monkeypatch.setattr(site_lock, "hold", hold)
     yield
     site_lock.release_all(held)
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(monkeypatch, tmp_path_factory):
+    """A site's state (its plan, profile in force, the demo's mark) is written to a folder of
+    the test's own, never this checkout's .testbed: a test that runs `testbed demo` faked
+    must not mark a real `default` site as the demo's (the next `./tb test` takes such a
+    site down). Tests of the state set their own."""
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path_factory.mktemp("state")))
