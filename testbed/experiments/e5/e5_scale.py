@@ -142,7 +142,9 @@ EXPERIMENT = Experiment(
                   "collector_ramp_rtts": [0, 100], "collector_ramp_tiers": [1, 2], "collector_ramp_start": 4,
                   "collector_ramp_max": 0, "collector_ramp_slots": 1, "collector_join_s": 180, "collector_hold_s": 120,
                   "ccb_startds": 8, "negotiation_matchable": 64, "matchable_rounds": 3,
-                  "synthetic_rtts": [0, 100], "synthetic_start": 125, "synthetic_max": 2000, "synthetic_parallel": 4,
+                  # a join (one condor_advertise process, its handshake) takes a TCG worker ~2 s
+                  # at 4 at once: 125 and 250 per worker are ~6 min of joins
+                  "synthetic_rtts": [0, 100], "synthetic_start": 125, "synthetic_max": 250, "synthetic_parallel": 4,
                   "synthetic_update_s": 60},
         "full": {"ramp_start": 16, "ramp_max": 8192, "startds_per_worker": 0, "startd_slots": 0, "step_timeout_s": 1200,
                  "min_free_mb": 48, "streams_jobs": 1, "negotiation_requests": 1000,
