@@ -164,3 +164,16 @@ def test_the_ramp_doubles_until_a_collector_loses_updates_and_cleans_up_after(mo
     assert sum("-multiple" in c and "-v first=1 -v last=40" in c for _h, c in pool.commands) == 1
     ramp.clean()
     assert "INVALIDATE_STARTD_ADS" in pool.commands[-1][1] and ramp.joined == 0
+
+
+def test_the_e5_summary_shows_the_synthetic_limit_and_the_join_time():
+    from testbed.experiments.e5 import e5_figures
+    recs = [{"name": "e5.synthetic_limit", "value": 500.0,
+             "params": {"rtt_ms": "100", "per_worker": 250, "found": 0, "limit": "ramp_max"}},
+            {"name": "e5.synthetic_join_seconds", "value": 2.6,
+             "params": {"rtt_ms": "100", "step": 125, "collector": "cm1", "stat": "median"}},
+            {"name": "e5.synthetic_join_seconds", "value": 2.4,
+             "params": {"rtt_ms": "100", "step": 250, "collector": "cm1", "stat": "median"}}]
+    rows = {figure: (value, paper) for section, figure, value, _unit, paper in e5_figures.synthetic_rows(recs)}
+    assert rows["ads per collector at the limit, 100 ms (ramp_max, ramp_max reached: a lower bound)"] == (500.0, "200 (WAN)")
+    assert rows["seconds one join took (median, first step), 100 ms"][0] == 2.6

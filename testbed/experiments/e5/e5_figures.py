@@ -133,7 +133,29 @@ def summary(records):
                        if r["name"] == "e5.negotiation_match_cycle" and "rtt_ms" in r.get("params", {})}):
         rows.append(("matchable", f"fastest cycle at {rtt:g} ms, jobs that match",
                      _at_rtt(records, "e5.negotiation_match_cycle", rtt), "s", "-"))
-    return rows + collector_rows(records)
+    return rows + collector_rows(records) + synthetic_rows(records)
+
+
+def synthetic_rows(records):
+    """The synthetic startds' ramp per RTT: ads per collector at the limit, and what one join
+    (a condor_advertise process and its handshake) took at the ramp's first step."""
+    rows = []
+    for r in records:
+        p = r.get("params", {})
+        if r["name"] != "e5.synthetic_limit" or "rtt_ms" not in p:
+            continue
+        rtt, found = float(p["rtt_ms"]), str(p.get("found", 1)) in ("1", "True", "true", "1.0")
+        bound = "" if found else ", ramp_max reached: a lower bound"
+        rows.append(("synthetic", f"ads per collector at the limit, {rtt:g} ms ({p.get('limit', '?')}{bound})",
+                     r["value"], "startds", PAPER_LIMITS.get((rtt, 1), "-")))
+        joins = [j for j in records if j["name"] == "e5.synthetic_join_seconds"
+                 and j["params"].get("stat") == "median" and float(j["params"].get("rtt_ms", -1)) == rtt]
+        if joins:
+            first = min(int(j["params"]["step"]) for j in joins)
+            rows.append(("synthetic", f"seconds one join took (median, first step), {rtt:g} ms",
+                         max(j["value"] for j in joins if int(j["params"]["step"]) == first), "s",
+                         "500+ ms a GSI authentication across continents"))
+    return rows
 
 
 def collector_rows(records):
