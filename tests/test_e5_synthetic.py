@@ -58,20 +58,31 @@ def test_each_join_is_its_own_advertise_per_collector_timed_and_failures_counted
     assert not (tmp_path / "ads" / "join").exists()              # the ad files are gone after
 
 
-def test_the_updater_sends_every_ad_with_the_next_sequence_number_until_stopped(tmp_path, monkeypatch):
+def test_the_updater_continues_each_ads_sequence_when_a_step_adds_ads(tmp_path, monkeypatch):
     monkeypatch.setattr(synthetic, "AD_DIR", str(tmp_path / "ads"))
-    out = bash(synthetic.updater_script(["cm1"], "worker1", "d", "10.0.0.5", 300, 3, 5, 1), tmp_path)
+    out = bash(synthetic.updater_script(["cm1"], "worker1", "d", "10.0.0.5", 300, 1, 2, 5, 1), tmp_path)
     assert out.returncode == 0, out.stderr
-    time.sleep(2.6)
+    time.sleep(2.5)                                   # rounds 1, 2: ads 1-2 at sequence 2, 3
+    out = bash(synthetic.updater_script(["cm1"], "worker1", "d", "10.0.0.5", 300, 3, 3, 5, 1), tmp_path)
+    assert out.returncode == 0, out.stderr
+    pid = (tmp_path / "ads" / "updater.pid").read_text()
+    time.sleep(2.2)
+    assert (tmp_path / "ads" / "updater.pid").read_text() == pid   # the same updater, not restarted
     assert bash(synthetic.stop_script(), tmp_path).returncode == 0
     time.sleep(1.2)
-    log = (tmp_path / "log").read_text()
-    sent = log.count("== cm1 UPDATE_STARTD_AD multiple")
-    assert sent >= 2
-    assert log.count("UpdateSequenceNumber = 2") == 3 and log.count("UpdateSequenceNumber = 3") == 3
+    rounds = [ads(block) for block in (tmp_path / "log").read_text().split("== cm1 UPDATE_STARTD_AD multiple\n")[1:]]
+    seqs = [{a["Name"].strip('"').split("@")[1]: int(a["UpdateSequenceNumber"]) for a in r} for r in rounds]
+    assert len(seqs) >= 3
+    for before, after in zip(seqs, seqs[1:]):          # every ad's number grows by one a round
+        for name, n in before.items():
+            assert after[name] == n + 1
+    assert seqs[0] == {"synth1": 2, "synth2": 2}
+    added = next(r for r in seqs if "synth3" in r)
+    assert added["synth3"] == 2 and added["synth1"] > 2   # the added ad starts its own sequence
+    sent = len(rounds)
     time.sleep(1.2)
     assert (tmp_path / "log").read_text().count("== cm1") == sent   # stopped: nothing sent since
-    assert not (tmp_path / "ads" / "updater.pid").exists()
+    assert not (tmp_path / "ads" / "ranges").exists() and not (tmp_path / "ads" / "updater.pid").exists()
 
 
 def test_invalidation_asks_each_collector_to_drop_the_tagged_ads(tmp_path, monkeypatch):
@@ -157,11 +168,12 @@ def test_the_ramp_doubles_until_a_collector_loses_updates_and_cleans_up_after(mo
     assert "cm2" in r["reason"]
     first = r["steps"][0]
     assert first["joins"]["cm1"] == {"joined": 10, "failed": 0, "median_s": 0.25, "max_s": 0.25}
-    # each step joins only the new ads, and restarts the updater for all of them
+    # each step joins only the new ads, and adds them to the updater
     joins = [c for _h, c in pool.commands if "xargs" in c]
     assert [re.search(r"-v first=(\d+) -v last=(\d+)", c).groups() for c in joins] == [("1", "10"), ("11", "20"),
                                                                                      ("21", "40")]
-    assert sum("-multiple" in c and "-v first=1 -v last=40" in c for _h, c in pool.commands) == 1
+    updaters = [c for _h, c in pool.commands if "-multiple" in c]
+    assert [re.search(r"echo (\d+ \d+) ", c).group(1) for c in updaters] == ["1 10", "11 20", "21 40"]
     ramp.clean()
     assert "INVALIDATE_STARTD_ADS" in pool.commands[-1][1] and ramp.joined == 0
 

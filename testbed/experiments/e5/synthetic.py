@@ -74,9 +74,10 @@ def ad_awk(worker, domain, address, lifetime_s):
 
 def ads_command(worker, domain, address, lifetime_s, first, last, seq, start, into=""):
     """One shell command printing the ads of synthetic startds first..last (`into`: a
-    folder that gets one file per ad instead). `seq` may be a shell word such as "$seq"."""
+    folder that gets one file per ad instead). `first`, `last` and `seq` may be shell
+    words such as "$seq"."""
     prog = ad_awk(worker, domain, address, lifetime_s)
-    return (f"awk -v first={int(first)} -v last={int(last)} -v seq={seq} -v start={int(start)} "
+    return (f"awk -v first={first} -v last={last} -v seq={seq} -v start={int(start)} "
             f"-v dir={shlex.quote(into)} {shlex.quote(prog)}")
 
 
@@ -113,22 +114,28 @@ def join_summary(joins):
     return out
 
 
-def updater_script(collectors, worker, domain, address, lifetime_s, count, start, update_s):
-    """Bash that (re)starts the worker's background updater: every `update_s` s, the ads of
-    synthetic startds 1..count with the next sequence number to every collector, each over
-    one connection (-multiple); the first update has sequence number 2 (the join sent 1)."""
-    ads = ads_command(worker, domain, address, lifetime_s, 1, count, '"$seq"', start)
+def updater_script(collectors, worker, domain, address, lifetime_s, first, last, start, update_s):
+    """Bash that adds synthetic startds first..last (just joined, with sequence number 1) to
+    the worker's updater and starts the updater unless it runs: every `update_s` s, one
+    round sends every added ad to every collector over one connection each (-multiple),
+    each ad with the next number of its own sequence (round - the round it was added at
+    + 1), so a step's new ads never restart the sequences of the ads before them."""
+    ads = ads_command(worker, domain, address, lifetime_s, '"$f"', '"$l"', '"$((r - at + 1))"', start)
     sends = "; ".join(f"{Advertise.many(shlex.quote(c), AD_DIR + '/all.ads')} >/dev/null 2>&1" for c in collectors)
-    loop = (f"seq=2; while true; do sleep {int(update_s)}; {ads} > {AD_DIR}/all.ads; {sends}; "
-            "seq=$((seq + 1)); done")
-    return (f"{stop_script()}; mkdir -p {AD_DIR}; "
-            f"setsid nohup bash -c {shlex.quote(loop)} >/dev/null 2>&1 < /dev/null & echo $! > {AD_DIR}/updater.pid")
+    loop = (f"while true; do sleep {int(update_s)}; r=$(( $(cat {AD_DIR}/round 2>/dev/null || echo 0) + 1 )); "
+            f"echo $r > {AD_DIR}/round; : > {AD_DIR}/all.ads; "
+            f"while read f l at; do {ads} >> {AD_DIR}/all.ads; done < {AD_DIR}/ranges; {sends}; done")
+    pid = f"{AD_DIR}/updater.pid"
+    return (f"mkdir -p {AD_DIR}; echo {int(first)} {int(last)} $(cat {AD_DIR}/round 2>/dev/null || echo 0) "
+            f">> {AD_DIR}/ranges; [ -r {pid} ] && kill -0 $(cat {pid}) 2>/dev/null || "
+            f"{{ setsid nohup bash -c {shlex.quote(loop)} >/dev/null 2>&1 < /dev/null & echo $! > {pid}; }}")
 
 
 def stop_script():
-    """Bash that stops the worker's updater (no-op when none runs)."""
+    """Bash that stops the worker's updater and forgets its ads (no-op when none runs)."""
     pid = f"{AD_DIR}/updater.pid"
-    return f"[ -r {pid} ] && kill -- -$(cat {pid}) 2>/dev/null; rm -f {pid}; true"
+    return (f"[ -r {pid} ] && kill -- -$(cat {pid}) 2>/dev/null; "
+            f"rm -f {pid} {AD_DIR}/round {AD_DIR}/ranges {AD_DIR}/all.ads; true")
 
 
 def invalidate_script(collectors):
@@ -234,18 +241,20 @@ class SyntheticRamp:
                                  for w in self.exp.workers}, timeout=self.join_s * 10 + 300)
         return join_summary([j for r in res.values() for j in parse_joins(r.stdout)])
 
-    def keep_updating(self, per_worker):
+    def keep_updating(self, first, last):
+        """The workers' updaters take synthetic startds first..last too (started with the first)."""
         self.ssh.run_many({w.name: updater_script(self.collectors, w.name, self.domain, w.site_ip, 3 * self.update_s,
-                                                  per_worker, self.start, self.update_s)
+                                                  first, last, self.start, self.update_s)
                            for w in self.exp.workers}, check=True, timeout=60)
 
     def step(self, per_worker, t0, series):
         st = {"per_worker": per_worker}
         started = time.monotonic()
         stats_before = self.exp.daemon_stats()
+        first = self.joined + 1
         st["joins"] = self.join(per_worker)
         st["join_s"] = time.monotonic() - started
-        self.keep_updating(per_worker)
+        self.keep_updating(first, per_worker)
         want, seen = self.expected(per_worker), {}
 
         def listed():
