@@ -66,21 +66,17 @@ def in_force(record, knob):
     return {", ".join(roles): value for value, roles in by_value.items()}
 
 
-def for_box(box_name, root=None):
-    """The kept record of the site booted from box `box_name`, None when none is kept (a
-    box rebuilt from another recipe has another name, and no record until one is kept)."""
-    return next((r for r in load_all(root) if box_name and r.get("box") == box_name), None)
-
-
 def refuse_unknown_knobs(profile, box_name, root=None):
     """Raise ConfigError naming the first HTCondor knob `profile` sets that the release on
     box `box_name` does not know: no entry in its parameter table while another kept
     release has one. HTCondor takes any name without a word, so such a knob would
-    silently do nothing. Nothing is refused without a kept record of that box's release."""
-    record = for_box(box_name, root)
+    silently do nothing. Nothing is refused without a kept record of that box (a box rebuilt
+    from another recipe has another name, and no record until one is kept)."""
+    records = load_all(root)
+    record = next((r for r in records if box_name and r.get("box") == box_name), None)
     if record is None:
         return
-    others = [r for r in load_all(root) if r is not record]
+    others = [r for r in records if r is not record]
     for role in sorted(profile.roles):
         for knob in profile.section(role, "condor"):
             if record.get("defaults", {}).get(knob) is not None:

@@ -41,7 +41,7 @@ RAMP_LIMITS = ("collector", "start", "memory", "missing", "lost", "ramp_max")
 TIERS = (1, 2)
 
 
-class NotYet(Exception):
+class _NotYet(Exception):
     """A wait of the ramp ran out of time: not an error, the step's outcome says so."""
 
 
@@ -139,6 +139,32 @@ def ramp_plan(start, maximum, topo, memory, min_free_mb):
     return ramp_steps(start, max(start, maximum))[0]
 
 
+def seconds_until(what, check, timeout, poll, host):
+    """Seconds until check() holds, or None when `timeout` s passed first (a step's outcome)."""
+    try:
+        return float(wait_for(what, check, timeout, poll, host=host, error=_NotYet))
+    except _NotYet:
+        return None
+
+
+def run_steps(step, steps, say, reason):
+    """step(per_worker, t0, series) for each of `steps` in turn, say(step's figures) after
+    each, until one shows a limit; {steps, series [(t, startds listed)], limit, reason
+    (reason(limit, last step)), held, per_worker, found} (ramp_limit)."""
+    t0, series, done = time.monotonic(), [], []
+    for per_worker in steps:
+        st = step(per_worker, t0, series)
+        done.append(st)
+        say(st)
+        if st["limit"]:
+            break
+    last = done[-1]
+    limit = last["limit"] or "ramp_max"
+    held, per_worker, found = ramp_limit(done)
+    return {"steps": done, "series": series, "limit": limit, "reason": reason(limit, last),
+            "held": held, "per_worker": per_worker, "found": found}
+
+
 # --- the ramp on a site ----------------------------------------------------------------------------
 class CollectorRamp:
     """Runs one ramp: `exp` a ScaleExperiment, `tree` a CollectorTree in use (tiers 2) or None."""
@@ -190,11 +216,7 @@ class CollectorRamp:
         return out
 
     def _wait(self, what, check, timeout):
-        """Seconds until check() holds, or None when `timeout` s passed first."""
-        try:
-            return float(wait_for(what, check, timeout, self.poll, host=self.exp.submit, error=NotYet))
-        except NotYet:
-            return None
+        return seconds_until(what, check, timeout, self.poll, self.exp.submit)
 
     def step(self, per_worker, t0, series):
         """Run `per_worker` startds on every worker and measure the step (see judge_step)."""
@@ -241,22 +263,12 @@ class CollectorRamp:
         return st
 
     def run(self, steps):
-        """Every step in turn until one shows a limit; {steps, series [(t, startds held)],
-        limit, reason, held, per_worker, found}."""
-        t0, series, done = time.monotonic(), [], []
-        for per_worker in steps:
-            st = self.step(per_worker, t0, series)
-            done.append(st)
-            self.echo(f"  {per_worker} startds per worker: {st['held']} listed by every CM, missing "
+        """Every step in turn until one shows a limit (run_steps)."""
+        def say(st):
+            self.echo(f"  {st['per_worker']} startds per worker: {st['held']} listed by every CM, missing "
                       f"{sum(len(m) for m in st['missing'].values())}, lost {st['lost']} (skipped by the startds "
                       f"{st['skipped'] or 0}, connections timed out {st['timeouts'] or 0}), limit {st['limit']}")
-            if st["limit"]:
-                break
-        last = done[-1]
-        limit = last["limit"] or "ramp_max"
-        held, per_worker, found = ramp_limit(done)
-        return {"steps": done, "series": series, "limit": limit, "reason": describe(limit, last, self.min_free_mb),
-                "held": held, "per_worker": per_worker, "found": found}
+        return run_steps(self.step, steps, say, lambda limit, last: describe(limit, last, self.min_free_mb))
 
 
 # --- CCB on the child collectors or on hosts of its own ----------------------------------------------

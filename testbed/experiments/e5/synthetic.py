@@ -21,10 +21,9 @@ import re
 import shlex
 import time
 
-from testbed.experiments.e5.collector import NotYet, ramp_limit
+from testbed.experiments.e5.collector import run_steps, seconds_until
 from testbed.experiments.e5.parsers import (collector_load, cpu_percent, own_collector_ad, parse_long_ads,
                                             startd_names, sum_ad_updates, update_window)
-from testbed.remote.poll import wait_for
 from testbed.services.gateway import Advertise
 
 AD_DIR = "/var/tmp/e5-synthetic"
@@ -233,11 +232,10 @@ class SyntheticRamp:
             out[c] = collector_load(ad) if ad else {}
         return out
 
-    def join(self, per_worker):
-        """Join synthetic startds joined+1..per_worker on every worker; {collector: join_summary}."""
-        first, self.joined = self.joined + 1, per_worker
+    def join(self, first, last):
+        """Join synthetic startds first..last on every worker; {collector: join_summary}."""
         res = self.ssh.run_many({w.name: join_script(self.collectors, w.name, self.domain, w.site_ip,
-                                                     3 * self.update_s, first, per_worker, self.start, self.parallel)
+                                                     3 * self.update_s, first, last, self.start, self.parallel)
                                  for w in self.exp.workers}, timeout=self.join_s * 10 + 300)
         return join_summary([j for r in res.values() for j in parse_joins(r.stdout)])
 
@@ -251,8 +249,8 @@ class SyntheticRamp:
         st = {"per_worker": per_worker}
         started = time.monotonic()
         stats_before = self.exp.daemon_stats()
-        first = self.joined + 1
-        st["joins"] = self.join(per_worker)
+        first, self.joined = self.joined + 1, per_worker
+        st["joins"] = self.join(first, per_worker)
         st["join_s"] = time.monotonic() - started
         self.keep_updating(first, per_worker)
         want, seen = self.expected(per_worker), {}
@@ -262,13 +260,11 @@ class SyntheticRamp:
             series.append((round(time.monotonic() - t0, 1), len(seen.get(self.collectors[0]) or ())))
             return all(want <= (seen.get(c) or set()) for c in self.collectors)
 
-        try:
-            st["listed_s"] = float(wait_for(f"{len(want)} synthetic startds in the collectors", listed, self.join_s,
-                                            self.poll, host=self.exp.submit, error=NotYet))
-        except NotYet:
-            st["listed_s"] = None
-        join_cpu = cpu_percent(stats_before, self.exp.daemon_stats(), time.monotonic() - started)
-        before, cpu_before, t_before = self.updates(), self.exp.daemon_stats(), time.monotonic()
+        st["listed_s"] = seconds_until(f"{len(want)} synthetic startds in the collectors", listed, self.join_s,
+                                       self.poll, self.exp.submit)
+        cpu_before, t_before = self.exp.daemon_stats(), time.monotonic()
+        join_cpu = cpu_percent(stats_before, cpu_before, t_before - started)
+        before = self.updates()
         time.sleep(self.hold_s)
         window = update_window(before, self.updates())
         cpu = cpu_percent(cpu_before, self.exp.daemon_stats(), time.monotonic() - t_before)
@@ -283,24 +279,14 @@ class SyntheticRamp:
         return st
 
     def run(self, steps):
-        """Every step in turn until one shows a limit; {steps, series [(t, ads listed)],
-        limit, reason, held, per_worker, found}. The ads stay until `clean`."""
-        t0, series, done = time.monotonic(), [], []
-        for per_worker in steps:
-            st = self.step(per_worker, t0, series)
-            done.append(st)
+        """Every step in turn until one shows a limit (collector.run_steps). The ads stay until `clean`."""
+        def say(st):
             joins = ", ".join(f"{c} median {s['median_s'] or 0:.2f} s" for c, s in sorted(st["joins"].items()))
-            self.echo(f"  {per_worker} synthetic startds per worker: joined in {st['join_s']:.0f} s ({joins}), "
+            self.echo(f"  {st['per_worker']} synthetic startds per worker: joined in {st['join_s']:.0f} s ({joins}), "
                       f"{st['held']} listed by every CM, lost {st['lost']}, duty cycle "
                       f"{ {c: load.get('RecentDaemonCoreDutyCycle') for c, load in st['loads'].items()} }, "
                       f"limit {st['limit']}")
-            if st["limit"]:
-                break
-        last = done[-1]
-        limit = last["limit"] or "ramp_max"
-        held, per_worker, found = ramp_limit(done)
-        return {"steps": done, "series": series, "limit": limit, "reason": describe(limit, last),
-                "held": held, "per_worker": per_worker, "found": found}
+        return run_steps(self.step, steps, say, describe)
 
     def clean(self):
         """Stop the updaters and drop every synthetic ad from the collectors."""
