@@ -37,32 +37,33 @@ class CollectorLibrary(ExperimentLibrary):
     def point_collector_ramp(self, rtt, tiers):
         """Startds ramped to the collector's limit with the workers `rtt` ms from every central
         host and `tiers` collector tiers; one tier, no WAN and the run's startds after."""
-        scale = self._scale
         try:
-            scale.remove_the_suites_jobs("background")
-            scale.remove_the_suites_jobs("negotiation")
-            self.tb.apply_profile_if_needed("default")
-            self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
+            self._pool_at_rest_behind(rtt)
             self.use_collector_tiers(tiers)
             r = self.ramp_startds_to_the_collector_limit(rtt, tiers)
         finally:
             self._restore_after_a_row()
         return e5_points.collector_ramp(r, rtt, tiers)
 
+    def _pool_at_rest_behind(self, rtt):
+        """What a collector ramp starts from: no suite job left, `default`, and the workers
+        `rtt` ms from every central host (checked)."""
+        self._scale.remove_the_suites_jobs("background")
+        self._scale.remove_the_suites_jobs("negotiation")
+        self.tb.apply_profile_if_needed("default")
+        self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
+
     def point_synthetic(self, rtt):
         """Synthetic startds ramped to a CM collector's limit with the workers `rtt` ms from
         every central host (one tier); no WAN and no synthetic ad after."""
-        p, scale = self.params(), self._scale
+        p = self.params()
         if not p["synthetic_rtts"]:
             return Measured.skip(f"synthetic_rtts is empty at {self.scale} scale")
         runner = synthetic.SyntheticRamp(self.exp, join_s=p["collector_join_s"], hold_s=p["collector_hold_s"],
                                          update_s=p["synthetic_update_s"], parallel=p["synthetic_parallel"],
                                          echo=logger.console)
         try:
-            scale.remove_the_suites_jobs("background")
-            scale.remove_the_suites_jobs("negotiation")
-            self.tb.apply_profile_if_needed("default")
-            self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
+            self._pool_at_rest_behind(rtt)
             steps = e5_scale.ramp_steps(p["synthetic_start"], p["synthetic_max"])[0]
             logger.console(f"  synthetic startds at {rtt} ms: {steps} per worker, {p['synthetic_parallel']} joins at "
                            f"once per worker, an update every {p['synthetic_update_s']} s")

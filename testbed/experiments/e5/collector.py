@@ -25,6 +25,7 @@ with two tiers a child's skips are gaps at its top collector too (`skips_seen_at
 `CcbLayouts` counts what the central hosts hold open for the workers with CCB on the child
 collectors (GlideinWMS's default) and on hosts of its own (the paper's fix: "halved").
 """
+import shlex
 import time
 
 from testbed.experiments.e5 import config as cfg
@@ -43,6 +44,37 @@ TIERS = (1, 2)
 
 class _NotYet(Exception):
     """A wait of the ramp ran out of time: not an error, the step's outcome says so."""
+
+
+# --- what the collectors hold, read through the schedd's gateway --------------------------------
+def _only(constraint, args):
+    """condor_status `args` restricted to the ads matching `constraint` (None: every ad)."""
+    return f"-const {shlex.quote(constraint)} {args}" if constraint else args
+
+
+def startds_listed(exp, targets, constraint=None):
+    """{collector: set of worker startds whose slots it lists, or None when it did not answer};
+    only the slot ads matching `constraint` when given."""
+    workers = {w.name for w in exp.workers}
+    out = exp.schedd.answers_by_pool(targets, _only(constraint, "-af Name"), timeout=120)
+    return {t: (None if text is None else startd_names(text, workers)) for t, text in out.items()}
+
+
+def ad_updates(exp, targets, constraint=None):
+    """{collector: the updates counted and lost summed over its slot ads (sum_ad_updates)}."""
+    return {t: sum_ad_updates(text) for t, text in
+            exp.schedd.status_by_pool(targets, _only(constraint, "-af UpdatesTotal UpdatesLost"), timeout=120).items()}
+
+
+def collector_loads(exp, targets):
+    """{collector: its own statistics (collector_load)} from its daemon ad; a `host:port`
+    target is the child collector on that host."""
+    out = {}
+    for t, text in exp.schedd.status_by_pool(targets, "-collector -l", timeout=120).items():
+        host, _, port = t.partition(":")
+        ad = own_collector_ad(parse_long_ads(text), host, cfg.child_name(host) if port else None)
+        out[t] = collector_load(ad) if ad else {}
+    return out
 
 
 # --- what a step is and when the ramp stops ----------------------------------------------------
@@ -185,25 +217,6 @@ class CollectorRamp:
     def tops(self):
         return [h.name for h in self.topo.with_role("cm")]
 
-    def listed(self, targets):
-        """{collector: set of worker startds whose slots it lists, or None when it did not answer}."""
-        workers = {w.name for w in self.exp.workers}
-        out = self.exp.schedd.answers_by_pool(targets, "-af Name", timeout=120)
-        return {t: (None if text is None else startd_names(text, workers)) for t, text in out.items()}
-
-    def loads(self, targets):
-        """{collector: its own statistics (collector_load)} from its daemon ad."""
-        out = {}
-        for t, text in self.exp.schedd.status_by_pool(targets, "-collector -l", timeout=120).items():
-            host, _, port = t.partition(":")
-            ad = own_collector_ad(parse_long_ads(text), host, cfg.child_name(host) if port else None)
-            out[t] = collector_load(ad) if ad else {}
-        return out
-
-    def updates(self, targets):
-        return {t: sum_ad_updates(text) for t, text in
-                self.exp.schedd.status_by_pool(targets, "-af UpdatesTotal UpdatesLost", timeout=120).items()}
-
     def skips(self):
         """{"skipped": {collector: n}, "timeouts": {collector: n}} summed over the workers'
         StartLogs since they began (startd_collector_skips)."""
@@ -234,21 +247,21 @@ class CollectorRamp:
         must_hold = self.tops()
 
         def joined():
-            seen.update(self.listed(targets))
+            seen.update(startds_listed(self.exp, targets))
             held = len(seen.get(must_hold[0]) or ())
             series.append((round(time.monotonic() - t0, 1), held))
             return all(want <= (seen.get(t) or set()) for t in must_hold)
 
         st["joined_s"] = self._wait(f"{len(want)} startds in the collectors", joined, self.join_s)
-        before, cpu_before, t_before = self.updates(targets), self.exp.daemon_stats(), time.monotonic()
+        before, cpu_before, t_before = ad_updates(self.exp, targets), self.exp.daemon_stats(), time.monotonic()
         time.sleep(self.hold_s)
-        window = update_window(before, self.updates(targets))
+        window = update_window(before, ad_updates(self.exp, targets))
         cpu_after = self.exp.daemon_stats()
         skips = skips_between(skips_before, self.skips())
-        seen.update(self.listed(targets))
+        seen.update(startds_listed(self.exp, targets))
         silent = [t for t in targets if seen.get(t) is None]
         if silent:  # one query missed under TCG is not yet a collector that does not answer
-            seen.update(self.listed(silent))
+            seen.update(startds_listed(self.exp, silent))
         st.update(running=running, answered={t: seen.get(t) is not None for t in targets},
                   listed={t: len(seen.get(t) or ()) for t in targets},
                   held=min(len(seen.get(t) or ()) for t in must_hold),
@@ -256,7 +269,7 @@ class CollectorRamp:
                   updates=window, skipped=skips["skipped"], timeouts=skips["timeouts"],
                   skipped_seen=skips_seen_at(skips["skipped"], self.forwards))
         st.update(lost=collector_losses({t: w["lost"] for t, w in window.items()}, st["skipped_seen"]),
-                  loads=self.loads(targets), memory=self.sampler.memory(),
+                  loads=collector_loads(self.exp, targets), memory=self.sampler.memory(),
                   cpu=cpu_percent(cpu_before, cpu_after, time.monotonic() - t_before))
         st["available_mb"] = {w: m["available_mb"] for w, m in st["memory"].items()}
         st["limit"] = judge_step(st, self.min_free_mb)

@@ -144,8 +144,8 @@ def synthetic_rows(records):
         p = r.get("params", {})
         if r["name"] != "e5.synthetic_limit" or "rtt_ms" not in p:
             continue
-        rtt, found = float(p["rtt_ms"]), str(p.get("found", 1)) in ("1", "True", "true", "1.0")
-        bound = "" if found else ", ramp_max reached: a lower bound"
+        rtt = float(p["rtt_ms"])
+        bound = "" if limit_found(p) else ", ramp_max reached: a lower bound"
         rows.append(("synthetic", f"ads per collector at the limit, {rtt:g} ms ({p.get('limit', '?')}{bound})",
                      r["value"], "startds", PAPER_LIMITS.get((rtt, 1), "-")))
         joins = [j for j in records if j["name"] == "e5.synthetic_join_seconds"
@@ -185,8 +185,14 @@ def limits(records):
         if r["name"] == LIMIT and "rtt_ms" in p and "tiers" in p:
             out[(float(p["rtt_ms"]), int(p["tiers"]))] = {
                 "value": r["value"], "per_worker": p.get("per_worker"), "limit": p.get("limit", "?"),
-                "found": str(p.get("found", 1)) in ("1", "True", "true", "1.0")}
+                "found": limit_found(p)}
     return out
+
+
+def limit_found(params):
+    """Whether a ramp's limit record names a limit it met (found = 1) rather than the last
+    step tried (0: a lower bound); records before the flag have no `found` and met one."""
+    return str(params.get("found", 1)) in ("1", "True", "true", "1.0")
 
 
 def _at(records, name, rtt):

@@ -21,13 +21,14 @@ import re
 import shlex
 import time
 
-from testbed.experiments.e5.collector import run_steps, seconds_until
-from testbed.experiments.e5.parsers import (collector_load, cpu_percent, own_collector_ad, parse_long_ads,
-                                            startd_names, sum_ad_updates, update_window)
+from testbed.experiments.e5.collector import (ad_updates, collector_loads, run_steps, seconds_until,
+                                             startds_listed)
+from testbed.experiments.e5.parsers import cpu_percent, update_window
 from testbed.services.gateway import Advertise
 
 AD_DIR = "/var/tmp/e5-synthetic"
 TAG = "E5Synthetic"
+ONLY_SYNTHETIC = f"{TAG} =?= true"   # the synthetic slot ads, not a real startd's
 JOIN_LINE = re.compile(r"^join (\d+) (\S+) ([0-9.]+) ([0-9.]+) (\d+)$", re.M)
 
 
@@ -145,16 +146,6 @@ def invalidate_script(collectors):
                         for c in collectors) + "; true")
 
 
-def listed_query():
-    """condor_status arguments listing the synthetic slot ads' names."""
-    return f"-const {shlex.quote(TAG + ' =?= true')} -af Name"
-
-
-def updates_query():
-    """condor_status arguments giving the synthetic ads' per-ad update counts."""
-    return f"-const {shlex.quote(TAG + ' =?= true')} -af UpdatesTotal UpdatesLost"
-
-
 # --- the ramp on a site ------------------------------------------------------------------------
 BUSY_DUTY_CYCLE = 0.95   # a collector this busy (RecentDaemonCoreDutyCycle) has no time to spare
 SYNTHETIC_LIMITS = ("collector", "join", "missing", "lost", "busy", "ramp_max")
@@ -216,22 +207,6 @@ class SyntheticRamp:
     def expected(self, per_worker):
         return {startd_name(i, w.name, self.domain) for w in self.exp.workers for i in range(1, per_worker + 1)}
 
-    def listed(self):
-        workers = {w.name for w in self.exp.workers}
-        out = self.exp.schedd.answers_by_pool(self.collectors, listed_query(), timeout=120)
-        return {c: (None if text is None else startd_names(text, workers)) for c, text in out.items()}
-
-    def updates(self):
-        return {c: sum_ad_updates(text) for c, text in
-                self.exp.schedd.status_by_pool(self.collectors, updates_query(), timeout=120).items()}
-
-    def loads(self):
-        out = {}
-        for c, text in self.exp.schedd.status_by_pool(self.collectors, "-collector -l", timeout=120).items():
-            ad = own_collector_ad(parse_long_ads(text), c, None)
-            out[c] = collector_load(ad) if ad else {}
-        return out
-
     def join(self, first, last):
         """Join synthetic startds first..last on every worker; {collector: join_summary}."""
         res = self.ssh.run_many({w.name: join_script(self.collectors, w.name, self.domain, w.site_ip,
@@ -256,7 +231,7 @@ class SyntheticRamp:
         want, seen = self.expected(per_worker), {}
 
         def listed():
-            seen.update(self.listed())
+            seen.update(startds_listed(self.exp, self.collectors, ONLY_SYNTHETIC))
             series.append((round(time.monotonic() - t0, 1), len(seen.get(self.collectors[0]) or ())))
             return all(want <= (seen.get(c) or set()) for c in self.collectors)
 
@@ -264,16 +239,16 @@ class SyntheticRamp:
                                        self.poll, self.exp.submit)
         cpu_before, t_before = self.exp.daemon_stats(), time.monotonic()
         join_cpu = cpu_percent(stats_before, cpu_before, t_before - started)
-        before = self.updates()
+        before = ad_updates(self.exp, self.collectors, ONLY_SYNTHETIC)
         time.sleep(self.hold_s)
-        window = update_window(before, self.updates())
+        window = update_window(before, ad_updates(self.exp, self.collectors, ONLY_SYNTHETIC))
         cpu = cpu_percent(cpu_before, self.exp.daemon_stats(), time.monotonic() - t_before)
-        seen.update(self.listed())
+        seen.update(startds_listed(self.exp, self.collectors, ONLY_SYNTHETIC))
         st.update(answered={c: seen.get(c) is not None for c in self.collectors},
                   listed={c: len(seen.get(c) or ()) for c in self.collectors},
                   held=min(len(seen.get(c) or ()) for c in self.collectors),
                   missing={c: sorted(want - (seen.get(c) or set())) for c in self.collectors},
-                  updates=window, lost={c: w["lost"] for c, w in window.items()}, loads=self.loads(),
+                  updates=window, lost={c: w["lost"] for c, w in window.items()}, loads=collector_loads(self.exp, self.collectors),
                   cpu=cpu, join_cpu=join_cpu)
         st["limit"] = judge(st)
         return st
