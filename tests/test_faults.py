@@ -16,11 +16,12 @@ from testbed.harness import registry
 from testbed.faults import condor_faults as fc, network_faults as fn, security_checks as fs, storage_faults as fst
 from testbed.services import gateway
 from testbed.model import topology
-from testbed.model.constants import DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, JobStatus
+from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, RAID_USERS,
+                                     JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.remote.ssh import Result
 from testbed.results import runs
-from testbed.services.storage import RECORD_MARK
+from testbed.services.storage import RECORD_MARK, XrootdUnits, units_command
 from tests.support import script_env
 
 
@@ -719,3 +720,34 @@ def test_a_read_via_an_endpoint_gives_the_checksum_and_the_clients_seconds(small
     failed = FakeSSH([("xrdcp", "[ERROR] refused\nread c1 - 100.0 100.1 54\n", 0)])
     with pytest.raises(RemoteError, match="printed no checksum"):
         Storage(small, failed).read_via("dtn:1094", "/data/file-001")
+
+
+def test_the_xrootd_units_gateway_empties_the_cache_between_stop_and_start():
+    ssh = FakeSSH()
+    XrootdUnits(ssh, "dtn").restart_without(CACHE_UNIT, ["/raid/xcache/data/f 1", "/raid/xcache/data/f 1.cinfo"])
+    (host, cmd), = ssh.commands
+    assert host == "dtn" and cmd.index("systemctl stop xrootd@xcache.service") < cmd.index("rm -rf")
+    assert cmd.index("rm -rf") < cmd.index("systemctl start xrootd@xcache.service")
+    assert "'/raid/xcache/data/f 1' '/raid/xcache/data/f 1.cinfo'" in cmd   # quoted: a name is never two paths
+
+
+def test_the_xrootd_units_gateway_reads_which_units_run():
+    ssh = FakeSSH([("is-active", "xrootd@data=active\ncmsd@data=failed\n", 0)])
+    assert XrootdUnits(ssh, "dtn").active(["xrootd@data", "cmsd@data", "xrootd@xcache"]) == {
+        "xrootd@data": True, "cmsd@data": False, "xrootd@xcache": False}
+
+
+def test_releasing_the_raid_stops_its_users_before_unmounting(small):
+    ssh = FakeSSH()
+    fst.StorageFaults(small, ssh).release_raid()
+    stops = [c for _h, c in ssh.commands if c.startswith("systemctl stop")]
+    assert stops == [units_command("stop", RAID_USERS, tolerant=True)]
+    assert [c for _h, c in ssh.commands].index(stops[0]) < next(
+        i for i, (_h, c) in enumerate(ssh.commands) if "umount /raid" in c)
+
+
+def test_evicted_files_and_their_records_leave_the_cache(small):
+    ssh = FakeSSH()
+    fst.StorageFaults(small, ssh).evict(["file-001"])
+    (host, cmd), = ssh.commands
+    assert host == "dtn" and f"{CACHE_DIR}/data/file-001 {CACHE_DIR}/data/file-001.cinfo" in cmd

@@ -144,11 +144,15 @@ def test_no_module_of_the_package_is_over_about_500_lines():
 
 CONDOR_COMMAND = re.compile(r"(^|[;&|`]\s*|\$\(\s*)(sudo -u \S+ )?condor_(q|rm|history|status|submit|off|on|restart|"
                             r"reconfig|config_val|drain|hold|release|vacate|advertise|ping|who|tail|ssh_to_job)\b")
+# XRootD's clients, and systemd acting on an HTCondor, XRootD or cmsd unit named in the text
+# (a tool followed by an option, a URL or a value; "xrdcp of FILE failed" is a message)
+XROOTD_OR_UNIT_COMMAND = re.compile(r"(^|[;&|`]\s*|\$\(\s*|\})(xrdcp|xrdfs|xrdpfc_print)\s+(-|root://|\{|\$)"
+                                    r"|systemctl (start|stop|restart|reload|kill)\b[^;&|]*\b(xrootd|cmsd|condor)\b")
 
 
-def command_strings(path):
-    """The string literals of a module that run an HTCondor tool (a docstring or a message
-    that names one is not a command): (line, text)."""
+def command_strings(path, command=CONDOR_COMMAND):
+    """The string literals of a module that run a `command` (a docstring or a message that
+    names one is not a command): (line, text)."""
     tree = ast.parse(path.read_text())
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
@@ -161,7 +165,7 @@ def command_strings(path):
             text = node.value
         else:
             continue
-        if CONDOR_COMMAND.search(text):
+        if command.search(text):
             yield node.lineno, text
 
 
@@ -178,3 +182,23 @@ def test_only_the_gateway_runs_htcondors_tools():
     found = [f"{path.relative_to(ROOT.parent)}:{line}: {text[:70]!r}" for folder in outside
              for path in sorted(folder.rglob("*.py")) for line, text in command_strings(path)]
     assert not found, "HTCondor commands outside the gateway:\n" + "\n".join(found)
+
+
+def test_the_finder_tells_an_xrootd_or_unit_command_from_a_message():
+    for command in ("xrdcp -f -s root://d//f /dev/null", "s=$(date); {}{}xrdcp -f x y", "a; xrdpfc_print -j f",
+                    "systemctl stop xrootd@xcache.service; rm -rf x", "systemctl start condor.service",
+                    "systemctl restart cmsd@redir.service"):
+        assert XROOTD_OR_UNIT_COMMAND.search(command), command
+    for message in ("xrdcp of f through dtn:1094 failed", "up to 4 xrdcp clients", "systemctl is-active condor",
+                    "systemctl stop nfs-server"):
+        assert not XROOTD_OR_UNIT_COMMAND.search(message), message
+
+
+def test_only_the_gateway_runs_xrootds_tools_and_the_daemons_units():
+    """XRootD's clients and the HTCondor/XRootD units are run by services/ alone (storage.py's
+    XrootdUnits and xrdcp_command, gateway.Daemons): an experiment, a fault or a Robot
+    library asks them."""
+    outside = [ROOT / "experiments", ROOT / "faults", ROOT.parent / "robot" / "libraries"]
+    found = [f"{path.relative_to(ROOT.parent)}:{line}: {text[:70]!r}" for folder in outside
+             for path in sorted(folder.rglob("*.py")) for line, text in command_strings(path, XROOTD_OR_UNIT_COMMAND)]
+    assert not found, "XRootD or daemon unit commands outside the gateway:\n" + "\n".join(found)

@@ -9,6 +9,7 @@ from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
 from testbed.experiments.faults import fault_interrupt, fault_site, faults
+from testbed.services.gateway import Daemons
 from _experiment_library import ExperimentLibrary
 
 
@@ -117,8 +118,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def start_every_central_manager(self):
         """Teardown: condor.service running on every CM."""
-        for h in self.tb.topo.with_role("cm"):
-            self.tb.ssh.run(h.name, "systemctl start condor.service", check=False)
+        Daemons.start_where_down(self.tb.ssh, [h.name for h in self.tb.topo.with_role("cm")])
 
     # --- 4: one CCB server down ----------------------------------------------------------------
     @keyword

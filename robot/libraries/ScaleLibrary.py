@@ -15,6 +15,7 @@ from testbed.harness.points import Measured
 from testbed.model import profiles
 from testbed.model.links import rtt_label
 from testbed.services.condor import wait_single_had_leader
+from testbed.services.gateway import Daemons
 from _experiment_library import ExperimentLibrary
 
 
@@ -431,8 +432,7 @@ class ScaleLibrary(ExperimentLibrary):
         negotiator is the only one running; returns the seconds that took."""
         pool = self.tb.pool
         cms = [h.name for h in self.tb.topo.with_role("cm")]
-        self.tb.ssh.run_many({h: "systemctl is-active -q condor.service || systemctl start condor.service"
-                              for h in cms}, timeout=120)
+        Daemons.start_where_down(self.tb.ssh, cms)
         if len(cms) < 2:
             return 0.0
         seconds = pool.wait_negotiator_on(cms[0], timeout=float(self.params()["failover_timeout_s"]))

@@ -9,12 +9,12 @@ touches a disk that is not one of them. Nothing here ever creates an array or a 
 import re
 import shlex
 
-from testbed.model.constants import (CACHE_DIR, DATA_DISK_BY_ID, DTN_XROOTD_UNITS, MD_DEVICE, MD_MAX_DEGRADED,
+from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, DATA_DISK_BY_ID, DTN_XROOTD_UNITS, MD_DEVICE, MD_MAX_DEGRADED,
                                      MD_SYSFS, ORIGIN_CHECKSUMS, ORIGIN_DIR, ORIGIN_UNIT, RAID_MOUNT, RAID_USERS,
                                      XROOTD_CACHE_PORT)
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
-from testbed.services.storage import read_cache_records, read_checksum, timed_read, timed_reads
+from testbed.services.storage import XrootdUnits, read_cache_records, read_checksum, timed_read, timed_reads
 
 STATUS_SCRIPT = r"""
 md={md}
@@ -155,6 +155,7 @@ class StorageFaults:
         self.dtn = topo.role_host("dtn")
         self.origin = topo.role_host("origin")
         self.client = topo.role_host("submit")
+        self.dtn_units = XrootdUnits(ssh, self.dtn.name)
 
     # --- md0 ------------------------------------------------------------------------------------
     def status(self):
@@ -236,17 +237,16 @@ class StorageFaults:
 
     def release_raid(self):
         """Stop what uses /raid and unmount it (before an array is broken on purpose)."""
-        units = " ".join(f"{u}.service" for u in RAID_USERS)
-        self.ssh.run(self.dtn.name, f"systemctl stop {units}; sync; umount {RAID_MOUNT}", timeout=180)
+        self.dtn_units.stop(RAID_USERS, tolerant=True)
+        self.ssh.run(self.dtn.name, f"sync; umount {RAID_MOUNT}", timeout=180)
 
     def restore_array(self, serials_all):
         """Bring a failed md0 back: stop it, assemble it by force from every data disk (the
         freshest members win; never --create), add back whatever it left out, mount /raid
         and start the XRootD units. Returns the status after assembly (resync may run)."""
         disks = " ".join(f"{DATA_DISK_BY_ID}{s}" for s in serials_all)
-        units = " ".join(f"{u}.service" for u in DTN_XROOTD_UNITS)
+        self.dtn_units.stop(RAID_USERS, tolerant=True)
         self.ssh.run(self.dtn.name,
-                     f"systemctl stop {' '.join(f'{u}.service' for u in RAID_USERS)} || true; "
                      f"mountpoint -q {RAID_MOUNT} && umount {RAID_MOUNT} || true; "
                      # udev may have assembled a part of it under another name (md127)
                      f"for md in /dev/md[0-9]*; do [ -e \"$md\" ] && mdadm --stop \"$md\" >/dev/null 2>&1; done; "
@@ -259,9 +259,13 @@ class StorageFaults:
         left_out = [s for s in serials_all if s not in info["members"]]
         if left_out:
             info = self.add_back(left_out)
-        self.ssh.run(self.dtn.name, f"mountpoint -q {RAID_MOUNT} || mount {RAID_MOUNT}; "
-                                    f"systemctl start {units}", timeout=300)
+        self.mount_and_serve()
         return info
+
+    def mount_and_serve(self):
+        """/raid mounted and every XRootD unit of the DTN running."""
+        self.ssh.run(self.dtn.name, f"mountpoint -q {RAID_MOUNT} || mount {RAID_MOUNT}", timeout=300)
+        self.dtn_units.start(DTN_XROOTD_UNITS)
 
     # --- files ----------------------------------------------------------------------------------
     def origin_records(self):
@@ -314,17 +318,14 @@ class StorageFaults:
     # --- origin ---------------------------------------------------------------------------------
     def stop_origin(self):
         """Stop the origin's XRootD. Undo: start_origin."""
-        self.ssh.run(self.origin.name, f"systemctl stop {ORIGIN_UNIT}.service")
+        XrootdUnits(self.ssh, self.origin.name).stop([ORIGIN_UNIT])
 
     def start_origin(self):
-        self.ssh.run(self.origin.name, f"systemctl start {ORIGIN_UNIT}.service")
+        XrootdUnits(self.ssh, self.origin.name).start([ORIGIN_UNIT])
 
     def evict(self, names):
         """Drop files from the proxy's cache (proxy stopped meanwhile) so reads of them are misses."""
-        paths = " ".join(shlex.quote(f"{CACHE_DIR}/data/{n}") + " " + shlex.quote(f"{CACHE_DIR}/data/{n}.cinfo")
-                         for n in names)
-        self.ssh.run(self.dtn.name, f"systemctl stop xrootd@xcache.service; rm -f {paths}; "
-                                    f"systemctl start xrootd@xcache.service; sleep 2")
+        self.dtn_units.restart_without(CACHE_UNIT, [f"{CACHE_DIR}/data/{n}{ext}" for n in names for ext in ("", ".cinfo")])
 
     # --- reboot ---------------------------------------------------------------------------------
     def boot_id(self, host):
@@ -348,9 +349,3 @@ class StorageFaults:
         return float(wait_for("back after the reboot (a new boot id)", rebooted, timeout, poll, host=host,
                               state=lambda: "no SSH answer" if not seen[0] else f"the old boot id {seen[0]}"))
 
-    def units_active(self, host, units):
-        """{unit: active?} on a host."""
-        cmd = "; ".join(f"echo {u}=$(systemctl is-active {u}.service)" for u in units)
-        out = self.ssh.run(host, cmd, check=False, timeout=60).stdout
-        got = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-        return {u: got.get(u) == "active" for u in units}

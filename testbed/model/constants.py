@@ -94,7 +94,8 @@ DISK_CACHE_PREFERRED = "none"          # O_DIRECT: the host's page cache stands 
 DISK_CACHE_FALLBACK = "writethrough"   # where the pool's filesystem refuses O_DIRECT
 DTN_XROOTD_UNITS = ("cmsd@redir", "xrootd@redir", "cmsd@data", "xrootd@data", "xrootd@xcache",
                     "xrootd@direct")
-RAID_USERS = ("xrootd@xcache", "xrootd@data", "cmsd@data")   # units with files open on the RAID
+CACHE_UNIT = "xrootd@xcache"     # the DTN's caching proxy
+RAID_USERS = (CACHE_UNIT, "xrootd@data", "cmsd@data")   # units with files open on the RAID
 ORIGIN_UNIT = "xrootd@origin"
 CONDOR_UNIT = "condor.service"
 

@@ -318,6 +318,14 @@ class Daemons:
     def start(self):
         self.ssh.run(self.host, f"systemctl start {CONDOR_UNIT}")
 
+    START_IF_DOWN = f"systemctl is-active -q {CONDOR_UNIT} || systemctl start {CONDOR_UNIT}"
+
+    @classmethod
+    def start_where_down(cls, ssh, hosts, timeout=120):
+        """HTCondor started on every one of `hosts` where it is not running (killed or
+        stopped), all at once; {host: Result}, a failure said there, not raised."""
+        return ssh.run_many({h: cls.START_IF_DOWN for h in hosts}, timeout=timeout)
+
     RESTART = f"systemctl restart {CONDOR_UNIT}"
 
     def restart(self, check=True, timeout=None):

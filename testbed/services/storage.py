@@ -65,6 +65,45 @@ def read_cache_records(ssh, host, names):
                                        timeout=300).stdout)
 
 
+def xrdcp_command(url, dest):
+    """One xrdcp of `url` to `dest` (a local path), overwriting it, without progress output."""
+    return f"xrdcp -f -s {url} {dest}"
+
+
+def units_command(action, units, tolerant=False):
+    """`systemctl ACTION` of XRootD/cmsd units (names without `.service`, e.g. xrootd@xcache),
+    in the order given; `tolerant`: a unit that is not there or will not stop is no error."""
+    return f"systemctl {action} {' '.join(f'{u}.service' for u in units)}" + (" || true" if tolerant else "")
+
+
+class XrootdUnits:
+    """The XRootD and cmsd services of one host: what an experiment or a fault stops, starts,
+    empties or asks is running through here, never a systemctl of its own."""
+
+    def __init__(self, ssh, host):
+        self.ssh, self.host = ssh, host
+
+    def stop(self, units, tolerant=False, timeout=180):
+        return self.ssh.run(self.host, units_command("stop", units, tolerant), timeout=timeout)
+
+    def start(self, units, timeout=300):
+        return self.ssh.run(self.host, units_command("start", units), timeout=timeout)
+
+    def restart_without(self, unit, paths, settle_s=2):
+        """Stop `unit`, remove `paths` (files or folders, shell-quoted here), start it again
+        and give it `settle_s` to open its port: a cache emptied of those files."""
+        quoted = " ".join(shlex.quote(p) for p in paths)
+        self.ssh.run(self.host, f"{units_command('stop', [unit])}; rm -rf {quoted}; "
+                                f"{units_command('start', [unit])}; sleep {int(settle_s)}")
+
+    def active(self, units):
+        """{unit: active?}."""
+        cmd = "; ".join(f"echo {u}=$(systemctl is-active {u}.service)" for u in units)
+        out = self.ssh.run(self.host, cmd, check=False, timeout=60).stdout
+        got = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        return {u: got.get(u) == "active" for u in units}
+
+
 class Storage:
     def __init__(self, topo, ssh):
         self.topo, self.ssh = topo, ssh

@@ -20,9 +20,10 @@ from testbed.experiments.e2 import cache as e2_cache, e2_capacity, e2_figures, e
 from testbed.experiments.e2.reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param
 from testbed.machines import disks
-from testbed.model.constants import (CACHE_DIR, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
+from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
                                      XROOTD_DIRECT_PORT)
 from testbed.network.sampler import Sampler
+from testbed.services.storage import XrootdUnits
 from testbed.results import compare
 from testbed.results.intervals import mean
 
@@ -333,8 +334,7 @@ class SiteInABox:
         return end - start, size
 
     def clear_cache(self):
-        self.ssh.run(self.dtn.name, f"systemctl stop xrootd@xcache; rm -rf {CACHE_DIR}/data; "
-                                    f"systemctl start xrootd@xcache; sleep 2")
+        XrootdUnits(self.ssh, self.dtn.name).restart_without(CACHE_UNIT, [f"{CACHE_DIR}/data"])
 
     def wait_cache_closed(self, names, timeout=e2_cache.CLOSE_TIMEOUT):
         """(records, names still open): once the proxy has closed every file (e2_cache)."""

@@ -11,6 +11,7 @@ import string
 from testbed import PROJECT_ROOT
 from testbed.model import constants as c
 from testbed.network.netem import netem_handle, prio_class
+from testbed.services.storage import units_command
 
 
 SITE_NAMES = string.ascii_lowercase
@@ -226,15 +227,14 @@ def federation_script(sites, cfg_text):
     for s in sites:
         d = f"{c.E3_LOCALROOT}{c.E3_NAMESPACE}/{s}"
         lines.append(f"install -d -o root -g root -m 0755 {d}")
-    lines += [f"systemctl restart {u}.service" for u in federation_units(sites)]
+    lines += [units_command("restart", [u]) for u in federation_units(sites)]
     return "\n".join(lines) + "\n"
 
 
 def federation_teardown_script(sites):
     p = c.E3_INSTANCE_PREFIX
     inst = [f"{p}redir"] + [f"{p}-{s}" for s in sites]
-    units = " ".join(f"{u}.service" for u in reversed(federation_units(sites)))
-    return "\n".join([f"systemctl stop {units} || true",
+    return "\n".join([units_command("stop", reversed(federation_units(sites)), tolerant=True),
                       "rm -f /etc/xrootd/e3.cfg " + " ".join(f"/etc/xrootd/xrootd-{i}.cfg" for i in inst),
                       f"rm -rf {c.E3_LOCALROOT}"]) + "\n"
 

@@ -37,6 +37,7 @@ from testbed.model import constants as c
 from testbed.model.errors import ConfigError, RemoteError
 from testbed.model.links import rtt_label
 from testbed.services.gateway import Schedd, reconfig_command
+from testbed.services.storage import xrdcp_command
 
 EXPERIMENT = Experiment(
     name="e3", title="FAX: reading ROOT files over the WAN through an XRootD federation",
@@ -470,7 +471,7 @@ class FaxExperiment:
         disk, shm = f"{c.E3_LOCAL_DIR}/{filename}", f"{c.E3_SHM_DIR}/{filename}"
         self.ssh.run(self.worker.name, f"set -e; install -d -m 0755 {c.E3_LOCAL_DIR} {c.E3_SHM_DIR}; "
                      f"mountpoint -q {c.E3_SHM_DIR} || mount -t tmpfs -o size=50%,mode=0755 tmpfs {c.E3_SHM_DIR}; "
-                     f"xrdcp -f -s {url} {disk}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
+                     f"{xrdcp_command(url, disk)}; cp {disk} {shm}; chmod 0644 {disk} {shm}; sync; "
                      f"echo 1 > /proc/sys/vm/drop_caches", timeout=300)
         return disk, shm
 

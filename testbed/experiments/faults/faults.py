@@ -18,7 +18,7 @@ from testbed.faults.condor_faults import CondorFaults, compare_starts
 from testbed.faults.network_faults import NetworkFaults
 from testbed.faults.security_checks import SecurityChecks
 from testbed.faults.storage_faults import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
-from testbed.model.constants import (DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RAID_MOUNT, RESTART_CUT_HOLD_S,
+from testbed.model.constants import (DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RESTART_CUT_HOLD_S,
                                      JobStatus)
 from testbed.model.errors import RemoteError
 from testbed.model.topology import ROLES
@@ -388,8 +388,7 @@ class FaultSuite(ReconnectFlows):
             st.restore_array(everything)
         elif info.get("degraded_n") or info["faulty"] or info["outside"]:
             st.add_back([s for s in everything if s not in info["members"]])
-        self.ssh.run(st.dtn.name, f"mountpoint -q {RAID_MOUNT} || mount {RAID_MOUNT}; systemctl start "
-                     + " ".join(f"{u}.service" for u in DTN_XROOTD_UNITS), timeout=300)
+        st.mount_and_serve()
         st.wait_resync(timeout=resync_timeout)
         return st.status()
 
@@ -482,7 +481,7 @@ class FaultSuite(ReconnectFlows):
         down = []
 
         def services():
-            down[:] = [u for u, up in st.units_active(st.dtn.name, DTN_XROOTD_UNITS).items() if not up]
+            down[:] = [u for u, up in st.dtn_units.active(DTN_XROOTD_UNITS).items() if not up]
             down.extend(f"condor_{d}" for d in daemons if not self.condor.running(st.dtn.name, d))
             return not down
         services_back = self.wait_for(services, 600, what="XRootD and HTCondor running", host=st.dtn.name,
