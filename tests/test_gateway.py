@@ -7,7 +7,7 @@ import pytest
 
 from testbed.model.errors import RemoteError
 from testbed.remote.ssh import Result
-from testbed.services import gateway
+from testbed.services import gateway, job_events
 
 
 @pytest.fixture
@@ -20,18 +20,23 @@ def no_sleep(monkeypatch):
 
 
 class JobsSSH:
-    """condor_q/condor_history answers, one per call (the last repeats); records commands."""
+    """A submit host whose job event log reads `logs`, one text per read (the last repeats),
+    and whose queue and history hold `ads`; records commands."""
 
-    def __init__(self, answers, submit_out="12.0 - 12.2\n"):
-        self.answers, self.submit_out, self.commands = list(answers), submit_out, []
+    def __init__(self, logs, ads, submit_out="12.0 - 12.2\n", user_log="/home/tb/x/job.log"):
+        self.logs, self.ads, self.submit_out, self.user_log = list(logs), ads, submit_out, user_log
+        self.commands = []
 
     def run(self, host, command, check=True, input_bytes=None, timeout=None):
         self.commands.append((host, command))
         if "condor_submit" in command:
             return Result(host, 0, self.submit_out, "")
+        if "-af UserLog" in command:
+            return Result(host, 0, f"{self.user_log}\n" if self.user_log else "", "")
+        if "cat " in command and "job.log" in command:
+            return Result(host, 0, self.logs.pop(0) if len(self.logs) > 1 else self.logs[0], "")
         if "condor_q" in command:
-            ads = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
-            return Result(host, 0, ("[]" if ads is None else json.dumps(ads)) + "\n#SPLIT#\n[]\n", "")
+            return Result(host, 0, json.dumps(self.ads) + "\n#SPLIT#\n[]\n", "")
         return Result(host, 0, "", "")
 
 
@@ -39,28 +44,65 @@ def ad(proc, status, **kw):
     return dict({"ClusterId": 12, "ProcId": proc, "JobStatus": status}, **kw)
 
 
-def test_submit_returns_a_handle_whose_wait_returns_the_completed_ads(no_sleep):
-    ssh = JobsSSH([[ad(0, 2), ad(1, 1), ad(2, 1)], [ad(0, 4), ad(1, 4), ad(2, 4)]])
+def event(code, proc, text, *detail, cluster=12):
+    return (f"{code} ({cluster:03d}.{proc:03d}.000) 2026-11-29 21:00:00 {text}\n"
+            + "".join(f"\t{d}\n" for d in detail) + "...\n")
+
+
+SUBMITTED3 = "".join(event("000", p, "Job submitted from host: <10.0.0.1:9618>") for p in range(3))
+
+
+def test_submit_returns_a_handle_whose_wait_reads_the_event_log_and_returns_the_completed_ads(no_sleep):
+    ended = SUBMITTED3 + "".join(event("005", p, "Job terminated.", "(1) Normal termination (return value 0)")
+                                 for p in range(3))
+    ssh = JobsSSH([SUBMITTED3, ended], [ad(0, 4), ad(1, 4), ad(2, 4)])
     jobs = gateway.Schedd(ssh, "dtn").submit("queue 3\n", "/home/tb/x", files={"a.sh": ("echo", "0755")})
     assert (jobs.cluster, jobs.count, jobs.schedd.host) == (12, 3, "dtn")
     assert all(h == "dtn" for h, _c in ssh.commands)
     assert "chmod 0755 a.sh" in ssh.commands[0][1]
     assert len(jobs.wait(timeout=60, poll=5)) == 3 and no_sleep[0] == 5
+    # polled on the log alone: the schedd is asked for the log's path and, at the end, the ads
+    assert sum("condor_q" in c for _h, c in ssh.commands) == 2
 
 
 def test_a_held_job_is_an_error_naming_the_hold_reason(no_sleep):
-    ssh = JobsSSH([[ad(0, 5, HoldReason="disk full")]])
-    with pytest.raises(RemoteError, match=r"^job 12\.0 held: disk full$"):
-        gateway.Schedd(ssh, "submit").wait(12, 1, timeout=60)
+    held = SUBMITTED3 + event("012", 1, "Job was held.", "disk full", "Code 13 Subcode 0")
+    with pytest.raises(RemoteError, match=r"^job 12\.1 held: disk full$"):
+        gateway.Schedd(JobsSSH([held], []), "submit").wait(12, 3, timeout=60)
 
 
-def test_a_schedd_too_busy_to_answer_is_not_0_done_and_a_timeout_describes_the_jobs(no_sleep):
-    ssh = JobsSSH([None, None, [ad(0, 4)]])
-    assert gateway.Schedd(ssh, "submit").wait(12, 1, timeout=60) == [ad(0, 4)]
-    ssh = JobsSSH([[ad(0, 4), ad(1, 1, LastRejMatchReason="no match found")]])
+def test_a_job_released_after_its_hold_is_waited_for():
+    released = (SUBMITTED3 + event("012", 1, "Job was held.", "disk full") + event("013", 1, "Job was released.")
+                + "".join(event("005", p, "Job terminated.") for p in range(3)))
+    events = job_events.cluster_events(released, 12)
+    assert events.held == {} and events.terminated == {0, 1, 2}
+
+
+def test_removed_jobs_that_leave_too_few_to_end_are_an_error(no_sleep):
+    removed = SUBMITTED3 + event("009", 0, "Job was aborted.", "via condor_rm (by user tb)") + \
+        event("009", 1, "Job was aborted.")
+    with pytest.raises(RemoteError, match=r"^cluster 12: 2 of 3 jobs removed, 2 can no longer end$"):
+        gateway.Schedd(JobsSSH([removed], []), "submit").wait(12, 2, timeout=60)
+
+
+def test_events_of_other_clusters_and_evictions_are_told_apart():
+    text = (event("005", 0, "Job terminated.", cluster=11) + event("000", 0, "Job submitted") +
+            event("004", 0, "Job was evicted.", "(0) Job was not checkpointed.") + event("005", 0, "Job terminated."))
+    events = job_events.cluster_events(text, 12)
+    assert (events.submitted, events.terminated, events.evictions) == ({0}, {0}, 1)
+
+
+def test_a_timeout_describes_the_unfinished_jobs(no_sleep):
+    one_ended = event("000", 0, "Job submitted") + event("000", 1, "Job submitted") + event("005", 0, "Job terminated.")
+    ssh = JobsSSH([one_ended], [ad(0, 4), ad(1, 1, LastRejMatchReason="no match found")])
     with pytest.raises(RemoteError, match=r"^cluster 12: 1 of 2 jobs done after 20 s; 1 idle; 12\.1 idle "
                                           r"\(LastRejMatchReason=no match found\)$"):
         gateway.Schedd(ssh, "submit").wait(12, 2, timeout=20)
+
+
+def test_a_cluster_without_a_job_event_log_is_an_error_not_a_wait_forever(no_sleep):
+    with pytest.raises(RemoteError, match="cluster 12's job event log"):
+        gateway.Schedd(JobsSSH([""], [], user_log=None), "submit").wait(12, 1, timeout=60)
 
 
 def test_parse_terse_counts_the_jobs_of_a_cluster():

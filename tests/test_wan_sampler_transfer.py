@@ -146,7 +146,7 @@ def test_recorded_profile_round_trip_and_missing(tmp_path):
 
 
 def test_unfinished_jobs_are_described_with_their_reasons():
-    from testbed.services.gateway import describe_jobs
+    from testbed.services.job_events import describe_jobs
     ads = [{"ClusterId": 7, "ProcId": 20, "JobStatus": 1, "NumShadowStarts": 2, "NumShadowExceptions": 2,
             "LastRejMatchReason": "no match found", "LastRemoteHost": "slot1_3@worker1"},
            {"ClusterId": 7, "ProcId": 3, "JobStatus": 2, "NumShadowStarts": 1}]

@@ -19,27 +19,10 @@ from dataclasses import dataclass
 from testbed.model.constants import CONDOR_UNIT, SUBMIT_USER, JobStatus, comm
 from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
+from testbed.services import job_events
+from testbed.services.job_events import UNFINISHED_ATTRS, describe_jobs
 
-STATUS_NAMES = {s.value: s.label for s in JobStatus}
-DETAIL_ATTRS = ["NumShadowStarts", "NumJobStarts", "NumShadowExceptions", "LastRemoteHost",
-                "LastRejMatchReason", "LastHoldReason"]
-UNFINISHED_ATTRS = ["ClusterId", "ProcId", "JobStatus"] + DETAIL_ATTRS
 WAIT_ATTRS = ["ClusterId", "ProcId", "JobStatus", "RemoteHost", "LastRemoteHost", "HoldReason"]
-
-
-def describe_jobs(ads, limit=3):
-    """One line on unfinished jobs: counts per status, then details of the first few."""
-    counts = {}
-    for ad in ads:
-        name = STATUS_NAMES.get(ad.get("JobStatus"), str(ad.get("JobStatus")))
-        counts[name] = counts.get(name, 0) + 1
-    parts = [", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "no unfinished jobs"]
-    for ad in sorted(ads, key=lambda a: a.get("ProcId", 0))[:limit]:
-        detail = [f"{k}={ad[k]}" for k in DETAIL_ATTRS if ad.get(k) not in (None, "", 0)]
-        parts.append(f"{ad.get('ClusterId')}.{ad.get('ProcId')} "
-                     f"{STATUS_NAMES.get(ad.get('JobStatus'), ad.get('JobStatus'))}"
-                     + (f" ({', '.join(detail)})" if detail else ""))
-    return "; ".join(parts)
 
 
 class _StillQueued(Exception):
@@ -130,28 +113,46 @@ class Schedd:
                     ads[(ad.get("ClusterId"), ad.get("ProcId"))] = ad
         return list(ads.values())
 
+    def user_log(self, cluster, as_user=True):
+        """The job event log the cluster's jobs write (their UserLog, a full path), from the
+        queue or the history; None when neither answers with one."""
+        cmd = f"condor_q {cluster} -af UserLog 2>/dev/null; condor_history {cluster} -af UserLog -limit 1 2>/dev/null"
+        out = self.ssh.run(self.host, self.as_user(cmd) if as_user else cmd, check=False, timeout=120).stdout
+        return next((line.strip() for line in out.splitlines() if line.strip().startswith("/")), None)
+
     def wait(self, cluster, count, timeout=600, poll=5, progress=None, attrs=WAIT_ATTRS, as_user=True):
-        """Wait until `count` jobs of the cluster completed; returns their ads. A held job is
-        a RemoteError naming the hold reason; a schedd too busy to answer (no ads) is not
-        "0 done"; on timeout the error describes the unfinished jobs."""
-        last = {"done": []}
+        """Wait until `count` jobs of the cluster ended, as its job event log says (one file
+        read a poll, the schedd not asked); returns their ads from the queue and the history.
+        A held job is a RemoteError naming the hold reason, and so are removals that leave
+        fewer than `count` jobs to end; on timeout the error describes the unfinished jobs."""
+        log = wait_for(f"cluster {cluster}'s job event log", lambda: self.user_log(cluster, as_user),
+                       min(timeout, 300), poll, host=self.host).value
+        read = f"cat {shlex.quote(log)}"
+        seen = {"events": job_events.ClusterEvents()}
 
-        def completed():
-            ads = self.jobs(cluster, attrs, as_user)
-            if not ads:
-                # a schedd too busy to answer (AUTHENTICATE:1006 under load) is not "0 done"
-                return False
-            done = last["done"] = [a for a in ads if a.get("JobStatus") == JobStatus.COMPLETED]
-            held = [a for a in ads if a.get("JobStatus") == JobStatus.HELD]
-            if held:
-                raise RemoteError(f"job {cluster}.{held[0]['ProcId']} held: {held[0].get('HoldReason')}")
+        def ended():
+            text = self.ssh.run(self.host, self.as_user(read) if as_user else read, check=False, timeout=60).stdout
+            events = seen["events"] = job_events.cluster_events(text, cluster)
+            if events.held:
+                proc, reason = min(events.held.items())
+                raise RemoteError(f"job {cluster}.{proc} held: {reason}")
+            if events.unreachable(count):
+                raise RemoteError(f"cluster {cluster}: {len(events.aborted)} of {len(events.submitted)} jobs "
+                                  f"removed, {count} can no longer end")
             if progress:
-                progress(len(done), count)
-            return done if len(done) >= count else False
+                progress(len(events.terminated), count)
+            return len(events.terminated) >= count
 
-        return wait_for(f"cluster {cluster} complete", completed, timeout, poll, host=self.host,
-                        message=lambda: f"cluster {cluster}: {len(last['done'])} of {count} jobs done after "
-                                        f"{timeout} s; " + self.describe_unfinished(cluster)).value
+        wait_for(f"cluster {cluster} complete", ended, timeout, poll, host=self.host,
+                 message=lambda: f"cluster {cluster}: {len(seen['events'].terminated)} of {count} jobs done after "
+                                 f"{timeout} s; " + self.describe_unfinished(cluster))
+
+        def completed_ads():
+            done = [a for a in self.jobs(cluster, attrs, as_user) if a.get("JobStatus") == JobStatus.COMPLETED]
+            return done if len(done) >= count else False
+        # an ended job's ad reaches the history a moment after its event
+        return wait_for(f"cluster {cluster}'s ended jobs in the history", completed_ads, 120, poll,
+                        host=self.host).value
 
     def describe_unfinished(self, cluster, limit=3):
         """Why jobs are not done: status counts and, for a few, starts and the last reasons."""
