@@ -520,7 +520,7 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
 
 
 def test_the_no_default_route_check_judges_the_vms_only(mixed):
-    from testbed.faults.security_checks import SecurityChecks
+    from testbed.injectors.security_checks import SecurityChecks
 
     class Routes:
         asked = []

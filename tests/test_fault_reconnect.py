@@ -14,7 +14,7 @@ import pytest
 from testbed import PROJECT_ROOT
 from testbed.experiments.faults import fault_reconnect as fr, faults as fx
 from testbed.harness import registry, runner
-from testbed.faults import condor_faults as fc, network_faults as fn
+from testbed.injectors import condor_faults as fc, network_faults as fn
 from testbed.model import topology
 from testbed.model.constants import FAULT_LOCAL_IWD, JOB_LEASE_S, RESTART_CUT_HOLD_S, TRANSFER_KEY_DEFECT_DOC
 from testbed.model.errors import RemoteError

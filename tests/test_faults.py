@@ -13,7 +13,7 @@ import pytest
 from testbed import PROJECT_ROOT
 from testbed.experiments.faults import fault_interrupt as fi, faults as fx
 from testbed.harness import registry
-from testbed.faults import condor_faults as fc, network_faults as fn, security_checks as fs, storage_faults as fst
+from testbed.injectors import condor_faults as fc, network_faults as fn, security_checks as fs, storage_faults as fst
 from testbed.services import gateway
 from testbed.model import topology
 from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, DATA_DISK_BY_ID, DEADMAN_MARGIN_S, JOB_LEASE_S, RAID_USERS,
@@ -620,7 +620,7 @@ def test_ccb_registrations_asked_of_the_returned_collector(small):
 
 
 def test_an_authentication_refusal_at_the_collector_is_a_denial_and_allow_client_is_client_side():
-    from testbed.faults import security_checks
+    from testbed.injectors import security_checks
     text = ("SECMAN: required authentication with collector at <10.160.0.12:9618> failed\n"
             "ERROR: AUTHENTICATE:1003:Failed to authenticate with any method\n"
             "Error: Couldn't contact the condor_collector on 10.160.0.12.\n")

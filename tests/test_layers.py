@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "testbed"
-ORDER = ["model", "remote", "network", "machines", "services", "faults", "results", "harness", "experiments", "report",
+ORDER = ["model", "remote", "network", "machines", "services", "injectors", "results", "harness", "experiments", "report",
          "cli"]
 
 
@@ -178,7 +178,7 @@ def test_the_command_finder_tells_a_command_from_a_message():
 def test_only_the_gateway_runs_htcondors_tools():
     """HTCondor's command-line tools are run by services/ (the gateway) alone: an experiment,
     a fault or a Robot library asks it."""
-    outside = [ROOT / "experiments", ROOT / "faults", ROOT.parent / "robot" / "libraries"]
+    outside = [ROOT / "experiments", ROOT / "injectors", ROOT.parent / "robot" / "libraries"]
     found = [f"{path.relative_to(ROOT.parent)}:{line}: {text[:70]!r}" for folder in outside
              for path in sorted(folder.rglob("*.py")) for line, text in command_strings(path)]
     assert not found, "HTCondor commands outside the gateway:\n" + "\n".join(found)
@@ -198,7 +198,7 @@ def test_only_the_gateway_runs_xrootds_tools_and_the_daemons_units():
     """XRootD's clients and the HTCondor/XRootD units are run by services/ alone (storage.py's
     XrootdUnits and xrdcp_command, gateway.Daemons): an experiment, a fault or a Robot
     library asks them."""
-    outside = [ROOT / "experiments", ROOT / "faults", ROOT.parent / "robot" / "libraries"]
+    outside = [ROOT / "experiments", ROOT / "injectors", ROOT.parent / "robot" / "libraries"]
     found = [f"{path.relative_to(ROOT.parent)}:{line}: {text[:70]!r}" for folder in outside
              for path in sorted(folder.rglob("*.py")) for line, text in command_strings(path, XROOTD_OR_UNIT_COMMAND)]
     assert not found, "XRootD or daemon unit commands outside the gateway:\n" + "\n".join(found)

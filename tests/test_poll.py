@@ -72,7 +72,7 @@ def test_the_message_may_be_built_when_it_is_needed_and_the_error_chosen(clock):
 def test_waits_built_on_it_keep_their_messages(clock):
     from testbed.experiments.e5 import e5_scale
     from testbed.experiments.faults import faults as fx
-    from testbed.faults import condor_faults as fc
+    from testbed.injectors import condor_faults as fc
 
     running = fc.CondorFaults.__new__(fc.CondorFaults)
     running.running = lambda host, daemon: False

@@ -1,5 +1,5 @@
 """Fault-suite keywords: thin over `testbed.experiments.faults.faults` (the interrupted
-runs: `fault_interrupt`) and the `testbed.faults` injectors. Each keyword runs one fault
+runs: `fault_interrupt`) and the `testbed.injectors` injectors. Each keyword runs one fault
 flow (inject, wait, undo) and returns what it saw; the suite records the timings and asserts
 the invariants. Undo keywords are for teardowns: they put the site back whatever state a
 failed test left."""

@@ -59,7 +59,7 @@ SCALED_BUFFER_FLOOR = 8192
 # below the kernel's own default (212992) buys the model nothing.
 SCALED_CAP_FLOOR = 212992
 
-# The fault suite (testbed/faults): where its jobs work, how long a job's lease is, the
+# The fault suite (testbed/injectors): where its jobs work, how long a job's lease is, the
 # guest-side units that undo a fault by themselves, the DTN's data disks by serial
 JOB_LEASE_S = 2400                  # HTCondor's default job_lease_duration, set explicitly
 FAULT_WORKDIR = f"{SUBMIT_HOME}/faults"

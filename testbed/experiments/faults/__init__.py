@@ -1,2 +1,2 @@
 """The fault suite: faults injected into a running site, each with its invariant; its entry is
-faults.py's EXPERIMENT (the injectors themselves are testbed/faults/)."""
+faults.py's EXPERIMENT (the injectors themselves are testbed/injectors/)."""

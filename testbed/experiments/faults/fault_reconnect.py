@@ -12,11 +12,11 @@ and which reconnects HTCondor keeps.
 
 Every flow returns what it saw; robot/suites/faults.robot asserts no restart (NumJobStarts
 unchanged) and the right output. A mixin of `faults.FaultSuite`: it uses the suite's topo,
-ssh, pool, condor (testbed.faults.condor_faults) and net (testbed.faults.network_faults).
+ssh, pool, condor (testbed.injectors.condor_faults) and net (testbed.injectors.network_faults).
 """
 import time
 
-from testbed.faults.condor_faults import shadows_not_replaced
+from testbed.injectors.condor_faults import shadows_not_replaced
 from testbed.model.constants import JOB_LEASE_S, RESTART_CUT_HOLD_S
 from testbed.model.errors import RemoteError
 

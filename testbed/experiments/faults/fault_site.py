@@ -2,7 +2,7 @@
 between the submit host and the workers, whether the site is restored after an
 interrupted run, the libvirt networks that forward. Kept here so the library imports
 only `testbed.experiments` (and model types)."""
-from testbed.faults import security_checks
+from testbed.injectors import security_checks
 from testbed.model import profiles
 from testbed.network import netem, wan
 from testbed.services import tuning

@@ -2,7 +2,7 @@
 invariant - jobs do not restart and their output is right, files keep their checksums, the
 pool and the storage come back - and the timings recorded as metrics.
 
-The injectors and their undo live in testbed/faults; the flows here string them together
+The injectors and their undo live in testbed/injectors; the flows here string them together
 and return what they saw, and robot/suites/faults.robot asserts on it; the worker-cut rows
 are in fault_reconnect, the interrupted-run rows in fault_interrupt. `summarise` turns a run's metrics into the issue's benchmark
 figures (benchmarks/faults.py prints them).
@@ -14,10 +14,10 @@ import time
 from testbed.experiments.faults.fault_reconnect import ReconnectFlows
 from testbed.harness.capacity import base_site
 from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param
-from testbed.faults.condor_faults import CondorFaults, compare_starts
-from testbed.faults.network_faults import NetworkFaults
-from testbed.faults.security_checks import SecurityChecks
-from testbed.faults.storage_faults import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
+from testbed.injectors.condor_faults import CondorFaults, compare_starts
+from testbed.injectors.network_faults import NetworkFaults
+from testbed.injectors.security_checks import SecurityChecks
+from testbed.injectors.storage_faults import StorageFaults, array_failed, checksum_mismatches, error_source, pick_members
 from testbed.model.constants import (DTN_XROOTD_UNITS, FAULT_WORKDIR, JOB_LEASE_S, RESTART_CUT_HOLD_S,
                                      JobStatus)
 from testbed.model.errors import RemoteError
