@@ -274,7 +274,7 @@ def test_the_session_passes_its_paused_hosts_on(monkeypatch):
     site.clear_wan()
     assert calls == {"health": ("dtn",), "wan": ("dtn",)}
     monkeypatch.setattr(session.health, "guest_versions", lambda ssh, host: {"probed": host})
-    monkeypatch.setattr(session.results, "host_facts", lambda: {"qemu": "9"})
+    monkeypatch.setattr(session.runs, "host_facts", lambda: {"qemu": "9"})
     assert site.guest_versions()["probed"] == "submit"                # the DTN is paused
     assert session.Session(topo, ssh=SimpleNamespace()).guest_versions()["probed"] == "dtn"
 

@@ -8,13 +8,13 @@ from testbed.cli.common import _profile, _site, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
-    from testbed.harness import runner as suites
+    from testbed.harness import runner
     scale = getattr(args, "scale", None) or "quick"
-    sets = suites.parse_sets(args.set)
+    sets = runner.parse_sets(args.set)
     # bad input first: the parameters and their bounds whatever the topology and the site
-    exp = suites.check(args.suite, scale, args.profile or [], sets)
-    suites.trials_for(args.suite, scale, getattr(args, "repeat", None))
-    suites.check_selection(args.suite, args.test, args.include, scale, exp.parameters(scale, sets),
+    exp = runner.check(args.suite, scale, args.profile or [], sets)
+    runner.trials_for(args.suite, scale, getattr(args, "repeat", None))
+    runner.check_selection(args.suite, args.test, args.include, scale, exp.parameters(scale, sets),
                            args.profile or list(exp.profiles))
     exp.check_topology(scale, exp.parameters(scale, sets),
                        _site(args, running=False).topo)  # before the site is touched
@@ -27,7 +27,7 @@ def cmd_run(args):
         from testbed.machines import snapshots
         from testbed.services import health
         snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
-    rc, run = suites.run(site, args.suite, args.profile, scale, sets, select=_selection(args),
+    rc, run = runner.run(site, args.suite, args.profile, scale, sets, select=_selection(args),
                          repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
                          pin=getattr(args, "pin", None))  # writes summary.html
     _print_comparison([run], against_paper=True)
@@ -42,7 +42,7 @@ def _run_on_each_box(args, scale, sets):
     """`run --box A --box B`: the same points on each box in turn, the site brought up on it
     (taken down first when it runs another box; kept when it runs this one), then every run
     side by side. The last site stays up, as after any run."""
-    from testbed.harness import runner as suites
+    from testbed.harness import runner
     from testbed.machines import box_choice, lifecycle
     from testbed.machines.patched_box import box_for
     from testbed.model import boxspec
@@ -67,7 +67,7 @@ def _run_on_each_box(args, scale, sets):
             lifecycle.up(site, _profile("default"), health, box=str(spec))   # raises unless healthy
         site = _site(args, change=f"run {args.suite}")
         here = _sized_for_site(args.suite, scale, site.topo, site.state, sets)
-        rc_box, run = suites.run(site, args.suite, args.profile, scale, here, select=_selection(args),
+        rc_box, run = runner.run(site, args.suite, args.profile, scale, here, select=_selection(args),
                                  repeat=getattr(args, "repeat", None),
                                  pause_unused=getattr(args, "pause_unused", None), pin=getattr(args, "pin", None))
         runs.append(run)
@@ -96,8 +96,9 @@ def _print_comparison(runs, against_paper=False, html=None):
 
 
 def cmd_compare(args):
-    from testbed.results import compare, runs as results
-    runs = compare.check_runs(args.runs, results.resolve)
+    from testbed.results import compare
+    from testbed.results.runs import resolve
+    runs = compare.check_runs(args.runs, resolve)
     if args.against == "reference":
         return _compare_with_references(runs, args.html)
     html = args.html or (runs[-1].path / ("compare.html" if len(runs) == 1 else
@@ -125,8 +126,8 @@ def _compare_with_references(runs, html=None):
 
 
 def cmd_reference_save(args):
-    from testbed.results import reference, runs as results
-    run = results.resolve(args.run)
+    from testbed.results import reference, runs
+    run = runs.resolve(args.run)
     if args.merge and args.add_trials:
         raise TestbedError("testbed reference save: --merge and --add-trials do not go together")
     kept, replaced = reference.save(run, force=args.force, merge=args.merge, add_trials=args.add_trials,
@@ -188,7 +189,7 @@ def cmd_test(args):
     two runs, tear down."""
     from testbed.results import compare, robot_output
     from testbed.machines import lifecycle
-    from testbed.harness import registry, runner as suites
+    from testbed.harness import registry, runner
     from testbed.model import topology
     from testbed.remote.site import Site
     from testbed.services import health
@@ -219,7 +220,7 @@ def cmd_test(args):
             if not exp.suite_path.exists():
                 failures.append(f"{suite} (suite file missing)")
                 continue
-            rc_suite, suite_runs, recovered = suites.run_on_live_guests(
+            rc_suite, suite_runs, recovered = runner.run_on_live_guests(
                 site, suite, list(exp.ci_profiles or exp.profiles), "ci", bring_back, may_recover=not recoveries)
             run = suite_runs[-1]
             recoveries += [recovered] if recovered else []
@@ -377,7 +378,7 @@ def cmd_demo(args):
     with its default profiles (default and Table 4's), print and save the comparison with
     the paper."""
     from testbed.machines import lifecycle
-    from testbed.harness import registry, runner as suites
+    from testbed.harness import registry, runner
     from testbed.model import topology
     from testbed.remote.site import Site
     from testbed.services import health
@@ -391,7 +392,7 @@ def cmd_demo(args):
         for name, value in head.demo_sets.items():
             if name not in sets:
                 sets[name] = value
-                suites.scale_line("demo", plan.recorded_accel(state),
+                runner.scale_line("demo", plan.recorded_accel(state),
                                   f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
                                   f"the paper reads, so the demo stays within half an hour",
                                   echo=lambda line: print(line, flush=True))
@@ -402,7 +403,7 @@ def cmd_demo(args):
         def bring_back():  # a guest's kernel died under TCG: the site again, then E1 again
             lifecycle.down(site)
             lifecycle.up(site, _profile("default"), health)
-        rc, runs, recovered = suites.run_on_live_guests(site, head.name, profiles, "quick", bring_back,
+        rc, runs, recovered = runner.run_on_live_guests(site, head.name, profiles, "quick", bring_back,
                                                         echo=lambda line: print(line, flush=True), sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)
         run = runs[-1]  # its folder has summary.html

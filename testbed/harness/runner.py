@@ -24,7 +24,7 @@ import time
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, box_choice, disks, quiesce
 from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
-from testbed.results import compare, release_record, runs as results
+from testbed.results import compare, release_record, runs
 from testbed.harness import points, quiet, registry, session
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
@@ -120,7 +120,7 @@ def open_run(site, suite, profile_list, scale, sets):
     parameters and each host's hypervisor."""
     overrides, params = session.resolve(suite, scale, sets)
     topo, state = site.topo, site.state
-    run = results.Run.create(
+    run = runs.Run.create(
         suite, [p.name for p in profile_list],
         # the box as booted: `up --box` may have chosen another than the file's
         topology=load_yaml(topo.source) | {"file": session.topology_file(topo), "box": str(topo.box_spec)},
@@ -393,14 +393,14 @@ def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recove
     `recovered` says what died (None when nothing did). Without `may_recover` a dead guest
     fails the suite as in `run`."""
     topo = site.topo
-    runs, recovered = [], None
+    done, recovered = [], None
     died = dead_guests(topo)
     if died and may_recover:
         recovered = f"before {suite}: {dead_text(topo, died)}"
         echo(f"testbed: {recovered}; bringing {topo.name} back before {suite}")
         bring_back()
     rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
-    runs.append(run_)
+    done.append(run_)
     died = dead_guests(topo) if rc != 0 else {}
     if died and may_recover and recovered is None:
         recovered = f"during {suite} (run {run_.label}, kept as {run_.manifest().get('status')}): " \
@@ -408,5 +408,5 @@ def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recove
         echo(f"testbed: {recovered}; bringing {topo.name} back and running {suite} once more")
         bring_back()
         rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
-        runs.append(run_)
-    return rc, runs, recovered
+        done.append(run_)
+    return rc, done, recovered

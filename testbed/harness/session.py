@@ -21,7 +21,7 @@ from testbed.network import netem, wan
 from testbed.services import health
 from testbed.remote import profile_record, repair_record
 from testbed.remote.site import Site
-from testbed.results import runs as results, verdict
+from testbed.results import runs, verdict
 from testbed.services import tuning
 from testbed.services.condor import JOB_AD_ATTRS, Pool, job_stats, submit_description
 from testbed.services.storage import Storage
@@ -45,7 +45,7 @@ class RunContext:
     @classmethod
     def from_results(cls, path):
         """The context `testbed run` wrote into the manifest of the results folder `path`."""
-        m = results.Run(path).manifest()
+        m = runs.Run(path).manifest()
         topo = m.get("topology") or {}
         source = topo.get("file") if isinstance(topo, dict) else topo
         return cls(topology=str(source or "default"), suite=m.get("suite", ""), scale=m.get("scale", "quick"),
@@ -55,9 +55,9 @@ class RunContext:
 
     def open_run(self):
         """The results folder `testbed run` made for this context."""
-        manifest = results.Run(self.results_dir).manifest()
+        manifest = runs.Run(self.results_dir).manifest()
         repeated = (manifest.get("trials") or 1) > 1
-        return results.Run(self.results_dir, trial=manifest.get("trial") if repeated else None)
+        return runs.Run(self.results_dir, trial=manifest.get("trial") if repeated else None)
 
     def params_for(self, name):
         """Experiment `name`'s parameters at this scale with this run's overrides."""
@@ -115,7 +115,7 @@ class Session:
         probe = next(h for h in (self.topo.role_host("dtn"), self.topo.role_host("submit"))
                      if h is not None and h.name not in self.paused)
         versions = health.guest_versions(self.ssh, probe.name)
-        versions["qemu"] = results.host_facts()["qemu"]
+        versions["qemu"] = runs.host_facts()["qemu"]
         return versions
 
     def existing_host_facts(self):
@@ -127,7 +127,7 @@ class Session:
         return self._open_run().record(name, float(value), unit, **params)
 
     def keep(self, relpath, data):
-        """A JSON document into the run's results folder (results.Run.keep)."""
+        """A JSON document into the run's results folder (runs.Run.keep)."""
         return self._open_run().keep(relpath, data)
 
     def _open_run(self):
@@ -141,8 +141,8 @@ class Session:
         its jobs' output from trial 1's saturation rate). None in trial 1 or a single run."""
         if self.run is None or self.run.trial in (None, 1):
             return None
-        first = results.Run(self.run.path, trial=1).metrics()
-        found = results.matching(first, name, **params)
+        first = runs.Run(self.run.path, trial=1).metrics()
+        found = runs.matching(first, name, **params)
         return found[-1]["value"] if found else None
 
     def claim_verdict(self, claim_id):
@@ -160,7 +160,7 @@ class Session:
         trials, trial = manifest.get("trials") or 1, manifest.get("trial") or 1
         if trial < trials:
             return None, f"judged after the last trial (this is trial {trial} of {trials})"
-        judged = verdict.evaluate_all(list(claims.values()), results.Run(self.run.path).metrics())
+        judged = verdict.evaluate_all(list(claims.values()), runs.Run(self.run.path).metrics())
         found = next(v for v in judged if v.claim.id == claim_id)
         return (None, found.line()) if found.verdict == verdict.NO_DATA else (found, None)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from testbed import PROJECT_ROOT
 from testbed.harness import runner
 from testbed.remote.poll import wait_for
-from testbed.results import robot_output, runs as results
+from testbed.results import robot_output, runs
 
 
 def run_argv(topo_name, suite="smoke", scale="ci"):
@@ -23,7 +23,7 @@ def run_argv(topo_name, suite="smoke", scale="ci"):
 
 def new_run_folder(before, suite, root=None):
     """The results folder of `suite` that appeared since `before` (a set of folder names)."""
-    root = Path(root or results.RESULTS_ROOT)
+    root = Path(root or runs.RESULTS_ROOT)
     found = sorted(p.parent for p in root.glob("*/manifest.json") if p.parent.name not in before
                    and p.parent.name.split("-", 1)[-1].startswith(f"{suite}-"))
     return found[-1] if found else None
@@ -75,7 +75,7 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
     SIGINT to the whole process group (Ctrl-C in the terminal: robot gets it too), SIGTERM
     to the `testbed run` pid alone (`kill PID`, a scheduler). Waits for it to exit.
     Returns {folder, rc, exit_seconds, points, status, rows, problems, log}."""
-    root = Path(root or results.RESULTS_ROOT)
+    root = Path(root or runs.RESULTS_ROOT)
     before = {p.parent.name for p in root.glob("*/manifest.json")}
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"tb-interrupt-{os.getpid()}-{signum}.log", "w")
     proc = subprocess.Popen(run_argv(topo_name, suite, scale), cwd=PROJECT_ROOT, stdout=log,
@@ -84,7 +84,7 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
 
     def recorded():
         found["folder"] = found["folder"] or new_run_folder(before, suite, root)
-        return found["folder"] is not None and len(results.Run(found["folder"]).metrics()) >= after_points
+        return found["folder"] is not None and len(runs.Run(found["folder"]).metrics()) >= after_points
 
     def ended():
         return (f"testbed run {suite} ended (rc {proc.returncode}) before it could be interrupted; log {log.name}"
@@ -115,7 +115,7 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
-    run = results.Run(folder)
+    run = runs.Run(folder)
     manifest, metrics, rows = run.manifest(), run.metrics(), robot_rows(folder)
     return {"folder": str(folder), "rc": rc, "exit_seconds": exit_seconds, "points": len(metrics),
             "status": manifest.get("status"), "rows": rows,
