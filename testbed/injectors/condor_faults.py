@@ -412,10 +412,8 @@ class CondorFaults:
         problems = compare_starts(batch.snapshots.get("before", {}), after)
         texts = self.outputs(batch)
         bad = bad_outputs(texts, batch.count)
-        log = self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
-                           check=False).stdout
         return {"problems": problems, "lost": lost_jobs(problems), "bad_outputs": bad,
-                "reconnects": reconnects(log), "seconds": time.monotonic() - start}
+                "reconnects": reconnects(self.job_log(batch)), "seconds": time.monotonic() - start}
 
     def outputs(self, batch):
         """{proc: text of out.<proc>} as they came back to the submit host (or, for jobs
