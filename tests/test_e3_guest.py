@@ -59,6 +59,29 @@ def test_the_report_keeps_start_up_out_of_the_event_rate():
     assert u["learn_entries"] is None and u["read_calls"] is None and u["cache_fills"] is None
 
 
+def test_the_report_gives_the_loops_wait_for_a_cpu_as_a_share_of_its_wall_time():
+    a = job.parser().parse_args(["read", "root://x//f.root"])
+    rep = job.report(a, raw(run_delay_s=0.5), {})
+    assert rep["run_delay_s"] == 0.5 and rep["cpu_wait"] == 0.25
+    none = job.report(a, raw(), {})   # a kernel without schedstat: no share, not a zero
+    assert none["run_delay_s"] is None and none["cpu_wait"] is None
+
+
+def test_run_delay_from_schedstat_text():
+    assert job.run_delay_s("123000000 2500000000 77\n") == 2.5
+    assert job.run_delay_s("garbage") is None
+
+
+def test_the_loop_clock_counts_only_the_delay_within_the_loop():
+    delays = iter([10.0, 10.75])
+    with job.LoopClock(delay=lambda: next(delays)) as loop:
+        pass
+    assert loop.run_delay_s == 0.75 and loop.wall_s >= 0 and loop.cpu_s >= 0
+    with job.LoopClock(delay=lambda: None) as unknown:
+        pass
+    assert unknown.run_delay_s is None
+
+
 def test_both_readers_sum_the_same_way_so_their_digests_compare():
     assert job.digest([3, 4]) == job.digest([3, 4]) != job.digest([4, 3])
     assert len(job.digest([2 ** 64 - 1])) == 16
@@ -79,7 +102,7 @@ class Raising:
     def __init__(self, exc):
         self.exc = exc
 
-    def read(self, args, clock):
+    def read(self, args, clock, loop):
         raise self.exc
 
 

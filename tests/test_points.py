@@ -244,6 +244,13 @@ def test_e3_cell_records_every_number_of_the_job_it_has():
                                          "e3.read_calls", "e3.bytes_read_mb"]
     assert all(x[3] == at for x in m.records) and m.verdict() is None
     assert e3_points.cell(dict(r, events_per_s=0.0)).failures == ["no events read in cell a<-b"]
+    conc = {"per_job": [300.0, 150.0], "cpu_wait": [0.1, None], "rtt_ms": 5, "reader": "root", "redirect_rtt_ms": 5}
+    m = e3_points.concurrency(conc, 2)
+    assert [(n, v) for n, v, _u, _p in m.records] == [("e3.concurrency_events_per_s", 300.0),
+                                                        ("e3.concurrency_events_per_s", 150.0),
+                                                        ("e3.concurrency_cpu_wait", 0.1)]
+    assert m.records[2][3] == {"jobs": 2, "rtt_ms": 5, "reader": "root", "redirect_rtt_ms": 5}
+    assert e3_points.concurrency(dict(conc, per_job=[300.0]), 2).checks[0][0] is False
     assert (e3_points.site_number("a"), e3_points.site_number("d")) == (1, 4)
 
 

@@ -20,8 +20,9 @@ Debian's python3-xrootd and python3-numpy). Two subcommands:
       TTreeCache with a learning phase of L entries, 0 = none). Prints one JSON object:
       events/s of the event loop, start-up seconds beside it (interpreter, imports and
       dictionaries, file open: not in events/s), CPU efficiency, MB/s of useful data,
-      read calls and bytes read (ROOT), the cache's statistics and a checksum of the
-      values read that both readers compute alike. On failure: one JSON object with
+      read calls and bytes read (ROOT), the cache's statistics, the share of the loop's
+      wall time its thread spent runnable but waiting for a CPU (cpu_wait), and a
+      checksum of the values read that both readers compute alike. On failure: one JSON object with
       `error` (and `kind`: no-root, read), exit status 3.
 """
 import argparse
@@ -55,6 +56,39 @@ def process_age_s(stat_text=None, uptime_text=None, ticks=None):
         return 0.0
 
 
+def run_delay_s(text=None):
+    """Seconds this process's main thread has spent runnable but waiting for a CPU (the
+    second field of /proc/self/schedstat, in ns); None where the kernel keeps no such
+    count. Concurrent jobs on fewer cores than jobs wait here, jobs waiting on I/O do not."""
+    try:
+        if text is None:
+            with open("/proc/self/schedstat") as fh:
+                text = fh.read()
+        return int(text.split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class LoopClock:
+    """Times a reader's event loop (`with loop: ...`): wall and CPU seconds and the run delay
+    within it, so start-up stays out of all three."""
+
+    def __init__(self, delay=run_delay_s):
+        self._delay = delay
+        self.wall_s = self.cpu_s = 0.0
+        self.run_delay_s = None
+
+    def __enter__(self):
+        self._w0, self._c0, self._d0 = time.monotonic(), time.process_time(), self._delay()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall_s, self.cpu_s = time.monotonic() - self._w0, time.process_time() - self._c0
+        d1 = self._delay()
+        self.run_delay_s = d1 - self._d0 if d1 is not None and self._d0 is not None else None
+        return False
+
+
 def private_mb(text=None):
     """The process's anonymous (private, not file-backed) memory in MB from
     /proc/self/smaps_rollup; ROOT's libraries are file pages that concurrent jobs share."""
@@ -76,7 +110,7 @@ def digest(sums):
 
 def report(args, raw, clock):
     """The job's JSON report from a reader's raw measurement and the start-up clock."""
-    wall, cpu = raw["wall_s"], raw["cpu_s"]
+    wall, cpu, delay = raw["wall_s"], raw["cpu_s"], raw.get("run_delay_s")
     startup = clock.get("interp_s", 0.0) + clock.get("import_s", 0.0) + clock.get("open_s", 0.0)
     cache = raw.get("cache") or {}
     return {
@@ -87,6 +121,8 @@ def report(args, raw, clock):
         "events_per_s": raw["events"] / wall if wall > 0 else 0.0,
         "useful_mb": raw["useful_bytes"] / 1e6, "mb_per_s": raw["useful_bytes"] / 1e6 / wall if wall > 0 else 0.0,
         "cpu_eff": cpu / wall if wall > 0 else 0.0,
+        "run_delay_s": None if delay is None else round(delay, 4),
+        "cpu_wait": delay / wall if delay is not None and wall > 0 else None,
         "startup_s": round(startup, 3), "interp_s": round(clock.get("interp_s", 0.0), 3),
         "import_s": round(clock.get("import_s", 0.0), 3), "open_s": round(clock.get("open_s", 0.0), 3),
         "read_calls": raw.get("read_calls"), "bytes_read": raw.get("bytes_read"),
@@ -119,7 +155,7 @@ def read(args, out=sys.stdout):
     clock = {"interp_s": process_age_s() - (time.monotonic() - STARTED)}
     mod = reader_module(args.reader)
     try:
-        raw = mod.read(args, clock)
+        raw = mod.read(args, clock, LoopClock())
     except Exception as exc:
         kind = "no-root" if type(exc).__name__ == "NoRoot" else "read"
         if type(exc).__name__ not in ("NoRoot", "ReadFailed"):

@@ -74,7 +74,7 @@ def configure_cache(ROOT, tree, names, cache_mb, learn_entries):
         tree.StopCacheLearningPhase()
 
 
-def read(args, clock):
+def read(args, clock, loop):
     # XRootD's client reads its settings from the environment when ROOT first loads it;
     # --timeout bounds each request as it does uproot's
     os.environ.setdefault("XRD_REQUESTTIMEOUT", str(int(args.timeout)))
@@ -101,9 +101,8 @@ def read(args, clock):
         wanted.push_back(n)
     calls0, bytes0 = f.GetReadCalls(), f.GetBytesRead()
     clock["open_s"] = time.monotonic() - t0
-    w0, c0 = time.monotonic(), time.process_time()
-    res = ROOT.tbe3.loop(tree, wanted, stop, every)
-    wall, cpu = time.monotonic() - w0, time.process_time() - c0
+    with loop:
+        res = ROOT.tbe3.loop(tree, wanted, stop, every)
     if res.error:
         raise ReadFailed(f"{args.url}: {res.error}")
     cache = f.GetCacheRead(tree)
@@ -112,7 +111,7 @@ def read(args, clock):
         "events": int(res.events), "entries": total, "stop": stop, "every": every,
         "branches": len(names), "branches_total": len(all_names),
         "useful_bytes": int(res.events) * 4 * len(names), "sums": [int(s) for s in res.sums],
-        "wall_s": wall, "cpu_s": cpu,
+        "wall_s": loop.wall_s, "cpu_s": loop.cpu_s, "run_delay_s": loop.run_delay_s,
         "read_calls": int(f.GetReadCalls() - calls0), "bytes_read": int(f.GetBytesRead() - bytes0),
         "open_read_calls": int(calls0), "selected_zip_bytes": int(zipped * stop / total) if total else 0,
         "all_zip_bytes": int(tree.GetZipBytes()),

@@ -27,7 +27,7 @@ def keep_every(start, n, every):
     return slice((-start) % every, n, every)
 
 
-def read(args, clock):
+def read(args, clock, loop):
     t0 = time.monotonic()
     import numpy as np
     import uproot
@@ -48,24 +48,23 @@ def read(args, clock):
         stop = max(1, int(round(total * args.fraction)))
         every = max(1, int(args.every))
         clock["open_s"] = time.monotonic() - t0
-        w0, c0 = time.monotonic(), time.process_time()
         sums = [0] * len(names)
         events, steps, start = 0, 0, 0
-        for arrays in tree.iterate(names, entry_stop=stop, step_size=f"{args.cache_mb} MB", library="np"):
-            steps += 1
-            n = len(arrays[names[0]])
-            pick = keep_every(start, n, every)
-            for i, b in enumerate(names):
-                a = np.ascontiguousarray(arrays[b][pick])
-                sums[i] = (sums[i] + int(a.view(np.uint32).sum(dtype=np.uint64))) % 2 ** 64
-            events += len(range(*pick.indices(n)))
-            start += n
-        wall, cpu = time.monotonic() - w0, time.process_time() - c0
+        with loop:
+            for arrays in tree.iterate(names, entry_stop=stop, step_size=f"{args.cache_mb} MB", library="np"):
+                steps += 1
+                n = len(arrays[names[0]])
+                pick = keep_every(start, n, every)
+                for i, b in enumerate(names):
+                    a = np.ascontiguousarray(arrays[b][pick])
+                    sums[i] = (sums[i] + int(a.view(np.uint32).sum(dtype=np.uint64))) % 2 ** 64
+                events += len(range(*pick.indices(n)))
+                start += n
         zipped = sum(tree[b].compressed_bytes for b in names)
         all_zipped = sum(tree[b].compressed_bytes for b in all_names)
     return {"events": events, "entries": total, "stop": stop, "every": every, "branches": len(names),
             "branches_total": len(all_names), "useful_bytes": events * 4 * len(names),
-            "sums": sums, "wall_s": wall, "cpu_s": cpu, "steps": steps,
+            "sums": sums, "wall_s": loop.wall_s, "cpu_s": loop.cpu_s, "run_delay_s": loop.run_delay_s, "steps": steps,
             "selected_zip_bytes": int(zipped * stop / total) if total else 0, "all_zip_bytes": int(all_zipped)}
 
 

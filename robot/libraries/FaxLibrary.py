@@ -162,7 +162,7 @@ class FaxLibrary(ExperimentLibrary):
         reports = self._read(x, urls, 10, f"conc{jobs}", reader)
         return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "reader": reader,
                 "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
-                "mb_per_s": [r["mb_per_s"] for r in reports]}
+                "mb_per_s": [r["mb_per_s"] for r in reports], "cpu_wait": [r.get("cpu_wait") for r in reports]}
 
     @keyword
     def connectivity_test(self, compute):

@@ -513,13 +513,19 @@ concurrency-16
 # END GENERATED ROWS points
 
 concurrency-spread
-    [Documentation]    max / min events/s per job over the scan (the paper: 301-378, flat).
+    [Documentation]    max / min events/s per job over the scan (the paper: 301-378, flat),
+    ...    and the largest share of a job's loop spent waiting for a CPU: whether the
+    ...    worker's cores, not the link or the server, set the spread.
     [Tags]    concurrency    summary
     ${all}=    Recorded Values    e3.concurrency_events_per_s
     Skip If    not $all    no concurrency point ran
     ${s}=    Spread Of    ${all}
     Record Metric    e3.concurrency_spread    ${s}    ratio
-    Log    concurrency spread (max/min events/s per job): ${s}    console=True
+    ${waits}=    Recorded Values    e3.concurrency_cpu_wait
+    IF    $waits
+        Record Metric    e3.concurrency_cpu_wait_max    ${{max($waits)}}    ratio
+    END
+    Log    concurrency spread (max/min events/s per job): ${s}; largest wait for a CPU: ${{ max($waits) if $waits else "not measured" }}    console=True
 
 connectivity
     [Documentation]    One job per file of every storage site at compute site A, every 10th

@@ -81,10 +81,14 @@ def round_trip_share(records, cache_mb, reader, events):
 
 
 def concurrency(r, jobs):
-    """`jobs` concurrent jobs in the concurrency cell: one record per job."""
+    """`jobs` concurrent jobs in the concurrency cell: one record per job, its events/s and
+    the share of its loop it waited for a CPU (none where the guest's kernel keeps no
+    schedstat)."""
     m = Measured()
+    at = {"jobs": jobs, "rtt_ms": r["rtt_ms"], "reader": r["reader"], "redirect_rtt_ms": r["redirect_rtt_ms"]}
     for v in r["per_job"]:
-        m.record("e3.concurrency_events_per_s", v, "ev/s", jobs=jobs, rtt_ms=r["rtt_ms"], reader=r["reader"],
-                 redirect_rtt_ms=r["redirect_rtt_ms"])
+        m.record("e3.concurrency_events_per_s", v, "ev/s", **at)
+    for w in r.get("cpu_wait") or []:
+        m.record_known("e3.concurrency_cpu_wait", w, "ratio", **at)
     m.check(len(r["per_job"]) == int(jobs), f"{len(r['per_job'])} of {jobs} jobs reported")
     return m
