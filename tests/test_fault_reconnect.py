@@ -21,6 +21,7 @@ from testbed.model.errors import RemoteError
 from testbed.remote.site import Site
 from testbed.remote.ssh import Result
 from testbed.results import runs
+from testbed.services import job_events
 from testbed.services.condor import submit_description
 from tests.test_faults import FakePool, FakeSSH, _rows, ad
 
@@ -171,7 +172,8 @@ def test_a_new_shadow_logs_no_disconnect_so_every_job_must_show_its_reconnect(sm
     events = faults.wait_reconnected(batch, settle=0, every_job=True)
     assert events[1]["reconnected"] == 1 and len(logs) == 1 and batch.reconnected_at is not None
     # without every_job, job 1's silence would have counted as connected
-    assert faults.wait_reconnected(fc.Batch(12, 2, "/w", 60), settle=0) == fc.reconnects(BOTH_RECONNECTED)
+    assert (faults.wait_reconnected(fc.Batch(12, 2, "/w", 60), settle=0)
+            == job_events.cluster_events(BOTH_RECONNECTED, 12).reconnects)
 
 
 def test_wait_reconnected_names_the_jobs_without_a_reconnect(small, monkeypatch):

@@ -23,6 +23,7 @@ from testbed.remote.ssh import Result
 from testbed.results import runs
 from testbed.services.storage import RECORD_MARK, XrootdUnits, units_command
 from tests.support import script_env
+from tests.test_gateway import JOB_LOG
 
 
 class FakeSSH:
@@ -160,28 +161,6 @@ def test_bad_outputs():
     texts = {0: fc.expected_output(0) + " ", 1: "fault-job 1 deadbeef"}
     bad = dict(fc.bad_outputs(texts, 3))
     assert 0 not in bad and "is not" in bad[1] and bad[2] == "no output file"
-
-
-JOB_LOG = """000 (012.000.000) 2026-11-23 07:20:00 Job submitted from host: <10.160.0.10:9618>
-...
-001 (012.000.000) 2026-11-23 07:20:30 Job executing on host: <10.160.0.13:9618>
-...
-022 (012.000.000) 2026-11-23 07:21:00 Job disconnected, attempting to reconnect
-    Socket between submit and execute hosts closed unexpectedly
-...
-023 (012.000.000) 2026-11-23 07:21:42 Job reconnected to slot1@startd1@worker1.small.testbed
-...
-022 (012.001.000) 11/23 07:21:00 Job disconnected, attempting to reconnect
-...
-024 (012.001.000) 11/23 07:41:00 Job reconnection failed
-...
-"""
-
-
-def test_reconnects_from_the_job_event_log():
-    r = fc.reconnects(JOB_LOG)
-    assert r[0] == {"disconnected": 1, "reconnected": 1, "failed": 0, "seconds": [42.0]}
-    assert r[1]["failed"] == 1 and r[1]["seconds"] == []
 
 
 class FakePool:

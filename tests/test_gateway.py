@@ -92,6 +92,29 @@ def test_events_of_other_clusters_and_evictions_are_told_apart():
     assert (events.submitted, events.terminated, events.evictions) == ({0}, {0}, 1)
 
 
+JOB_LOG = """000 (012.000.000) 2026-11-23 07:20:00 Job submitted from host: <10.160.0.10:9618>
+...
+001 (012.000.000) 2026-11-23 07:20:30 Job executing on host: <10.160.0.13:9618>
+...
+022 (012.000.000) 2026-11-23 07:21:00 Job disconnected, attempting to reconnect
+    Socket between submit and execute hosts closed unexpectedly
+...
+023 (012.000.000) 2026-11-23 07:21:42 Job reconnected to slot1@startd1@worker1.small.testbed
+...
+022 (012.001.000) 11/23 07:21:00 Job disconnected, attempting to reconnect
+...
+024 (012.001.000) 11/23 07:41:00 Job reconnection failed
+...
+"""
+
+
+def test_reconnects_from_the_job_event_log():
+    r = job_events.cluster_events(JOB_LOG, 12).reconnects
+    assert r[0] == {"disconnected": 1, "reconnected": 1, "failed": 0, "seconds": [42.0]}
+    assert r[1]["failed"] == 1 and r[1]["seconds"] == []
+    assert job_events.cluster_events(JOB_LOG, 11).reconnects == {}
+
+
 def test_a_timeout_describes_the_unfinished_jobs(no_sleep):
     one_ended = event("000", 0, "Job submitted") + event("000", 1, "Job submitted") + event("005", 0, "Job terminated.")
     ssh = JobsSSH([one_ended], [ad(0, 4), ad(1, 1, LastRejMatchReason="no match found")])

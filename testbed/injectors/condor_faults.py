@@ -18,6 +18,7 @@ from testbed.model.errors import RemoteError
 from testbed.remote.poll import wait_for
 from testbed.services.condor import submit_description
 from testbed.services.gateway import Daemons
+from testbed.services.job_events import cluster_events
 
 START_ATTRS = ["ClusterId", "ProcId", "JobStatus", "NumJobStarts", "NumShadowStarts", "JobRunCount",
                "LastRemoteHost", "RemoteHost", "HoldReason"]
@@ -104,39 +105,6 @@ def bad_outputs(texts, count):
         elif text.strip() != expected_output(proc):
             bad.append((proc, f"output {text.strip()[:80]!r} is not {expected_output(proc)[:30]}..."))
     return bad
-
-
-EVENT_LINE = re.compile(r"^(0\d\d) \((\d+)\.(\d+)\.\d+\) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d/\d\d \d\d:\d\d:\d\d)")
-DISCONNECTED, RECONNECTED, RECONNECT_FAILED = "022", "023", "024"
-
-
-def _event_time(text):
-    fmt = "%Y-%m-%d %H:%M:%S" if "-" in text else "%m/%d %H:%M:%S"
-    t = time.strptime(text if "-" in text else f"2000/{text}", fmt if "-" in text else "%Y/%m/%d %H:%M:%S")
-    return time.mktime(t)
-
-
-def reconnects(log_text):
-    """From a job event log: {proc: {"disconnected": n, "reconnected": n, "failed": n,
-    "seconds": [time from each disconnect to its reconnect]}}."""
-    out, pending = {}, {}
-    for line in log_text.splitlines():
-        m = EVENT_LINE.match(line)
-        if not m or m.group(1) not in (DISCONNECTED, RECONNECTED, RECONNECT_FAILED):
-            continue
-        proc, when = int(m.group(3)), _event_time(m.group(4))
-        entry = out.setdefault(proc, {"disconnected": 0, "reconnected": 0, "failed": 0, "seconds": []})
-        if m.group(1) == DISCONNECTED:
-            entry["disconnected"] += 1
-            pending[proc] = when
-        elif m.group(1) == RECONNECTED:
-            entry["reconnected"] += 1
-            if proc in pending:
-                entry["seconds"].append(when - pending.pop(proc))
-        else:
-            entry["failed"] += 1
-            pending.pop(proc, None)
-    return out
 
 
 # A starter's own view of its shadow (StarterLog lines "(pid:N) ..."): a starter whose last
@@ -363,18 +331,23 @@ class CondorFaults:
         return self.ssh.run(self.pool.submit_host, f"cat {shlex.quote(batch.workdir)}/job.log",
                             check=False).stdout
 
+    def reconnects(self, batch):
+        """The batch's disconnects and reconnects as its job log tells them
+        (ClusterEvents.reconnects: {proc: {disconnected, reconnected, failed, seconds}})."""
+        return cluster_events(self.job_log(batch), batch.cluster).reconnects
+
     def wait_reconnected(self, batch, settle=30, timeout=900, poll=5, worker=None, every_job=False):
         """After a fault: wait until every disconnect in the job log has its reconnect (with
         `every_job`, also every job has a reconnect: a new shadow logs no disconnect), no
         starter on `worker` (if given) is still waiting for its shadow, and nothing changed
-        for `settle` s; the reconnect counts (see `reconnects`), and `batch.reconnected_at`
+        for `settle` s; the reconnect counts (`reconnects`), and `batch.reconnected_at`
         is when that state was first seen. The starter's side matters: a shadow notices a
         silent starter only minutes later, so an empty job log does not mean the pair is
         connected."""
         last = {"seen": None, "since": None, "pending": [], "lost": []}
 
         def reconnected_and_quiet():
-            events = reconnects(self.job_log(batch))
+            events = self.reconnects(batch)
             pending = [p for p, e in events.items() if e["disconnected"] > e["reconnected"] + e["failed"]]
             if every_job:
                 pending += [p for p in range(batch.count) if not events.get(p, {}).get("reconnected")]
@@ -413,7 +386,7 @@ class CondorFaults:
         texts = self.outputs(batch)
         bad = bad_outputs(texts, batch.count)
         return {"problems": problems, "lost": lost_jobs(problems), "bad_outputs": bad,
-                "reconnects": reconnects(self.job_log(batch)), "seconds": time.monotonic() - start}
+                "reconnects": self.reconnects(batch), "seconds": time.monotonic() - start}
 
     def outputs(self, batch):
         """{proc: text of out.<proc>} as they came back to the submit host (or, for jobs

@@ -1,18 +1,23 @@
 """A cluster's jobs as its job event log tells them (the `log = job.log` every submit
 description of the testbed names): which ended, which are held and why, which were removed
-or evicted. Waiting on the log, as Ornithology's `ClusterHandle.wait` does, reads one file
-on the submit host per poll instead of asking the schedd for the queue and the history.
+or evicted, and how their shadows lost and regained their starters. Waiting on the log, as
+Ornithology's `ClusterHandle.wait` does, reads one file on the submit host per poll instead
+of asking the schedd for the queue and the history.
 
 An event is a header line `CODE (CLUSTER.PROC.SUBPROC) DATE TIME text`, indented lines of
-detail (a hold's reason is the first), and a `...` line.
+detail (a hold's reason is the first), and a `...` line. DATE is `YYYY-MM-DD` or, in the
+older format, `MM/DD` without a year.
 """
 import re
+import time
 from dataclasses import dataclass, field
 
 from testbed.model.constants import JobStatus
 
-EVENT = re.compile(r"^(\d{3}) \((\d+)\.(\d+)\.\d+\)[^\n]*\n((?:[ \t][^\n]*(?:\n|$))*)", re.M)
+EVENT = re.compile(r"^(\d{3}) \((\d+)\.(\d+)\.\d+\) ?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d/\d\d \d\d:\d\d:\d\d)?"
+                   r"[^\n]*(?:\n|$)((?:[ \t][^\n]*(?:\n|$))*)", re.M)
 SUBMITTED, EXECUTING, EVICTED, TERMINATED, ABORTED, HELD, RELEASED = "000", "001", "004", "005", "009", "012", "013"
+DISCONNECTED, RECONNECTED, RECONNECT_FAILED = "022", "023", "024"
 # events after which a held job is no longer held
 UNHELD = (SUBMITTED, EXECUTING, EVICTED, TERMINATED, ABORTED, RELEASED)
 
@@ -45,19 +50,32 @@ class ClusterEvents:
     aborted: set = field(default_factory=set)
     evictions: int = 0
     held: dict = field(default_factory=dict)   # {proc: hold reason} of the procs held now
+    # {proc: {"disconnected": n, "reconnected": n, "failed": n, "seconds": [time from each
+    # disconnect to its reconnect]}} of the procs with any of those events
+    reconnects: dict = field(default_factory=dict)
 
     def unreachable(self, count):
         """Whether `count` ended jobs can no longer come: too many were removed."""
         return bool(self.aborted) and len(self.submitted - self.aborted) < count
 
 
+def _event_time(text):
+    """Epoch seconds of an event header's DATE TIME (local time; an `MM/DD` date is put in
+    the year 2000, which only differences between events may rely on)."""
+    if "-" in text:
+        return time.mktime(time.strptime(text, "%Y-%m-%d %H:%M:%S"))
+    return time.mktime(time.strptime(f"2000/{text}", "%Y/%m/%d %H:%M:%S"))
+
+
 def cluster_events(text, cluster):
     """ClusterEvents of `cluster` in a job event log's text (other clusters' events skipped)."""
-    out = ClusterEvents()
-    for code, c, proc, body in EVENT.findall(text):
+    out, disconnected_at = ClusterEvents(), {}
+    for code, c, proc, when, body in EVENT.findall(text):
         if int(c) != int(cluster):
             continue
         proc = int(proc)
+        if code in (DISCONNECTED, RECONNECTED, RECONNECT_FAILED) and when:
+            _reconnect_event(out.reconnects, disconnected_at, code, proc, _event_time(when))
         if code == SUBMITTED:
             out.submitted.add(proc)
         elif code == TERMINATED:
@@ -71,3 +89,19 @@ def cluster_events(text, cluster):
         elif code in UNHELD:
             out.held.pop(proc, None)
     return out
+
+
+def _reconnect_event(reconnects, disconnected_at, code, proc, when):
+    """Count one disconnect, reconnect or failed reconnect of `proc`; a reconnect's seconds
+    run from the disconnect still open (`disconnected_at`: {proc: time})."""
+    entry = reconnects.setdefault(proc, {"disconnected": 0, "reconnected": 0, "failed": 0, "seconds": []})
+    if code == DISCONNECTED:
+        entry["disconnected"] += 1
+        disconnected_at[proc] = when
+    elif code == RECONNECTED:
+        entry["reconnected"] += 1
+        if proc in disconnected_at:
+            entry["seconds"].append(when - disconnected_at.pop(proc))
+    else:
+        entry["failed"] += 1
+        disconnected_at.pop(proc, None)
