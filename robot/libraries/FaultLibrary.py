@@ -1,14 +1,15 @@
-"""Fault-suite keywords: thin over `testbed.experiments.faults.faults` (the interrupted
-runs: `fault_interrupt`) and the `testbed.injectors` injectors. Each keyword runs one fault
-flow (inject, wait, undo) and returns what it saw; the suite records the timings and asserts
-the invariants. Undo keywords are for teardowns: they put the site back whatever state a
-failed test left."""
+"""Fault-suite keywords: thin over `testbed.experiments.faults.faults` (whose FaultSuite
+holds the `testbed.injectors` injectors; the interrupted runs: `fault_interrupt`) and, for
+the bad WAN, `testbed.network.wan`. Each keyword runs one fault flow (inject, wait, undo)
+and returns what it saw; the suite records the timings and asserts the invariants. Undo
+keywords are for teardowns: they put the site back whatever state a failed test left."""
 import signal
 
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 
-from testbed.experiments.faults import fault_interrupt, fault_site, faults
+from testbed.experiments.faults import fault_interrupt, faults
+from testbed.network import netem, wan
 from testbed.services.gateway import Daemons
 from _experiment_library import ExperimentLibrary
 
@@ -192,7 +193,8 @@ class FaultLibrary(ExperimentLibrary):
     def set_a_bad_wan(self, rtt_ms, loss_pct):
         """submit <-> workers at rtt_ms with loss_pct each way; returns the measured RTT (ms)."""
         tb = self.tb
-        rows = fault_site.set_bad_wan(tb.topo, tb.ssh, tb.state, rtt_ms, loss_pct)
+        bad = netem.Link("submit", "worker", rtt_ms=float(rtt_ms), loss_pct=float(loss_pct))
+        rows = wan.set_links(tb.topo, tb.ssh, tb.state, [bad], count=10)
         tb.wan_in_force = {}
         logger.console(f"  WAN submit<->worker: {float(rtt_ms):g} ms, {float(loss_pct):g}% loss; "
                        f"measured {rows[0]['measured_ms']} ms")
@@ -221,7 +223,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def site_should_be_restored(self):
         """WAN: no netem beyond the topology's own links; profile: `default` reads back."""
-        problems = fault_site.restore_problems(self.tb.topo, self.tb.ssh)
+        problems = fault_interrupt.restore_problems(self.tb.topo, self.tb.ssh)
         if problems:
             raise AssertionError("site not restored after the interrupted run: " + "; ".join(problems))
 
@@ -254,7 +256,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def libvirt_networks_that_forward(self):
-        found = fault_site.network_forwards(self.tb.topo)
+        found = self.suite.security.network_forwards()
         return [f"{net}: forward mode {', '.join(modes)}" for net, modes in found.items() if modes]
 
     @keyword

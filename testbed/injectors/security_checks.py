@@ -116,6 +116,18 @@ class SecurityChecks:
             raise RemoteError(f"cannot read the routes of {', '.join(bad)}")
         return {h: default_routes(r.stdout) for h, r in results.items()}
 
+    def network_forwards(self):
+        """{libvirt network: [forward modes]} of the topology's networks, read with virsh on
+        the machine that runs the VMs (the suite runs there)."""
+        from testbed.machines import domains
+        out = {}
+        for name in self.topo.network_names().values():
+            res = domains._virsh("net-dumpxml", name, timeout=30)
+            if res.returncode != 0:
+                raise RemoteError(f"virsh net-dumpxml {name}: {(res.stderr.strip() or 'failed')[:160]}")
+            out[name] = forwards(res.stdout)
+        return out
+
     def schedd_name(self, submit):
         """The submit host's schedd as the pool's collector lists it (asked as root there)."""
         out = Schedd(self.ssh, submit).status("-schedd -af Name Machine").stdout
@@ -142,16 +154,3 @@ class SecurityChecks:
                 verdict = "allowed"
                 Schedd(self.ssh, submit).rm_cluster(m.group(1))
         return {"verdict": verdict, "rc": rc, "output": text.strip()[-400:]}
-
-
-def network_forwards(topo):
-    """{libvirt network: [forward modes]} of the topology's networks, read with virsh on the
-    machine that runs the VMs (the suite runs there)."""
-    from testbed.machines import domains
-    out = {}
-    for name in topo.network_names().values():
-        res = domains._virsh("net-dumpxml", name, timeout=30)
-        if res.returncode != 0:
-            raise RemoteError(f"virsh net-dumpxml {name}: {(res.stderr.strip() or 'failed')[:160]}")
-        out[name] = forwards(res.stdout)
-    return out

@@ -1,7 +1,8 @@
 """The fault suite's interrupted-run rows (interrupted-run-sigint/-sigterm): `testbed run`
 started in a subprocess as a user starts it, signalled as a terminal (Ctrl-C) or a scheduler
 (`kill PID`) does, and its results folder judged - `interrupted`, an end time, the points
-kept, the rows not reached SKIP "interrupted". FaultLibrary calls `interrupt_run`.
+kept, the rows not reached SKIP "interrupted" - and whether the site it left is restored.
+FaultLibrary calls `interrupt_run` and `restore_problems`.
 """
 import os
 import signal
@@ -12,8 +13,11 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.harness import runner
+from testbed.model import profiles
+from testbed.network import netem, wan
 from testbed.remote.poll import wait_for
 from testbed.results import robot_output, runs
+from testbed.services import tuning
 
 
 def run_argv(topo_name, suite="smoke", scale="ci"):
@@ -120,3 +124,13 @@ def interrupt_run(topo_name, signum, after_points=1, suite="smoke", scale="ci", 
     return {"folder": str(folder), "rc": rc, "exit_seconds": exit_seconds, "points": len(metrics),
             "status": manifest.get("status"), "rows": rows,
             "problems": judge_interrupted(manifest, metrics, rc, rows), "log": log.name}
+
+
+def restore_problems(topo, ssh):
+    """What is not restored: hosts with netem beyond the topology's own links, and the
+    first mismatches of the `default` profile's read-back."""
+    want = {h for h, cmds in netem.host_plans(topo, wan.effective_links(topo, [])).items()
+            if any("netem" in c for c in cmds)}
+    extra = [h for h, text in wan.show(topo, ssh).items() if "netem" in text and h not in want]
+    _got, bad = tuning.read_back(topo, ssh, profiles.load("default"))
+    return [f"{h} still has netem" for h in extra] + [f"profile default: {b}" for b in bad[:3]]
