@@ -315,6 +315,31 @@ def test_a_vms_cpu_seconds_come_from_its_qemu_process(tmp_path):
     assert hostload.cpu_seconds(topo, tmp_path) == {"cm1": 42.0}
 
 
+def test_a_vms_vcpu_threads_wait_for_host_cores_as_their_schedstat_says(tmp_path):
+    from testbed.machines import hostload
+    topo = topology.load("small")
+    proc = tmp_path / "101"
+    (proc / "task").mkdir(parents=True)
+    (proc / "cmdline").write_bytes(b"/usr/bin/qemu-system-x86_64\0-name\0guest=tb-small-worker1,debug-threads=on\0")
+
+    def thread(tid, comm, ran_s, waited_s):
+        d = proc / "task" / tid
+        d.mkdir(exist_ok=True)
+        (d / "comm").write_text(comm + "\n")
+        (d / "schedstat").write_text(f"{int(ran_s * 1e9)} {int(waited_s * 1e9)} 7\n")
+    thread("101", "qemu-system-x86", 3.0, 1.0)     # the main loop: not a vCPU
+    thread("104", "CPU 0/TCG", 10.0, 2.0)
+    thread("105", "CPU 1/TCG", 10.0, 1.0)
+    before = hostload.vcpu_schedstat(topo, "worker1", tmp_path)
+    assert before == {"104": (10.0, 2.0), "105": (10.0, 1.0)}
+    thread("104", "CPU 0/TCG", 14.0, 3.0)
+    thread("105", "CPU 1/TCG", 14.0, 5.0)
+    after = hostload.vcpu_schedstat(topo, "worker1", tmp_path)
+    assert hostload.vcpu_wait_share(before, after, 8.0) == 0.5     # CPU 1 waited 4 s of 8
+    assert hostload.vcpu_schedstat(topo, "cm1", tmp_path) == {}   # not a VM of this machine
+    assert hostload.vcpu_wait_share({}, after, 8.0) is None
+
+
 def test_tb_started_is_read_as_tb_writes_it_and_both_its_readers_skip_anything_else():
     from testbed import cli
     from testbed.cli.common import tb_started

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from testbed.experiments.e3 import fax
-from testbed.experiments.e3 import e3_points, e3_site
+from testbed.experiments.e3 import e3_capacity, e3_points, e3_site
 from testbed.harness import registry
 from testbed.model import constants as c
 from testbed.model.errors import ConfigError
@@ -264,23 +264,23 @@ def test_reader_tool_reads_what_it_wrote(tmp_path):
 
 
 def test_concurrency_misfit_names_jobs_memory_and_host():
-    assert fax.concurrency_misfit(4, 80, 400, "worker1") is None
-    msg = fax.concurrency_misfit(8, 80, 400, "worker1")
+    assert e3_capacity.concurrency_misfit(4, 80, 400, "worker1") is None
+    msg = e3_capacity.concurrency_misfit(8, 80, 400, "worker1")
     assert "8 jobs x 80 MB" in msg and "640 MB > 400 MB available on worker1" in msg
-    assert fax.concurrency_misfit(1, 100.0, 99, "w") is not None
+    assert e3_capacity.concurrency_misfit(1, 100.0, 99, "w") is not None
 
 
 def test_root_jobs_share_their_libraries_so_further_jobs_count_their_private_memory():
-    assert fax.concurrency_misfit(2, 460, 700, "worker1", private_mb=150) is None
-    msg = fax.concurrency_misfit(4, 460, 700, "worker1", private_mb=150)
+    assert e3_capacity.concurrency_misfit(2, 460, 700, "worker1", private_mb=150) is None
+    msg = e3_capacity.concurrency_misfit(4, 460, 700, "worker1", private_mb=150)
     assert "460 MB (a job's peak RSS) + 3 x 150 MB (each further job's private memory) = 910 MB > 700 MB" in msg
-    assert fax.jobs_that_fit(460, 700, 150) == 2 and fax.jobs_that_fit(460, 300, 150) == 1
+    assert e3_capacity.jobs_that_fit(460, 700, 150) == 2 and e3_capacity.jobs_that_fit(460, 300, 150) == 1
 
 
 def test_jobs_that_fit_at_least_one():
-    assert fax.jobs_that_fit(80, 330) == 4
-    assert fax.jobs_that_fit(80, 10) == 1
-    assert fax.jobs_that_fit(0, 50) == 50
+    assert e3_capacity.jobs_that_fit(80, 330) == 4
+    assert e3_capacity.jobs_that_fit(80, 10) == 1
+    assert e3_capacity.jobs_that_fit(0, 50) == 50
 
 
 def test_four_sites_name_every_band_as_tc_reads_it_in_hex():

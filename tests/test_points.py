@@ -245,12 +245,17 @@ def test_e3_cell_records_every_number_of_the_job_it_has():
     assert all(x[3] == at for x in m.records) and m.verdict() is None
     assert e3_points.cell(dict(r, events_per_s=0.0)).failures == ["no events read in cell a<-b"]
     conc = {"per_job": [300.0, 150.0], "cpu_wait": [0.1, None], "rtt_ms": 5, "reader": "root", "redirect_rtt_ms": 5}
-    m = e3_points.concurrency(conc, 2)
+    m = e3_points.concurrency(conc, 2)   # no host figure: the worker is not a VM of this machine
     assert [(n, v) for n, v, _u, _p in m.records] == [("e3.concurrency_events_per_s", 300.0),
                                                         ("e3.concurrency_events_per_s", 150.0),
                                                         ("e3.concurrency_cpu_wait", 0.1)]
     assert m.records[2][3] == {"jobs": 2, "rtt_ms": 5, "reader": "root", "redirect_rtt_ms": 5}
     assert e3_points.concurrency(dict(conc, per_job=[300.0]), 2).checks[0][0] is False
+    # the host's wait counts on the part of the loop the guest thought it ran
+    waits = {n: v for n, v, _u, _p in e3_points.concurrency(dict(conc, host_cpu_wait=0.5), 2).records
+             if "wait" in n}
+    assert waits == {"e3.concurrency_cpu_wait": pytest.approx(0.55), "e3.concurrency_host_cpu_wait": 0.5}
+    assert e3_points.cpu_wait(None, 0.5) is None and e3_points.cpu_wait(0.2, None) == 0.2
     assert (e3_points.site_number("a"), e3_points.site_number("d")) == (1, 4)
 
 

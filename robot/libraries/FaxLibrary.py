@@ -10,7 +10,7 @@ from robot.api.deco import keyword, library
 from robot.api.exceptions import SkipExecution
 
 from testbed.experiments.e3 import fax
-from testbed.experiments.e3 import e3_points, e3_site
+from testbed.experiments.e3 import e3_capacity, e3_points, e3_site
 from testbed.harness.points import Measured
 from testbed.model import constants as c
 from testbed.model.links import rtt_label
@@ -153,16 +153,17 @@ class FaxLibrary(ExperimentLibrary):
         exp = self.exp
         reader = fax.main_reader(exp.p)
         rss, private = self._job_memory_mb(reader)
-        misfit = fax.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name, private)
+        misfit = e3_capacity.concurrency_misfit(jobs, rss, exp.worker_memory_available_mb(), exp.worker.name, private)
         if misfit:
             raise SkipExecution(misfit)
         x, y = e3_site.concurrency_cell(exp.matrix, exp.p["concurrency_rtt"])
         files = self._files()
         urls = [exp.redirector_url(y, files[i % len(files)]) for i in range(int(jobs))]
-        reports = self._read(x, urls, 10, f"conc{jobs}", reader)
+        reports, host_wait = exp.worker_vcpu_wait(lambda: self._read(x, urls, 10, f"conc{jobs}", reader))
         return {"compute": x, "storage": y, "rtt_ms": rtt_label(exp.matrix[x][y]), "reader": reader,
                 "redirect_rtt_ms": rtt_label(exp.redirect_rtt(x)), "per_job": [r["events_per_s"] for r in reports],
-                "mb_per_s": [r["mb_per_s"] for r in reports], "cpu_wait": [r.get("cpu_wait") for r in reports]}
+                "mb_per_s": [r["mb_per_s"] for r in reports], "cpu_wait": [r.get("cpu_wait") for r in reports],
+                "host_cpu_wait": host_wait}
 
     @keyword
     def connectivity_test(self, compute):
@@ -173,7 +174,7 @@ class FaxLibrary(ExperimentLibrary):
         urls = [exp.redirector_url(y, f) for y in exp.sites for f in self._files()]
         # one job per file, as many at a time as the worker's memory holds (not a load test)
         rss, private = self._job_memory_mb(reader)
-        batch = fax.jobs_that_fit(rss, exp.worker_memory_available_mb(), private)
+        batch = e3_capacity.jobs_that_fit(rss, exp.worker_memory_available_mb(), private)
         reports = []
         for i in range(0, len(urls), batch):
             reports += exp.run_jobs(compute, urls[i:i + batch], 30, label="conn", reader=reader, every=every)

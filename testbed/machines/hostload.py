@@ -1,5 +1,6 @@
-"""What each VM costs the host: its qemu process's resident memory and CPU share, and the
-CPU seconds a bring-up spent (the floor they put under its wall time on this host's cores)."""
+"""What each VM costs the host: its qemu process's resident memory and CPU share, the CPU
+seconds a bring-up spent (the floor they put under its wall time on this host's cores), and
+how long a VM's virtual CPUs waited for a host core."""
 import os
 import resource
 import time
@@ -67,6 +68,37 @@ def cpu_seconds(topo, proc=Path("/proc")):
         except OSError:
             continue
     return out
+
+
+def vcpu_schedstat(topo, host, proc=Path("/proc")):
+    """{thread id: (seconds run, seconds waited runnable for a host core)} of `host`'s
+    virtual CPU threads (qemu names them `CPU n/TCG` or `CPU n/KVM`), from each thread's
+    schedstat; {} when `host` is not a qemu process of this machine. A guest does not see
+    this wait: under TCG its clock runs on while its vCPU thread is off the host's cores."""
+    pid = qemu_processes(topo, proc).get(host)
+    out = {}
+    if pid is None:
+        return out
+    try:
+        tasks = list((proc / str(pid) / "task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            if not (task / "comm").read_text().startswith("CPU "):
+                continue
+            ran, waited = (task / "schedstat").read_text().split()[:2]
+        except (OSError, ValueError):
+            continue
+        out[task.name] = (int(ran) / 1e9, int(waited) / 1e9)
+    return out
+
+
+def vcpu_wait_share(before, after, seconds):
+    """The largest share of `seconds` that any one vCPU thread waited for a host core
+    between two `vcpu_schedstat` readings; None without a thread read both times."""
+    waits = [after[t][1] - before[t][1] for t in after if t in before]
+    return max(waits) / seconds if waits and seconds > 0 else None
 
 
 def own_cpu_seconds():

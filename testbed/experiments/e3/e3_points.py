@@ -80,15 +80,27 @@ def round_trip_share(records, cache_mb, reader, events):
     return out
 
 
+def cpu_wait(guest, host):
+    """The share of a job's loop lost waiting for a CPU: in the guest (`guest`, its thread
+    runnable for a guest CPU) and, for the rest, on the host (`host`, the worker's vCPU
+    thread off the host's cores, which the guest counts as running); None without the
+    guest's share, the guest's alone without the host's."""
+    if guest is None:
+        return None
+    return guest + (host or 0.0) * (1 - guest)
+
+
 def concurrency(r, jobs):
     """`jobs` concurrent jobs in the concurrency cell: one record per job, its events/s and
-    the share of its loop it waited for a CPU (none where the guest's kernel keeps no
-    schedstat)."""
+    the share of its loop it waited for a CPU (`cpu_wait`; none where the guest's kernel
+    keeps no schedstat), and the point's wait of the worker's vCPUs for the host's cores."""
     m = Measured()
     at = {"jobs": jobs, "rtt_ms": r["rtt_ms"], "reader": r["reader"], "redirect_rtt_ms": r["redirect_rtt_ms"]}
+    host = r.get("host_cpu_wait")
     for v in r["per_job"]:
         m.record("e3.concurrency_events_per_s", v, "ev/s", **at)
     for w in r.get("cpu_wait") or []:
-        m.record_known("e3.concurrency_cpu_wait", w, "ratio", **at)
+        m.record_known("e3.concurrency_cpu_wait", cpu_wait(w, host), "ratio", **at)
+    m.record_known("e3.concurrency_host_cpu_wait", host, "ratio", **at)
     m.check(len(r["per_job"]) == int(jobs), f"{len(r['per_job'])} of {jobs} jobs reported")
     return m

@@ -32,6 +32,7 @@ from testbed.experiments.e3.e3_site import (cells, condor_users_conf, data_scrip
                                          site_user, users_script, worker_setup_commands,
                                          worker_teardown_commands)
 from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param
+from testbed.machines import hostload
 from testbed.machines.box import Box
 from testbed.model import constants as c
 from testbed.model.errors import ConfigError, RemoteError
@@ -266,31 +267,6 @@ def digest_disagreements(reports, seen):
     return bad
 
 
-def concurrency_misfit(jobs, rss_mb, available_mb, host, private_mb=None):
-    """Why `jobs` concurrent analysis jobs do not fit in `available_mb` of `host`'s memory
-    (None when they fit): the first job's peak RSS, and each further one's private memory
-    (`private_mb`; ROOT's libraries and dictionaries are file pages the jobs share; None:
-    the whole RSS). Past that the scan would measure the guest's swapping, not a link or a
-    server: quick's 8 uproot jobs on a 512 MB worker thrashed for 900 s."""
-    rss = float(rss_mb)
-    each = rss if private_mb is None else min(rss, float(private_mb))
-    need = rss + (int(jobs) - 1) * each
-    if need <= available_mb:
-        return None
-    how = (f"{jobs} jobs x {rss:.0f} MB (an analysis job's peak RSS)" if each == rss else
-           f"{rss:.0f} MB (a job's peak RSS) + {int(jobs) - 1} x {each:.0f} MB (each further job's private memory)")
-    return (f"{how} = {need:.0f} MB > {available_mb} MB available on {host}: the scan stops at the worker's "
-            f"memory; a worker with more memory_mb in the topology runs this point")
-
-
-def jobs_that_fit(rss_mb, available_mb, private_mb=None):
-    """How many analysis jobs run at once in `available_mb` (at least 1): the first with its
-    peak RSS, each further one with its private memory (None: its RSS)."""
-    rss = max(1.0, float(rss_mb))
-    each = rss if private_mb is None else max(1.0, min(rss, float(private_mb)))
-    return max(1, 1 + int((available_mb - rss) // each)) if available_mb >= rss else 1
-
-
 # --- figures -------------------------------------------------------------------------------
 def reader_of_record(rec):
     """A record's reader (records of runs before the ROOT reader: uproot)."""
@@ -429,6 +405,15 @@ class FaxExperiment:
         by = {(d["src"], d["port"]): d["ms"] for d in map(json.loads, filter(None, out.splitlines()))}
         return ({(x, y): by.get((site_address(net, self.sites, x), ports[y])) for x, y, _ in cells(self.matrix)},
                 {x: by.get((site_address(net, self.sites, x), c.E3_REDIRECTOR_PORT)) for x in self.sites})
+
+    def worker_vcpu_wait(self, action):
+        """(what `action()` returns, the largest share of its wall time one of the worker's
+        vCPU threads waited for a core of this host; None where the worker is not a VM of
+        this machine)."""
+        before, t0 = hostload.vcpu_schedstat(self.topo, self.worker.name), time.monotonic()
+        result = action()
+        after = hostload.vcpu_schedstat(self.topo, self.worker.name)
+        return result, hostload.vcpu_wait_share(before, after, time.monotonic() - t0)
 
     def run_jobs(self, compute, urls, cache_mb, fraction=1.0, label="cell", reader="uproot", every=1,
                  learn_entries=c.E3_ROOT_LEARN_ENTRIES):
