@@ -117,7 +117,7 @@ EXPERIMENT = Experiment(
     metrics=("e3.events_per_s", "e3.cpu_eff", "e3.mb_per_s", "e3.read_calls", "e3.bytes_read_mb",
              "e3.cache_fills", "e3.startup_s", "e3.rtt_measured", "e3.redirect_rtt_measured", "e3.off_over_diag",
              "e3.concurrency_events_per_s", "e3.concurrency_spread", "e3.concurrency_cpu_wait",
-             "e3.concurrency_cpu_wait_max", "e3.connectivity_mb_per_s",
+             "e3.concurrency_host_cpu_wait", "e3.concurrency_cpu_wait_max", "e3.connectivity_mb_per_s",
              "e3.baseline_events_per_s", "e3.baseline_mb_per_s", "e3.baseline_cpu_eff",
              "e3.disk_over_memory", "e3.file_bytes", "e3.job_max_rss_mb", "e3.job_private_mb"),
     x_params=("rtt_ms", "jobs", "cache_mb", "learn_entries"),
