@@ -124,8 +124,15 @@ def test_the_scaled_columns_tuning_gain_has_the_scaled_baseline():
 # --- the keywords over it (robot/libraries/TransferLibrary.py) ---------------------------------
 
 class FakeSite:
-    def __init__(self, first=None):
-        self.derived, self.first = {}, first or {}
+    topo, ssh, pool = "topo", "ssh", "pool"
+
+    def __init__(self, run, first=None):
+        self.run, self.derived, self.first = run, {}, first or {}
+        self.profile_in_force = None
+
+    @property
+    def profile_name(self):
+        return self.profile_in_force.name if self.profile_in_force else "default"
 
     def first_trial_value(self, name, **params):
         return self.first.get(name)
@@ -138,15 +145,8 @@ class FakeSite:
 
 
 class FakeTestbed:
-    topo, ssh, pool = "topo", "ssh", "pool"
-
     def __init__(self, run, names, first=None):
-        self.site, self.run, self.names = FakeSite(first), run, names
-        self.profile_in_force = None
-
-    @property
-    def profile_name(self):
-        return self.profile_in_force.name if self.profile_in_force else "default"
+        self.site, self.names = FakeSite(run, first), names
 
     def profiles_to_compare(self):
         return list(self.names)
@@ -181,13 +181,13 @@ def library(tmp_path, monkeypatch):
 def test_the_setup_scales_the_compared_columns_and_writes_them_into_the_manifest(library):
     names = ["table4-default", "table4-updated", "table4-default-scaled", "table4-updated-scaled"]
     lib, tb = library(names)
-    assert tb.run.manifest()["profile_contents"]["table4-default-scaled"]["k"] is None   # before the saturation test
+    assert tb.site.run.manifest()["profile_contents"]["table4-default-scaled"]["k"] is None   # before the saturation test
     assert lib.profile_for_the_ceilings(["table4-updated-scaled", "default"]) == "table4-updated"
     assert lib.profile_for_the_ceilings(names) == "table4-default"
     got = lib.scale_the_paper_profiles_to_this_site({"achieved": 5.55, "sustained": 6.0})
     assert got == {"k": 0.01, "achieved": 5.55, "paper": 555, "profiles": names[2:]}
     assert sorted(tb.site.derived) == names[2:]
-    m = tb.run.manifest()
+    m = tb.site.run.manifest()
     assert m["scale_model"]["k"] == 0.01 and m["scale_model"]["k_from"] == "this trial's saturation test"
     assert m["scale_model"]["profiles"]["table4-updated-scaled"]["spec"] == "table4-updated@k=0.01"
     scaled = m["profile_contents"]["table4-default-scaled"]
@@ -209,7 +209,7 @@ def test_rates_given_with_set_size_the_points_and_make_k_in_every_trial(library,
     given = dict(tb.experiment_parameters("e1"), sizing_rate_mb_s=6.0, scale_rate_mb_s=5.55)
     monkeypatch.setattr(tb, "experiment_parameters", lambda name: given)
     got = lib.scale_the_paper_profiles_to_this_site({"achieved": 9.0, "sustained": 9.0})
-    assert got["k"] == 0.01 and tb.run.manifest()["scale_model"]["k_from"] == "--set scale_rate_mb_s"
+    assert got["k"] == 0.01 and tb.site.run.manifest()["scale_model"]["k_from"] == "--set scale_rate_mb_s"
     assert lib._sweep_rate(9.0) == 6.0
 
 
@@ -231,13 +231,13 @@ def test_a_point_sizes_scaled_rows_from_k_and_the_others_from_the_saturation_rat
     monkeypatch.setattr(type(lib), "experiment_class", Exp)
     p = tb.experiment_parameters("e1")
     n, length = p["sweep_jobs"], p["sweep_compute_s"]
-    tb.profile_in_force = tb.site.load_profile("table4-default-scaled")
+    tb.site.profile_in_force = tb.site.load_profile("table4-default-scaled")
     r = lib.run_latency_point("80", "2", 6.0, measured_rtt_ms="82.0")
     assert sizes[-1] == e1_jobs.size_for_rate(2 * 0.01 * 55 / 1.048576, n, length)     # k x 2W of the paper
     assert r["demand"] == pytest.approx(e1_scale.point_demand(n, sizes[-1], length))
-    assert r["window_over_demand"] == pytest.approx(e1_scale.point_ratio(tb.profile_in_force, 82.0, r["demand"], n))
+    assert r["window_over_demand"] == pytest.approx(e1_scale.point_ratio(tb.site.profile_in_force, 82.0, r["demand"], n))
     assert r["params"] == {"rtt_ms": 80.0, "rate": "2W", "profile": "table4-default-scaled"}
-    tb.profile_in_force = profiles.load("table4-default")
+    tb.site.profile_in_force = profiles.load("table4-default")
     r = lib.run_latency_point("0", "2", 6.0)
     assert sizes[-1] == e1_jobs.size_for_rate(2 * p["sweep_load"] * 6.0, n, length, p["max_output_mb"])
     assert r["window_over_demand"] is None and r["params"]["profile"] == "table4-default"

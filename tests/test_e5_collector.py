@@ -551,7 +551,7 @@ def test_the_collector_library_records_every_figure_of_a_step_and_the_ccb_split(
     import _experiment_library
 
     class FakeTb:
-        run, records = None, []
+        records = []
 
         def experiment_parameters(self, name):
             return e5.EXPERIMENT.parameters("quick")

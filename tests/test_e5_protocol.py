@@ -120,7 +120,7 @@ class FakeSSH:
 
 def scale_library(monkeypatch, ssh=None, params=None):
     lib = load("ScaleLibrary")
-    tb = types.SimpleNamespace(ssh=ssh, topo=topology.load("small"))
+    tb = types.SimpleNamespace(site=types.SimpleNamespace(ssh=ssh, topo=topology.load("small")))
     monkeypatch.setattr(lib, "tb", property(lambda self: tb))
     monkeypatch.setattr(lib, "params", lambda self: params or {"failover_timeout_s": 60})
     return lib

@@ -3,6 +3,7 @@ library derives from it, keeps its scope, constructor and keywords, and gets `tb
 `params` and `exp` from it."""
 import inspect
 import sys
+import types
 
 import pytest
 from robot.api.deco import keyword
@@ -37,9 +38,8 @@ def base():
 
 
 class FakeTestbed:
-    topo, ssh, pool = "topo", "ssh", "pool"
-
     def __init__(self):
+        self.site = types.SimpleNamespace(topo="topo", ssh="ssh", pool="pool")
         self.asked = []
 
     def experiment_parameters(self, name):
@@ -229,7 +229,7 @@ def test_e2_times_the_pass_through_with_both_request_kinds_and_the_cache_miss(tb
         def clear_cache(self):
             reads.append("clear")
 
-    tb.set_wan_latency = lambda a, b, rtt: setattr(tb, "rtt", rtt)
+    tb.site.set_wan_latency = lambda a, b, rtt, echo: setattr(tb, "rtt", rtt)
     lib = lib_class("quick")
     monkeypatch.setattr(lib_class, "box", property(lambda self: Box()))
     monkeypatch.setattr(lib_class, "params", lambda self: {"latency_rows": 1, "client_pgread": 0})

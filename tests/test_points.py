@@ -330,8 +330,8 @@ def test_record_known_keeps_only_a_figure_the_point_has():
 
 def test_set_checked_rtt_measures_the_lan_before_it_sets_the_wan(ptb):
     calls = []
-    ptb.measure_rtt = lambda a, b: calls.append(("base", a, b)) or 0.5
-    ptb.measured_rtt_should_match = lambda rtt, measured, base: calls.append(("match", rtt, measured, base))
+    ptb.site.lan_rtt = lambda a, b: calls.append(("base", a, b)) or 0.5
+    ptb.site.check_measured_rtt = lambda rtt, measured, base: calls.append(("match", rtt, measured, base))
     lib = _library(Measured())
     lib.set_checked_rtt("100", "submit", "cm", lambda ms: calls.append(("set", ms)) or 100.7)
     assert calls == [("base", "submit", "cm"), ("set", "100"), ("match", "100", 100.7, 0.5)]
@@ -342,10 +342,10 @@ def test_set_checked_rtt_measures_the_lan_before_it_sets_the_wan(ptb):
 
 def test_set_checked_rtt_measures_a_missed_rtt_again_and_keeps_each_retry(ptb, monkeypatch):
     monkeypatch.setattr(wan.time, "sleep", lambda s: None)
-    ptb.measure_rtt = lambda a, b: 0.5                       # the base: the LAN's own
+    ptb.site.lan_rtt = lambda a, b: 0.5                      # the base: the LAN's own
     again = iter([150.2, 101.0])                              # measured again, emulation included
-    ptb.site = type("Site", (), {"measure_rtt": lambda self, a, b: next(again)})()
-    ptb.measured_rtt_should_match = lambda rtt, measured, base: matched.append((measured, base))
+    ptb.site.measure_rtt = lambda a, b: next(again)
+    ptb.site.check_measured_rtt = lambda rtt, measured, base: matched.append((measured, base))
     kept, matched = [], []
     ptb.record_metric = lambda name, value, unit, **p: kept.append((name, value, p["attempt"]))
     _library(Measured()).set_checked_rtt("100", "submit", "cm", lambda ms: 149.8)

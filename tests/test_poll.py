@@ -106,7 +106,8 @@ def test_the_scale_library_waits_for_a_single_had_leader(clock, monkeypatch):
     lib = load("ScaleLibrary")
     leaders = checks(["cm1", "cm2"], ["cm1"], clock=clock)
     pool = types.SimpleNamespace(had_leaders=leaders, negotiator_running=lambda: ["cm1"])
-    monkeypatch.setattr(lib, "tb", property(lambda self: types.SimpleNamespace(pool=pool)))
+    tb = types.SimpleNamespace(site=types.SimpleNamespace(pool=pool))
+    monkeypatch.setattr(lib, "tb", property(lambda self: tb))
     assert lib()._wait_single_negotiator(60.0) is None and clock.sleeps == [5]
     pool.had_leaders = lambda: []
     with pytest.raises(AssertionError, match="^no single HAD leader 10 s after reconfiguring the CMs$"):
@@ -184,9 +185,8 @@ def test_the_scale_library_waits_for_its_startds_without_the_paused_guests(monke
                         lambda ssh, workers: types.SimpleNamespace(memory=lambda: {}))
     worker = types.SimpleNamespace(total_slots=4)
     topo = types.SimpleNamespace(with_role=lambda role: [worker], planned_startds=2)
-    site = types.SimpleNamespace(paused=("origin",))
-    monkeypatch.setattr(lib, "tb", property(lambda self: types.SimpleNamespace(
-        ssh="ssh", topo=topo, run=None, site=site)))
+    site = types.SimpleNamespace(paused=("origin",), ssh="ssh", topo=topo, run=None)
+    monkeypatch.setattr(lib, "tb", property(lambda self: types.SimpleNamespace(site=site)))
     monkeypatch.setattr(lib, "exp", property(lambda self: types.SimpleNamespace(workers=["worker1"])))
     monkeypatch.setattr(lib, "params", lambda self: {"min_free_mb": 64})
     monkeypatch.setattr(lib, "topology_with", lambda self, count, slots=0: topo)

@@ -1,5 +1,6 @@
 """A suite's `Apply Profile If Needed`: no apply when the suite applied the profile last, or when
-the site's record names it and every value reads back; an apply otherwise."""
+the site's record names it and every value reads back; an apply otherwise. Its
+`Set WAN Latency If Needed`: no setting when the suite set that RTT between the pair last."""
 import pytest
 
 from testbed.harness import session
@@ -74,3 +75,20 @@ def test_an_apply_that_failed_part_way_leaves_no_profile_known_in_force(tmp_path
     monkeypatch.setattr(session.tuning, "apply", lambda topo, ssh, prof, previous, **k: applied.append(prof.name)
                         or {"seconds": 1.0, "changed": {}, "readback": {}, "read_again": False})
     assert s.apply_profile_if_needed("default", echo=print) == 1.0 and applied == ["default"]
+
+
+def test_a_wan_latency_the_suite_set_last_is_not_set_again(monkeypatch):
+    s = session.Session(topology.load("small"), ssh=object())
+    applied = []
+    monkeypatch.setattr(session.wan, "set_links", lambda topo, ssh, state, links, count, skip=(): applied.append(links)
+                        or [{"measured_ms": 41.0 + len(applied), "min_ms": 40.0 + len(applied), "samples": 10}])
+    assert s.set_wan_latency_if_needed("submit", "worker", "40", print) == 41.0 and len(applied) == 1
+    assert s.set_wan_latency_if_needed("submit", "worker", 40.0, print) == 41.0 and len(applied) == 1
+    assert s.set_wan_latency_if_needed("submit", "worker", 80, print) == 42.0 and len(applied) == 2
+    assert s.set_wan_latency_if_needed("submit", "cm", 80, print) == 43.0 and len(applied) == 3
+
+
+def test_a_measured_rtt_matches_within_1_ms_and_5_percent_over_the_lans_own():
+    session.Session.check_measured_rtt("40", "41.5", "0.8")
+    with pytest.raises(AssertionError, match=r"^RTT 12.1 ms \(base 0.0 ms\) is not within 1 ms \+ 5% of 10 ms$"):
+        session.Session.check_measured_rtt(10, 12.1)

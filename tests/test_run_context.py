@@ -76,7 +76,7 @@ def test_run_with_a_topology_file_elsewhere_drives_the_suite_against_that_file(f
     assert rc == 0
     monkeypatch.chdir(PROJECT_ROOT)                   # robot runs in the project root
     lib = library_as_robot_imports_it(FakeRobot.argv)
-    assert lib.topo.source.resolve() == path.resolve() and lib.topo.name == "elsewhere"
+    assert lib.site.topo.source.resolve() == path.resolve() and lib.site.topo.name == "elsewhere"
     assert lib.experiment_parameters("e1")["rtts"] == [0, 20]
     assert lib.profiles_to_compare() == ["default"]
 
@@ -100,7 +100,7 @@ def test_the_library_leaves_a_runners_manifest_to_the_runner(fake_site):
                          echo=lambda *_: None)
     run.update(status="running")
     lib = library_as_robot_imports_it(FakeRobot.argv)
-    lib.run = runs.Run(run.path)
+    lib.site.run = runs.Run(run.path)
     lib.finish_experiment()
     assert run.manifest()["status"] == "running"
 
@@ -140,7 +140,7 @@ def test_robot_libraries_import_the_experiments_gateway_model_and_records_only(n
 
 def test_plain_robot_opens_closes_and_reports_its_own_run(fake_site, monkeypatch):
     lib = library_as_robot_imports_it([])             # no RESULTS_DIR: the resource's TOPOLOGY (small)
-    assert lib.context is None and lib.topo.name == "small"
+    assert lib.context is None and lib.site.topo.name == "small"
     monkeypatch.setattr(lib.site, "guest_versions", lambda: {"condor": "23.9"})
     path = lib.start_experiment("smoke")
     lib.record_metric("wan.rtt_measured", "0.5", "ms", link="a-b", rtt_ms="20")

@@ -50,7 +50,7 @@ class CollectorLibrary(ExperimentLibrary):
         `rtt` ms from every central host (checked)."""
         self._scale.remove_the_suites_jobs("background")
         self._scale.remove_the_suites_jobs("negotiation")
-        self.tb.apply_profile_if_needed("default")
+        self.tb.site.apply_profile_if_needed("default", echo=logger.console)
         self.set_checked_rtt(rtt, "worker", "cm", self.put_the_workers_behind_a_wan)
 
     def point_synthetic(self, rtt):
@@ -84,8 +84,8 @@ class CollectorLibrary(ExperimentLibrary):
         scale = self._scale
         try:
             scale.remove_the_suites_jobs("background")
-            self.tb.apply_profile_if_needed("default")
-            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
+            self.tb.site.apply_profile_if_needed("default", echo=logger.console)
+            self.tb.site.set_wan_latency_if_needed("submit", "cm", 0, echo=logger.console)
             scale.use_startds_per_worker(p["ccb_startds"], p["collector_ramp_slots"])
             self.use_ccb_layout(layout, config)
             c = self.count_connections_on_the_central_managers(layout, config)
@@ -104,7 +104,7 @@ class CollectorLibrary(ExperimentLibrary):
         """`rtt_ms` between the workers and every central host (CMs, and CCB hosts that are
         not CMs): where their startds, child collectors and CCBs are; the submit host stays
         on the CMs' LAN. Returns the RTT measured to the first CM."""
-        pairs = [("worker", g) for g in ramp.central_groups(self.tb.topo)]
+        pairs = [("worker", g) for g in ramp.central_groups(self.tb.site.topo)]
         return self.tb.site.set_wan_latencies(pairs, rtt_ms, echo=logger.console)[0]
 
     # --- tiers -------------------------------------------------------------------------------
@@ -117,11 +117,11 @@ class CollectorLibrary(ExperimentLibrary):
 
     def _memory(self):
         """Memory per startd as the run was checked for (its own measurements go to the next)."""
-        return uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+        return uber.measured_startd_memory(exclude=self.tb.site.run.path if self.tb.site.run else None)
 
     def _plan(self):
         p = self.params()
-        return ramp.ramp_plan(p["collector_ramp_start"], p["collector_ramp_max"], self.tb.topo, self._memory(),
+        return ramp.ramp_plan(p["collector_ramp_start"], p["collector_ramp_max"], self.tb.site.topo, self._memory(),
                               p["min_free_mb"])
 
     def use_collector_tiers(self, tiers):
@@ -138,9 +138,9 @@ class CollectorLibrary(ExperimentLibrary):
 
     def _wait_single_negotiator(self, tree):
         """After a CM's configuration changed (a child there), HAD restarts: one leader again."""
-        if any(self.tb.topo.hosts[h].has("cm") for h in tree.candidates()):
+        if any(self.tb.site.topo.hosts[h].has("cm") for h in tree.candidates()):
             timeout = float(self.params()["failover_timeout_s"])
-            wait_single_had_leader(self.tb.pool, timeout, f"no single HAD leader {timeout:.0f} s "
+            wait_single_had_leader(self.tb.site.pool, timeout, f"no single HAD leader {timeout:.0f} s "
                                                                       "after reconfiguring the CMs", error=AssertionError)
 
     # --- the ramp ---------------------------------------------------------------------------
@@ -213,7 +213,7 @@ class CollectorLibrary(ExperimentLibrary):
 
     def ccb_hosts_of_their_own(self):
         """The CCB hosts that are not central managers ([] on `small`)."""
-        return e5_config.dedicated_ccb_hosts(self.tb.topo)
+        return e5_config.dedicated_ccb_hosts(self.tb.site.topo)
 
     def use_ccb_layout(self, layout, config):
         """Child collectors on the CMs, which are (`on-children`) or are not (`own-hosts`) the
@@ -229,7 +229,7 @@ class CollectorLibrary(ExperimentLibrary):
         is listed again; records e5.central_connections (port `all`: the total) and returns
         {total, children, by_cm}."""
         exp, startds = self.exp, self.params()["ccb_startds"]
-        exp.wait_collector_sees_startds(self.tb.topo.with_role("cm")[0].name, startds * len(exp.workers),
+        exp.wait_collector_sees_startds(self.tb.site.topo.with_role("cm")[0].name, startds * len(exp.workers),
                                         float(self.params()["collector_join_s"]))
         by_cm = self._layouts().connections()
         total, children = ramp.connection_total(by_cm), ramp.child_port_share(by_cm)
@@ -263,4 +263,4 @@ class CollectorLibrary(ExperimentLibrary):
         tree.use("flat")
         self._wait_single_negotiator(tree)
         tree.wait_children("flat", 300)
-        self.tb.clear_wan()
+        self.tb.site.clear_wan()

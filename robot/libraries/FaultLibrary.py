@@ -40,7 +40,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def worker_names(self):
-        return [h.name for h in self.tb.topo.with_role("worker")]
+        return [h.name for h in self.tb.site.topo.with_role("worker")]
 
     # --- 1: worker cut off ---------------------------------------------------------------------
     def _cut_result(self, r, what):
@@ -89,7 +89,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def heal_every_worker(self):
         """Teardown: no worker stays cut off (removes the rule and its timer)."""
-        for h in self.tb.topo.with_role("worker"):
+        for h in self.tb.site.topo.with_role("worker"):
             self.suite.net.heal(h.name)
 
     # --- 2: schedd restarts --------------------------------------------------------------------
@@ -105,7 +105,7 @@ class FaultLibrary(ExperimentLibrary):
 
     @keyword
     def start_the_schedd_if_down(self):
-        self.suite.condor.start_and_bring_back(self.tb.pool.submit_host, "schedd", if_down=True)
+        self.suite.condor.start_and_bring_back(self.tb.site.pool.submit_host, "schedd", if_down=True)
 
     # --- 3: active CM killed -------------------------------------------------------------------
     @keyword
@@ -119,7 +119,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def start_every_central_manager(self):
         """Teardown: condor.service running on every CM."""
-        Daemons.start_where_down(self.tb.ssh, [h.name for h in self.tb.topo.with_role("cm")])
+        Daemons.start_where_down(self.tb.site.ssh, [h.name for h in self.tb.site.topo.with_role("cm")])
 
     # --- 4: one CCB server down ----------------------------------------------------------------
     @keyword
@@ -194,8 +194,8 @@ class FaultLibrary(ExperimentLibrary):
         """submit <-> workers at rtt_ms with loss_pct each way; returns the measured RTT (ms)."""
         tb = self.tb
         bad = netem.Link("submit", "worker", rtt_ms=float(rtt_ms), loss_pct=float(loss_pct))
-        rows = wan.set_links(tb.topo, tb.ssh, tb.state, [bad], count=10)
-        tb.wan_in_force = {}
+        rows = wan.set_links(tb.site.topo, tb.site.ssh, tb.site.state, [bad], count=10)
+        tb.site.wan_in_force = {}
         logger.console(f"  WAN submit<->worker: {float(rtt_ms):g} ms, {float(loss_pct):g}% loss; "
                        f"measured {rows[0]['measured_ms']} ms")
         return rows[0]["measured_ms"]
@@ -215,7 +215,7 @@ class FaultLibrary(ExperimentLibrary):
         """`testbed run SUITE --scale ci` in a subprocess, sent SIGINT or SIGTERM once it
         recorded a point; returns {folder, rc, exit_seconds, points, status, problems}."""
         signum = getattr(signal, str(signal_name).upper())
-        r = fault_interrupt.interrupt_run(self.tb.topo.name, signum, suite=suite, echo=logger.console)
+        r = fault_interrupt.interrupt_run(self.tb.site.topo.name, signum, suite=suite, echo=logger.console)
         logger.console(f"  {signal_name}: testbed run exited {r['rc']} after {r['exit_seconds']:.0f} s; "
                        f"{r['folder']} says {r['status']} with {r['points']} points")
         return r
@@ -223,7 +223,7 @@ class FaultLibrary(ExperimentLibrary):
     @keyword
     def site_should_be_restored(self):
         """WAN: no netem beyond the topology's own links; profile: `default` reads back."""
-        problems = fault_interrupt.restore_problems(self.tb.topo, self.tb.ssh)
+        problems = fault_interrupt.restore_problems(self.tb.site.topo, self.tb.site.ssh)
         if problems:
             raise AssertionError("site not restored after the interrupted run: " + "; ".join(problems))
 
@@ -232,9 +232,9 @@ class FaultLibrary(ExperimentLibrary):
     def fault_tally(self):
         """The issue's figures from this run's metrics, printed; returns the totals
         {injected, jobs_lost, files_corrupted, security_problems, kinds}."""
-        if self.tb.run is None:
+        if self.tb.site.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
-        rows, totals = faults.summarise(self.tb.run.metrics())
+        rows, totals = faults.summarise(self.tb.site.run.metrics())
         logger.console("\n" + faults.render_summary(rows, totals))
         return totals
 
@@ -248,8 +248,8 @@ class FaultLibrary(ExperimentLibrary):
     def anonymous_client_tries(self, action):
         """A client without credentials on a worker reads the queue (read) or submits (submit)."""
         sec = self.suite.security
-        client = self.tb.topo.with_role("worker")[0].name
-        r = sec.anonymous_client(client, self.tb.pool.submit_host, action)
+        client = self.tb.site.topo.with_role("worker")[0].name
+        r = sec.anonymous_client(client, self.tb.site.pool.submit_host, action)
         logger.console(f"  anonymous {action} from {client}: {r['verdict']}")
         logger.info(r["output"])
         return r

@@ -29,7 +29,7 @@ class FaxLibrary(ExperimentLibrary):
 
     @property
     def exp(self):
-        return fax.FaxExperiment(self.tb.topo, self.tb.ssh, self.params())
+        return fax.FaxExperiment(self.tb.site.topo, self.tb.site.ssh, self.params())
 
     def _job_memory_mb(self, reader):
         """(peak RSS, private memory) of a job of `reader`: the largest this run's jobs of
@@ -94,7 +94,7 @@ class FaxLibrary(ExperimentLibrary):
 
     def point_diagonal(self, cache, reader):
         """Off-diagonal over diagonal events/s per RTT from this run's `reader` cells."""
-        records = self.tb.run.metrics()
+        records = self.tb.site.run.metrics()
         events = fax.expected_events(self.params(), every=int(self.params()["read_every"]))
         return e3_points.diagonal(fax.off_over_diag(records, cache, reader), cache, reader,
                                   e3_points.round_trip_share(records, cache, reader, events))

@@ -94,8 +94,8 @@ class HpcLibrary(ExperimentLibrary):
         measured = tb.recorded_values("e4.node_seconds", layout="colocated", backfill=0)
         if not mu or not measured:
             BuiltIn().skip("needs the calibration and co-located rows in this run")
-        worker = self.tb.topo.with_role("worker")[0]
-        concurrent = -(-p["nodes"] // max(1, len(self.tb.topo.with_role("worker"))))
+        worker = self.tb.site.topo.with_role("worker")[0]
+        concurrent = -(-p["nodes"] // max(1, len(self.tb.site.topo.with_role("worker"))))
         cores = worker.cpus / max(1, min(concurrent, worker.startds))
         predicted = e4.predict_node_seconds(mu[-1], p["events_mean"], p["events_sigma"], p["tasks_per_node"],
                                             cores, T[-1])

@@ -33,7 +33,7 @@ class ScaleLibrary(ExperimentLibrary):
     def topology_with(self, count, slots=0):
         """The topology with `count` startds (at least the topology's) of `slots` slots (0:
         the topology's) on every worker."""
-        topo = copy.deepcopy(self.tb.topo)
+        topo = copy.deepcopy(self.tb.site.topo)
         for h in topo.with_role("worker"):
             h.startds = max(h.startds, int(count))
             h.slots_per_startd = int(slots) or h.slots_per_startd
@@ -48,7 +48,7 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def pool_should_be_healthy(self, timeout=600):
         """The site's health check against this run's startds per worker."""
-        healthy, text = scale.wait_healthy(self.run_topology(), self.tb.ssh, float(timeout), echo=logger.console,
+        healthy, text = scale.wait_healthy(self.run_topology(), self.tb.site.ssh, float(timeout), echo=logger.console,
                                            skip=self.tb.site.paused)
         logger.info(text)
         return healthy
@@ -61,21 +61,21 @@ class ScaleLibrary(ExperimentLibrary):
         when they do not fit the workers' memory (the arithmetic in the message). Waits
         until the site is healthy with that layout; returns the workers' slots."""
         count, slots = int(count), int(slots)
-        memory = uber.measured_startd_memory(exclude=self.tb.run.path if self.tb.run else None)
+        memory = uber.measured_startd_memory(exclude=self.tb.site.run.path if self.tb.site.run else None)
         problem = uber.startds_refused({"startds_per_worker": count, "min_free_mb": self.params()["min_free_mb"]},
-                                          self.tb.topo, memory)
+                                          self.tb.site.topo, memory)
         if problem:
             raise AssertionError(problem)
-        e5_config.use_startds(self.tb.ssh, self.exp.workers, count, slots)
+        e5_config.use_startds(self.tb.site.ssh, self.exp.workers, count, slots)
         topo = self.topology_with(count, slots)
         t0 = time.monotonic()
-        healthy, text = scale.wait_healthy(topo, self.tb.ssh, float(timeout), echo=logger.console,
+        healthy, text = scale.wait_healthy(topo, self.tb.site.ssh, float(timeout), echo=logger.console,
                                            skip=self.tb.site.paused)
         logger.info(text)
         want = sum(h.total_slots for h in topo.with_role("worker"))
-        sizes = uber.StartdSampler(self.tb.ssh, self.exp.workers).memory()
+        sizes = uber.StartdSampler(self.tb.site.ssh, self.exp.workers).memory()
         for host, m in sizes.items():
-            if m["rss_mb"] is not None and self.tb.run is not None:
+            if m["rss_mb"] is not None and self.tb.site.run is not None:
                 self.tb.record_metric("e5.startd_rss", m["rss_mb"], "MB", host=host, startds=m["startds"],
                                       slots=slots or topo.hosts[host].slots_per_startd)
         logger.console(f"  {topo.planned_startds // len(self.exp.workers)} startds per worker "
@@ -87,7 +87,7 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def restore_startds_per_worker(self):
         """Remove the run's extra startds (the topology's count again)."""
-        e5_config.restore_startds(self.tb.ssh, self.exp.workers)
+        e5_config.restore_startds(self.tb.site.ssh, self.exp.workers)
 
     # --- the points (`Measure Point    KIND    ...`, e5_points; CollectorLibrary has the
     # collector ramp's and the CCB layouts') -------------------------------------------------
@@ -97,8 +97,8 @@ class ScaleLibrary(ExperimentLibrary):
         try:
             self.remove_the_suites_jobs("background")
             self.remove_the_suites_jobs("negotiation")
-            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
-            self.tb.apply_profile_if_needed(profile)
+            self.tb.site.set_wan_latency_if_needed("submit", "cm", 0, echo=logger.console)
+            self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
             r = self.ramp_sleepers_to_the_first_limit()
         finally:
             self.remove_the_suites_jobs("ramp")
@@ -112,14 +112,14 @@ class ScaleLibrary(ExperimentLibrary):
         try:
             self.remove_the_suites_jobs("background")
             self.remove_the_suites_jobs("negotiation")
-            self.tb.set_wan_latency_if_needed("submit", "cm", 0)
-            self.tb.apply_profile_if_needed(profile)
+            self.tb.site.set_wan_latency_if_needed("submit", "cm", 0, echo=logger.console)
+            self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
             self.use_collector_shape(shape)
             r = self.measure_collector_shape(shape)
         finally:
             self.remove_jobs_ignoring_errors("tree")
             self.restore_the_collector_shape()
-        return e5_points.shape(r, [h.name for h in self.tb.topo.with_role("cm")])
+        return e5_points.shape(r, [h.name for h in self.tb.site.topo.with_role("cm")])
 
     def remove_jobs_ignoring_errors(self, role):
         """What a point's clean-up removes: a failure is a warning, the clean-up goes on."""
@@ -130,7 +130,8 @@ class ScaleLibrary(ExperimentLibrary):
 
     def _schedd_behind(self, rtt):
         """`rtt` ms between the schedd and the CMs, measured against the LAN's own RTT."""
-        self.set_checked_rtt(rtt, "submit", "cm", lambda ms: self.tb.set_wan_latency_if_needed("submit", "cm", ms))
+        self.set_checked_rtt(rtt, "submit", "cm",
+                             lambda ms: self.tb.site.set_wan_latency_if_needed("submit", "cm", ms, echo=logger.console))
 
     def point_negotiation(self, protocol, rtt):
         """The negotiator's cycle with idle requests no slot matches, in `protocol` (batched,
@@ -166,11 +167,11 @@ class ScaleLibrary(ExperimentLibrary):
         (HAD may run the negotiator on either), `batched` removes it (the release's own). The
         CMs reconfigure and HAD restarts when the fragment changed; then one HAD leader again.
         Returns {cm: the protocol its running master's configuration gives}."""
-        cms = [h.name for h in self.tb.topo.with_role("cm")]
-        e5_config.use_negotiation_protocol(self.tb.ssh, cms, protocol)
+        cms = [h.name for h in self.tb.site.topo.with_role("cm")]
+        e5_config.use_negotiation_protocol(self.tb.site.ssh, cms, protocol)
         if len(cms) > 1:
             self._wait_single_negotiator(float(self.params()["failover_timeout_s"]))
-        return e5_config.protocols_in_force(self.tb.ssh, cms)
+        return e5_config.protocols_in_force(self.tb.site.ssh, cms)
 
     def point_matchable(self, rtt):
         """The cycle with jobs every free slot matches, the schedd `rtt` ms away; the jobs gone after."""
@@ -193,7 +194,7 @@ class ScaleLibrary(ExperimentLibrary):
         statistics per ad type, RSS and CPU of the HTCondor daemons per host and the guests'
         free memory. Returns {limit, reason, max_running, slots, steps (count), profile}."""
         p, tb = self.params(), self.tb
-        prof = tb.profile_name
+        prof = tb.site.profile_name
         r = self.exp.ramp(p["ramp_start"], p["ramp_max"], p["step_timeout_s"], p["min_free_mb"],
                           echo=logger.console)
         for s in r["steps"]:
@@ -225,7 +226,7 @@ class ScaleLibrary(ExperimentLibrary):
             tb.record_metric("e5.running_over_time", running, "jobs", t=t, profile=prof)
             tb.record_metric("e5.startds_over_time", startds, "startds", t=t, profile=prof)
         # the paper's Figure 6 (742 running jobs per GB of the schedd host): MB per running job
-        per_job = e5_points.submit_mb_per_job(r["steps"], tb.topo.role_host("submit").name)
+        per_job = e5_points.submit_mb_per_job(r["steps"], tb.site.topo.role_host("submit").name)
         logger.console(f"  ramp stopped: {r['limit']} - {r['reason']}; at most {r['max_running']} running"
                        + (f"; the submit host's MemAvailable fell {per_job:.2f} MB per running job "
                           f"({1024 / per_job:.0f} jobs per GB)" if per_job else ""))
@@ -250,9 +251,9 @@ class ScaleLibrary(ExperimentLibrary):
         HTCondor; wait until every worker slot is back with an address that does (or does
         not) go through shared port. Returns the seconds the restart took (0 without one)."""
         tb = self.tb
-        before = tb.profile_in_force or profiles.load("default")
-        tb.apply_profile_if_needed(name)
-        after = tb.profile_in_force
+        before = tb.site.profile_in_force or profiles.load("default")
+        tb.site.apply_profile_if_needed(name, echo=logger.console)
+        after = tb.site.profile_in_force
         if self._shared_port(before) == self._shared_port(after):
             return 0.0
         exp = self.exp
@@ -274,11 +275,11 @@ class ScaleLibrary(ExperimentLibrary):
         time.sleep(15)  # let the new job's connections settle
         streams = exp.count_streams(worker)
         s = scale.summarise_streams(streams)
-        prof = tb.profile_in_force
+        prof = tb.site.profile_in_force
         master_tcp = str(prof.for_host(["worker"], "condor").get("MASTER.UPDATE_COLLECTOR_WITH_TCP", "True")) \
             .lower() == "true"
-        collectors = len(tb.topo.with_role("cm"))
-        ccbs = len(tb.topo.with_role("ccb") or tb.topo.with_role("cm"))
+        collectors = len(tb.site.topo.with_role("cm"))
+        ccbs = len(tb.site.topo.with_role("ccb") or tb.site.topo.with_role("cm"))
         model = scale.stream_model(worker.startds, collectors, ccbs, p["streams_jobs"],
                                    self._shared_port(prof), master_tcp)
         logger.console(f"  {label}: {s['total']} streams from {worker.name} (paper's model {model}); "
@@ -302,7 +303,7 @@ class ScaleLibrary(ExperimentLibrary):
         have = len(exp.job_ads("negotiation", ["ClusterId"]))
         if have < n:
             exp.submit_sleepers(n - have, "negotiation", distinct=True)
-        cm = self.tb.pool.active_cm()
+        cm = self.tb.site.pool.active_cm()
         after = exp.host_clock(cm)
         durations, prefetches, last = [], [], None
         for _ in range(k):
@@ -361,7 +362,7 @@ class ScaleLibrary(ExperimentLibrary):
         request-list fetch, or None), matches (of the fastest round), requests, rtt_ms}."""
         p, exp = self.params(), self.exp
         n, timeout = p["negotiation_matchable"], float(p["negotiation_timeout_s"])
-        rounds, cm = [], self.tb.pool.active_cm()
+        rounds, cm = [], self.tb.site.pool.active_cm()
         for _ in range(max(1, p["matchable_rounds"])):
             cm, cycle = exp.matched_cycle(cm, n, timeout)
             logged = exp.logged_cycle(cm, cycle)
@@ -410,10 +411,10 @@ class ScaleLibrary(ExperimentLibrary):
         """SIGKILL every HTCondor process of the CM whose negotiator is active; a new job
         is submitted at once. Returns {killed, standby, negotiator (s until the standby's
         negotiator is the only one running), match (s until the new job runs)}."""
-        p, pool, exp = self.params(), self.tb.pool, self.exp
+        p, pool, exp = self.params(), self.tb.site.pool, self.exp
         timeout = float(p["failover_timeout_s"])
         killed = pool.active_cm()
-        standby = [h.name for h in self.tb.topo.with_role("cm") if h.name != killed][0]
+        standby = [h.name for h in self.tb.site.topo.with_role("cm") if h.name != killed][0]
         t0 = time.monotonic()
         pool.kill_cm(killed)
         exp.submit_sleepers(1, "probe")
@@ -430,9 +431,9 @@ class ScaleLibrary(ExperimentLibrary):
         """Start HTCondor on every CM where it is not running (a killed one); with
         HAD_USE_PRIMARY the primary takes the lead back. Waits until the primary's
         negotiator is the only one running; returns the seconds that took."""
-        pool = self.tb.pool
-        cms = [h.name for h in self.tb.topo.with_role("cm")]
-        Daemons.start_where_down(self.tb.ssh, cms)
+        pool = self.tb.site.pool
+        cms = [h.name for h in self.tb.site.topo.with_role("cm")]
+        Daemons.start_where_down(self.tb.site.ssh, cms)
         if len(cms) < 2:
             return 0.0
         seconds = pool.wait_negotiator_on(cms[0], timeout=float(self.params()["failover_timeout_s"]))
@@ -442,7 +443,7 @@ class ScaleLibrary(ExperimentLibrary):
     @keyword
     def bring_every_collector_back(self):
         """`condor_on -daemon collector` on every CM and CCB host (no-op where it runs)."""
-        hosts = {h.name for h in self.tb.topo.with_role("cm") + self.tb.topo.with_role("ccb")}
+        hosts = {h.name for h in self.tb.site.topo.with_role("cm") + self.tb.site.topo.with_role("ccb")}
         self.exp.collectors_on(hosts)
 
     @keyword
@@ -452,7 +453,7 @@ class ScaleLibrary(ExperimentLibrary):
         that collector lists every startd again)}."""
         p, exp = self.params(), self.exp
         timeout = float(p["failover_timeout_s"])
-        host = self.tb.pool.active_cm()
+        host = self.tb.site.pool.active_cm()
         startds = exp.observe("probe")["startds"]
         t0 = time.monotonic()
         exp.kill_collector(host)
@@ -472,7 +473,7 @@ class ScaleLibrary(ExperimentLibrary):
         {host, match (s until the new job ran), down (s it was down)}. The CCB stays down
         until `Bring The CCB Back`."""
         p, exp = self.params(), self.exp
-        host = e5_failover.pick_ccb(self.tb.topo, self.tb.pool.active_cm())
+        host = e5_failover.pick_ccb(self.tb.site.topo, self.tb.site.pool.active_cm())
         samples = []
         for _ in range(3):  # the steady count, not an update's passing connection
             samples.append(exp.worker_connections(host))
@@ -504,7 +505,7 @@ class ScaleLibrary(ExperimentLibrary):
 
     # --- two-tier collectors -------------------------------------------------------------
     def _wait_single_negotiator(self, timeout):
-        wait_single_had_leader(self.tb.pool, timeout,
+        wait_single_had_leader(self.tb.site.pool, timeout,
                                            f"no single HAD leader {timeout:.0f} s after reconfiguring the CMs",
                                            error=AssertionError)
 
@@ -519,7 +520,7 @@ class ScaleLibrary(ExperimentLibrary):
         tree = e5_config.CollectorTree(exp, self.params()["startds_per_worker"])
         tree.use(shape)
         timeout = float(self.params()["failover_timeout_s"])
-        if any(self.tb.topo.hosts[h].has("cm") for h in e5_config.child_collector_hosts(self.tb.topo)):
+        if any(self.tb.site.topo.hosts[h].has("cm") for h in e5_config.child_collector_hosts(self.tb.site.topo)):
             self._wait_single_negotiator(timeout)
         return tree.wait_children(shape, 120)
 
@@ -535,7 +536,7 @@ class ScaleLibrary(ExperimentLibrary):
         slots = sum(h.total_slots for h in self.run_topology().with_role("worker"))
         visible = tree.time_to_visible(slots, timeout)
         exp.ensure_running("tree", slots, timeout + 600)
-        cm = tb.pool.active_cm()
+        cm = tb.site.pool.active_cm()
         mark = exp.host_clock(cm)
         before = tree.update_stats()
         time.sleep(float(p["tree_settle_s"]))
@@ -545,7 +546,7 @@ class ScaleLibrary(ExperimentLibrary):
         logger.console(f"  collectors {shape}: every slot visible {visible:.0f} s after the restart; "
                        f"updates {stats}; negotiation cycle {cycle['duration']} s")
         self.remove_the_suites_jobs("tree")
-        return {"shape": shape, "profile": tb.profile_name, "visible": visible, "stats": stats,
+        return {"shape": shape, "profile": tb.site.profile_name, "visible": visible, "stats": stats,
                 "cycle": cycle["duration"], "slots": slots, "children_ads": children,
                 "window_s": int(p["tree_settle_s"])}
 

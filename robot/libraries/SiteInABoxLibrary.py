@@ -26,11 +26,11 @@ class SiteInABoxLibrary(ExperimentLibrary):
 
     @property
     def box(self):
-        return siteinabox.SiteInABox(self.tb.topo, self.tb.ssh, self.tb.storage, self.tb.pool,
+        return siteinabox.SiteInABox(self.tb.site.topo, self.tb.site.ssh, self.tb.site.storage, self.tb.site.pool,
                                      pgread=int(self.params().get("client_pgread", 0)))
 
     def _stripe(self):
-        prof = self.tb.profile_in_force
+        prof = self.tb.site.profile_in_force
         return int(prof.for_host(["dtn"], "md").get("stripe_cache_size", 256)) if prof else 256
 
     # --- the RAID members as spindles -------------------------------------------------
@@ -48,8 +48,8 @@ class SiteInABoxLibrary(ExperimentLibrary):
         manifest's `disks` section. Returns {spindles, member_mb_per_s, member_iops, cache}."""
         limits = self._limits()
         record = self.box.apply_member_limits(limits, echo=logger.console)
-        if self.tb.run is not None:
-            self.tb.run.update(disks=record)
+        if self.tb.site.run is not None:
+            self.tb.site.run.update(disks=record)
         return dict(self._disk_params(limits), cache=record["cache"])
 
     @keyword
@@ -80,12 +80,12 @@ class SiteInABoxLibrary(ExperimentLibrary):
     # --- the points (`Measure Point    KIND    ...`, e2_points) ------------------------
     def point_uncached(self, n):
         """n clients through the pass-through proxy, under `default`."""
-        self.tb.apply_profile_if_needed("default")
+        self.tb.site.apply_profile_if_needed("default", echo=logger.console)
         return e2_points.uncached(self.read_origin_files_through_the_dtn(n, cached=False))
 
     def point_raid_write(self, profile):
         """The paper's parallel writers on the RAID6 under `profile` (its stripe cache)."""
-        self.tb.apply_profile_if_needed(profile)
+        self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
         return e2_points.raid_write(self.write_to_raid6_in_parallel())
 
     def point_raid_write_unlimited(self, profile):
@@ -96,7 +96,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
             return Measured.skip("the run's RAID members have no limits: the rows above are the unlimited ones")
         if not int(self.params()["unlimited_rows"]):
             return Measured.skip("unlimited_rows is 0 in this run")
-        self.tb.apply_profile_if_needed(profile)
+        self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
         self.box.apply_member_limits(siteinabox.UNLIMITED, echo=logger.console)
         try:
             return e2_points.raid_write(self.write_to_raid6_in_parallel(limits=siteinabox.UNLIMITED))
@@ -105,14 +105,14 @@ class SiteInABoxLibrary(ExperimentLibrary):
 
     def point_read_write(self, profile):
         """Readers and writers competing on the array under `profile`."""
-        self.tb.apply_profile_if_needed(profile)
+        self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
         return e2_points.read_write(self.read_and_write_raid6_at_once())
 
     def point_cached(self, profile):
         """The largest client count through the caching proxy under `profile`: the cache
         emptied, first reads (misses), repeated reads (hits), both judged from the cache's
         own records; then the DTN reading the cached files from its own RAID."""
-        self.tb.apply_profile_if_needed(profile)
+        self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
         n = self.params()["clients"][-1]
         self.box.clear_cache()
         first = self.read_origin_files_through_the_dtn(n, cached=True, label="first_read")
@@ -154,7 +154,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         logger.console(f"  {label:>11} {clients:2d} clients via :{port}: {s['aggregate']:.1f} MB/s aggregate, "
                        f"{s['per_client']:.1f} MB/s per client ({s['bytes'] / 1e6:.0f} MB, {s['failed']} failed)")
         return dict(s, reads=len(reads), port=port, names=names, net_series=net_series, md_series=md_series,
-                    phase=f"{label}-{clients}", clients=clients, profile=self.tb.profile_name,
+                    phase=f"{label}-{clients}", clients=clients, profile=self.tb.site.profile_name,
                     stripe_cache_size=self._stripe(), spindles=self._limits().label)
 
     @keyword
@@ -166,7 +166,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         if not int(self.params()["latency_rows"]):
             raise SkipExecution("latency_rows is 0 in this run")
         box = self.box
-        self.tb.set_wan_latency(box.dtn.name, box.origin.name, float(rtt_ms))
+        self.tb.site.set_wan_latency(box.dtn.name, box.origin.name, float(rtt_ms), echo=logger.console)
         files = box.origin_files()
         name = sorted(files)[0]
         direct_s, size = box.timed_read(siteinabox.read_port(False), name, files)
@@ -193,8 +193,9 @@ class SiteInABoxLibrary(ExperimentLibrary):
     def set_origin_behind_the_wan(self, rtt_ms):
         """WAN latency between the DTN and the origin; returns {base, measured} RTT in ms."""
         box = self.box
-        base = self.tb.measure_rtt(box.dtn.name, box.origin.name)
-        return {"base": base, "measured": self.tb.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms)}
+        base = self.tb.site.lan_rtt(box.dtn.name, box.origin.name)
+        measured = self.tb.site.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms, echo=logger.console)
+        return {"base": base, "measured": measured}
 
     def write_to_raid6_in_parallel(self, limits=None):
         """The paper's 10 parallel dd writers (conv=fdatasync) on the RAID6, with the md
@@ -208,7 +209,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         logger.console(f"  RAID6 {p['writers']} writers x {p['write_mb']} MB, stripe_cache_size {stripe}, "
                        f"spindles {limits.label}: {rate:.1f} MB/s ({wall:.1f} s)")
         return {"rate": rate, "seconds": wall, "writers": p["writers"], "write_mb": p["write_mb"],
-                "series": series, "stripe_cache_size": stripe, "profile": self.tb.profile_name,
+                "series": series, "stripe_cache_size": stripe, "profile": self.tb.site.profile_name,
                 **self._disk_params(limits)}
 
     def read_and_write_raid6_at_once(self):
@@ -230,7 +231,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
                        f"{p['writers']} writers (x{ratio(c['read_ratio'])}); writers {c['write_alone']:.1f} MB/s "
                        f"alone, {c['write_both']:.1f} with the readers (x{ratio(c['write_ratio'])})")
         return dict(c, readers=p["rw_readers"], writers=p["writers"], seconds=p["rw_seconds"],
-                    profile=self.tb.profile_name, stripe_cache_size=stripe, **self._disk_params(limits))
+                    profile=self.tb.site.profile_name, stripe_cache_size=stripe, **self._disk_params(limits))
 
     def cache_problem(self, names, expect):
         """None when the proxy's own .cinfo records (xrdpfc_print -j) show what `expect` says,

@@ -1,18 +1,18 @@
-"""Robot Framework keywords, thin over `testbed.harness.session`: the site, profiles,
-WAN emulation, jobs and the run's results folder. Given the results folder of
-`testbed run` (RESULTS_DIR), the run's context (topology file, scale, profiles,
-typed parameters) is read from its manifest; under plain `robot` the library
-opens, closes and reports its own run. Experiment-specific keywords live in the
-experiment libraries (TransferLibrary, ...), which share this one's session."""
+"""Robot Framework keywords of the run, thin over `testbed.harness.session`: its results
+folder and records, the paper's claims, the experiment's parameters and profiles, the
+site's health; and the suite's session, which the area libraries (TuningLibrary,
+NetworkLibrary, CondorLibrary, StorageLibrary) and the experiment libraries
+(TransferLibrary, ...) share. Given the results folder of `testbed run` (RESULTS_DIR),
+the run's context (topology file, scale, profiles, typed parameters) is read from its
+manifest; under plain `robot` the library opens, closes and reports its own run."""
 import os
 
 from robot.api import SkipExecution, logger
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from testbed.harness import points, registry, runner as suites, session
+from testbed.harness import points, registry, runner, session
 from testbed.model import scaled_profiles, topology
-from testbed.network import wan
 from testbed.services import health
 
 
@@ -40,26 +40,13 @@ def _typed(value):
 @library(scope="SUITE", auto_keywords=False)
 class TestbedLibrary:
     """`context` is the run's (from RESULTS_DIR's manifest) or None under plain robot;
-    `site` the session; topo, state, ssh, pool, storage, run are the session's."""
+    `site` the suite's session (its topology, state, SSH, pool, storage and run)."""
 
     def __init__(self, topology_name=None, results_dir=None):
         self.context = session.RunContext.from_results(results_dir) if results_dir else None
         ref = self.context.topology if self.context else \
             (topology_name or os.environ.get("TESTBED_TOPOLOGY", "default"))
         self.site = session.Session(topology.load(ref), paused=self.context.paused if self.context else ())
-
-    topo = property(lambda self: self.site.topo)
-    state = property(lambda self: self.site.state)
-    ssh = property(lambda self: self.site.ssh)
-    pool = property(lambda self: self.site.pool)
-    storage = property(lambda self: self.site.storage)
-    run = property(lambda self: self.site.run, lambda self, value: setattr(self.site, "run", value))
-    profile_in_force = property(lambda self: self.site.profile_in_force,
-                                lambda self, value: setattr(self.site, "profile_in_force", value))
-    wan_in_force = property(lambda self: self.site.wan_in_force,
-                            lambda self, value: setattr(self.site, "wan_in_force", value))
-    profile_name = property(lambda self: self.site.profile_name,
-                            doc="The profile the suite applied last (`default` before any).")
 
     @property
     def scale(self):
@@ -74,7 +61,7 @@ class TestbedLibrary:
 
     @keyword
     def run_on_host(self, host, command, timeout=600):
-        return self.ssh.run(host, command, timeout=float(timeout)).stdout
+        return self.site.ssh.run(host, command, timeout=float(timeout)).stdout
 
     # --- results ----------------------------------------------------------------------
     @keyword
@@ -88,17 +75,17 @@ class TestbedLibrary:
         if problem:
             raise AssertionError(problem)
         if self.context:
-            self.run = self.context.open_run()
+            self.site.run = self.context.open_run()
         else:
             names = self.profiles_to_compare()
-            self.run = suites.open_run(self.site.site, suite, [scaled_profiles.for_run(n) for n in names],
-                                       self.scale, self._robot_overrides(suite))
-        self.run.update(versions=self.site.guest_versions())
+            self.site.run = runner.open_run(self.site.site, suite, [scaled_profiles.for_run(n) for n in names],
+                                            self.scale, self._robot_overrides(suite))
+        self.site.run.update(versions=self.site.guest_versions())
         hosts = self.site.existing_host_facts()
         if hosts:  # hardware and OS of the machines the testbed did not create
-            self.run.update(existing_hosts=hosts)
-        logger.console(f"  results: {self.run.path}")
-        return str(self.run.path)
+            self.site.run.update(existing_hosts=hosts)
+        logger.console(f"  results: {self.site.run.path}")
+        return str(self.site.run.path)
 
     @keyword
     def restore_step(self, name, *args):
@@ -117,9 +104,9 @@ class TestbedLibrary:
         """Under plain robot, close the manifest (complete|failed) and write the report;
         `testbed run` does both itself once robot is done. As there, a row reported SKIP
         (not a point of the scale, a known upstream defect) is not a failure."""
-        if self.run is None or self.context:
+        if self.site.run is None or self.context:
             return
-        suites.close_own_run(self.run, _var("SUITE_STATUS", "PASS") != "FAIL", echo=logger.console)
+        runner.close_own_run(self.site.run, _var("SUITE_STATUS", "PASS") != "FAIL", echo=logger.console)
 
     @keyword
     def record_metric(self, name, value, unit="", **params):
@@ -142,10 +129,10 @@ class TestbedLibrary:
         """The values of metric `name` recorded so far in this run whose parameters include
         `params` (compared as text): what a summary test computes from, instead of state
         kept between tests."""
-        if self.run is None:
+        if self.site.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")
         want = {k: str(_typed(v)) for k, v in params.items()}
-        return [r["value"] for r in self.run.metrics() if r["name"] == name
+        return [r["value"] for r in self.site.run.metrics() if r["name"] == name
                 and all(str(r.get("params", {}).get(k)) == v for k, v in want.items())]
 
     @keyword
@@ -195,7 +182,7 @@ class TestbedLibrary:
         if why:
             raise SkipExecution(why)
 
-    # --- profiles and WAN -------------------------------------------------------------
+    # --- profiles compared -------------------------------------------------------------
     @keyword
     def profiles_to_compare(self):
         """The run's profiles (`testbed run --profile`, from the manifest); under plain robot
@@ -209,126 +196,3 @@ class TestbedLibrary:
         if isinstance(_var("roles"), dict) and _var("name"):
             return [str(_var("name"))]
         return ["default"]
-
-    @keyword
-    def apply_profile_if_needed(self, name):
-        """Apply `name` unless this suite applied it last or, before it applied any, the site's
-        record names it and every value of it reads back; returns the seconds an apply took (0)."""
-        return self.site.apply_profile_if_needed(name, echo=logger.console)
-
-    @keyword
-    def apply_profile(self, name):
-        return self.site.apply_profile(name, echo=logger.console)
-
-    @keyword
-    def restore_the_default_profile(self):
-        """Suite teardown: apply `default` unless it is known to be in force (this suite applied
-        it last, or the site's record says so); returns the seconds it took (0)."""
-        current = self.site.current_profile()
-        if current is not None and current.name == "default":
-            return 0.0
-        return self.apply_profile("default")
-
-    @keyword
-    def profile_should_be_in_force(self, name):
-        n, bad = self.site.profile_mismatches(name)
-        if bad:
-            raise AssertionError(f"profile {name}: {bad[0]} ({len(bad)} mismatches)")
-        logger.console(f"  profile {name}: {n} values read back, all as the profile says")
-        return n
-
-    @keyword
-    def set_wan_latency(self, a, b, rtt_ms):
-        """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
-        return self.site.set_wan_latency(a, b, rtt_ms, echo=logger.console)
-
-    @keyword
-    def set_wan_latency_if_needed(self, a, b, rtt_ms):
-        """Set `rtt_ms` between a and b unless this suite set it last; returns the measured RTT."""
-        current = self.wan_in_force.get((a, b))
-        if current is not None and current[0] == float(rtt_ms):
-            return current[1]
-        return self.set_wan_latency(a, b, rtt_ms)
-
-    @keyword
-    def measured_rtt_should_match(self, configured, measured, base=0.0):
-        if not wan.within_target(float(configured), float(measured), float(base)):
-            raise AssertionError(f"RTT {measured} ms (base {base} ms) is not within 1 ms + 5% of {configured} ms")
-
-    @keyword
-    def measure_rtt(self, a, b):
-        """The RTT between a and b without emulation, the base a suite's WAN is checked
-        against: measured, less what the links in force add between them (a topology's
-        own, e.g. `default`'s dtn<->origin, or a link an earlier row set)."""
-        return self.site.lan_rtt(a, b)
-
-    @keyword
-    def clear_wan(self):
-        self.site.clear_wan()
-
-    # --- jobs -------------------------------------------------------------------------
-    @keyword
-    def clear_job_queue(self):
-        """Remove jobs an earlier (interrupted) run left on the submit host."""
-        removed = self.pool.clear_queue()
-        if removed:
-            logger.console(f"  removed {removed} job(s) left in the queue by an earlier run")
-        return removed
-
-    @keyword
-    def submit_sleep_jobs(self, count=1, seconds=5, requirements=None):
-        cluster = self.site.submit_sleep_jobs(count, seconds, requirements)
-        logger.info(f"submitted cluster {cluster}: {count} x sleep {seconds}")
-        return cluster
-
-    @keyword
-    def wait_for_jobs(self, cluster, count=1, timeout=600):
-        return self.pool.wait(int(cluster), int(count), timeout=float(timeout))
-
-    @keyword
-    def collect_job_transfer_metrics(self, cluster):
-        return self.site.job_transfer_metrics(cluster)
-
-    @keyword
-    def jobs_should_have_run_on_role(self, cluster, role):
-        return self.site.check_jobs_ran_on_role(cluster, role)
-
-    @keyword
-    def startds_should_be_reached_through_ccb(self):
-        return self.site.check_startds_through_ccb()
-
-    # --- high availability --------------------------------------------------------------
-    @keyword
-    def active_central_manager(self):
-        return self.pool.active_cm()
-
-    @keyword
-    def kill_central_manager(self, host):
-        self.pool.kill_cm(host)
-
-    @keyword
-    def restart_central_manager(self, host):
-        self.pool.restart_cm(host)
-
-    @keyword
-    def negotiator_should_move_to(self, host, timeout=300):
-        seconds = self.pool.wait_negotiator_on(host, timeout=float(timeout))
-        logger.console(f"  negotiator active on {host} after {seconds:.0f} s")
-        return seconds
-
-    @keyword
-    def other_central_manager(self, host):
-        return self.site.other_central_manager(host)
-
-    # --- storage ----------------------------------------------------------------------
-    @keyword
-    def raid_should_be(self, level, members):
-        return self.site.check_raid(level, members)
-
-    @keyword
-    def planned_raid_members(self):
-        return self.storage.dtn.disks.count
-
-    @keyword
-    def read_through_caching_proxy_and_check(self, filename):
-        return self.site.check_caching_proxy_read(filename, echo=logger.console)

@@ -29,7 +29,7 @@ class TransferLibrary(ExperimentLibrary):
         worker = self.exp.workers[0].name
         rate = self.exp.iperf(worker, self.exp.submit.name, seconds=int(seconds))
         logger.console(f"  raw TCP {worker} -> submit: {rate:.1f} MB/s")
-        return {"rate": rate, "sender": worker, "profile": self.tb.profile_name}
+        return {"rate": rate, "sender": worker, "profile": self.tb.site.profile_name}
 
     @keyword
     def run_saturation_test(self, tcp_rate):
@@ -62,7 +62,7 @@ class TransferLibrary(ExperimentLibrary):
                 "size_mb": size, "length_s": length, "expected": expected, "achieved": achieved,
                 "sustained": sustained, "fraction": sustained / tcp_rate, "cpu_efficiency": eff,
                 "achieved_over_expected": achieved / expected,
-                "series": series, "profile": self.tb.profile_name}
+                "series": series, "profile": self.tb.site.profile_name}
 
     def _progress(self, total):
         seen = {"last": -1}
@@ -99,9 +99,9 @@ class TransferLibrary(ExperimentLibrary):
         for prof in made.values():
             self.tb.site.add_profile(prof)
         entry = e1_scale.manifest_entry(k, achieved, paper, made, p["rate_factors"], source)
-        contents = dict(self.tb.run.manifest().get("profile_contents") or {})
+        contents = dict(self.tb.site.run.manifest().get("profile_contents") or {})
         contents.update({name: prof.as_dict() for name, prof in made.items()})
-        self.tb.run.update(scale_model=entry, profile_contents=contents)
+        self.tb.site.run.update(scale_model=entry, profile_contents=contents)
         for line in e1_scale.describe(entry):
             logger.console(line)
         named = {n: self.tb.site.load_profile(n) for n in names}
@@ -124,8 +124,8 @@ class TransferLibrary(ExperimentLibrary):
         Figure 2 under `profile` with `rtt` ms between the submit host and the workers, sized
         from this run's recorded saturation rate (e1_points.latency)."""
         tb = self.tb
-        tb.apply_profile_if_needed(profile)
-        measured_rtt = tb.set_wan_latency_if_needed("submit", "worker", rtt)
+        tb.site.apply_profile_if_needed(profile, echo=logger.console)
+        measured_rtt = tb.site.set_wan_latency_if_needed("submit", "worker", rtt, echo=logger.console)
         rates = tb.recorded_values("e1.sustained_rx_rate")
         if not rates:
             return Measured().check(False, "no saturation rate recorded in this run (the suite set-up's "
@@ -141,14 +141,14 @@ class TransferLibrary(ExperimentLibrary):
         a measurement) and the record parameters (rtt_ms, rate, profile)."""
         p = self.params()
         n, length = p["sweep_jobs"], p["sweep_compute_s"]
-        in_force = self.tb.profile_in_force or self.tb.site.load_profile("default")
+        in_force = self.tb.site.profile_in_force or self.tb.site.load_profile("default")
         size = e1_scale.point_size(in_force, rate_factor, p["sweep_load"], self._sweep_rate(htcondor_rate), n, length,
                                    p["max_output_mb"])
         demand = e1_scale.point_demand(n, size, length)
         rtt_for_ratio = float(measured_rtt_ms) if measured_rtt_ms not in (None, "", "None") else float(rtt_ms)
         ratio = e1_scale.point_ratio(in_force, rtt_for_ratio, demand, n)
         label = e1_jobs.rate_label(rate_factor)
-        prof = self.tb.profile_name
+        prof = self.tb.site.profile_name
         tag = f"lat-{prof}-{int(float(rtt_ms))}-{label}"
         batch = self.exp.run_batch(n, length, size, p["input_mb"], tag)
         stats = [job_stats(a) for a in batch.ads]
@@ -174,9 +174,9 @@ class TransferLibrary(ExperimentLibrary):
     def latency_loss_ratios(self, low, high):
         """[{value, params}]: efficiency lost at `high` ms over `low` ms, per profile and rate,
         from this run's recorded e1.efficiency_lost."""
-        return [{"value": v, "params": p} for v, p in transfer.loss_ratios(self.tb.run.metrics(), low, high)]
+        return [{"value": v, "params": p} for v, p in transfer.loss_ratios(self.tb.site.run.metrics(), low, high)]
 
     @keyword
     def tuning_gains(self, rtt_ms):
         """[{value, params}]: default's loss over each other profile's at `rtt_ms`, per rate."""
-        return [{"value": v, "params": p} for v, p in transfer.tuning_gains(self.tb.run.metrics(), rtt_ms)]
+        return [{"value": v, "params": p} for v, p in transfer.tuning_gains(self.tb.site.run.metrics(), rtt_ms)]

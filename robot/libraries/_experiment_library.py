@@ -33,7 +33,7 @@ class ExperimentLibrary:
 
     @property
     def exp(self):
-        return self.experiment_class(self.tb.topo, self.tb.ssh, self.tb.pool)
+        return self.experiment_class(self.tb.site.topo, self.tb.site.ssh, self.tb.site.pool)
 
     def params(self):
         return self.tb.experiment_parameters(self.experiment)
@@ -65,13 +65,13 @@ class ExperimentLibrary:
         measured RTT checked against the LAN's own between a and b, taken before; a miss is
         measured again after a pause (`wan.recheck`), each retry kept as `wan.rtt_rechecked`."""
         if float(rtt) > 0:
-            base = self.tb.measure_rtt(a, b)
-            # measured again as it is, emulation included (measure_rtt, the keyword, is the base)
+            base = self.tb.site.lan_rtt(a, b)
+            # measured again as it is, emulation included (lan_rtt, the base, leaves it out)
             attempts = wan.recheck(float(rtt), set_rtt(rtt), base, lambda: self.tb.site.measure_rtt(a, b),
                                            say=logger.console)
             for n, ms in enumerate(attempts[1:], start=2):
                 self.tb.record_metric("wan.rtt_rechecked", ms, "ms", link=f"{a}-{b}", rtt_ms=float(rtt), attempt=n)
-            self.tb.measured_rtt_should_match(rtt, attempts[-1], base)
+            self.tb.site.check_measured_rtt(rtt, attempts[-1], base)
         else:
             set_rtt(0)
 

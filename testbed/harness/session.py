@@ -6,7 +6,8 @@ parameters); a Robot suite given the folder reads it back from there instead of
 re-parsing Robot variables. `Session` is the site seen from one suite: the
 topology, its state, SSH, the pool and the storage, built once, with the
 operations the keywords need (health, profiles, WAN, jobs, HA, storage, the
-run's metrics). Robot's TestbedLibrary is a thin adapter over it.
+run's metrics). Robot's keyword libraries are thin adapters over it: TestbedLibrary owns
+one per suite, and the area and experiment libraries reach it there.
 """
 import os
 import time
@@ -221,6 +222,13 @@ class Session:
         """Emulate `rtt_ms` between host groups a and b (LAN elsewhere); returns the measured RTT."""
         return self.set_wan_latencies([(a, b)], rtt_ms, echo)[0]
 
+    def set_wan_latency_if_needed(self, a, b, rtt_ms, echo):
+        """Set `rtt_ms` between a and b unless this suite set it last; returns the measured RTT."""
+        current = self.wan_in_force.get((a, b))
+        if current is not None and current[0] == float(rtt_ms):
+            return current[1]
+        return self.set_wan_latency(a, b, rtt_ms, echo)
+
     def set_wan_latencies(self, pairs, rtt_ms, echo):
         """Emulate `rtt_ms` between each pair of host groups (the topology's own links stay,
         every other link the suite set goes); [measured RTT] per pair. What is in force is
@@ -249,6 +257,12 @@ class Session:
         dtn<->origin, or one a row set) add between them."""
         added = wan.emulated_rtt(self.topo, wan.links_in_force(self.topo, self.state), a, b)
         return round(max(self.measure_rtt(a, b) - added, 0.0), 3)
+
+    @staticmethod
+    def check_measured_rtt(configured, measured, base=0.0):
+        """A measured RTT within 1 ms + 5% of the configured one over the LAN's own `base`."""
+        if not wan.within_target(float(configured), float(measured), float(base)):
+            raise AssertionError(f"RTT {measured} ms (base {base} ms) is not within 1 ms + 5% of {configured} ms")
 
     def clear_wan(self):
         self.wan_in_force = {}

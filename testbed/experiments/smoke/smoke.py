@@ -15,7 +15,7 @@ EXPERIMENT = Experiment(
     params={}, scales={"ci": {}, "quick": {}, "full": {}},
     profiles=("default",),
     # what the suite's own tests check is pass/fail; the shared keywords record
-    # profile.apply_seconds and wan.rtt_measured (TestbedLibrary) in every suite
+    # profile.apply_seconds and wan.rtt_measured (TuningLibrary, NetworkLibrary) in every suite
     metrics=(),
     x_params=("t",),
     paper=None,
