@@ -15,7 +15,7 @@ from testbed.machines import (accel, box_choice, disks, domains, existing, fabri
                               plan, provision as provisioning)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.clock import utc_iso
-from testbed.model.state import TestbedState, state_root
+from testbed.model.state import state_root
 from testbed.model import hypervisors, site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
@@ -419,7 +419,7 @@ def down(site, echo=print):
 def demo_mark(name):
     """The file that says `testbed demo` brought topology `name`'s site up and left it up (in
     its state folder; gone once the site is brought up again or taken down)."""
-    return TestbedState(name).dir / "left-by-demo"
+    return state_root() / name / "left-by-demo"
 
 
 def mark_left_by_demo(topo):
