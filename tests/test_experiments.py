@@ -210,7 +210,7 @@ def test_the_demo_sizes_e1s_saturation_to_the_submit_hosts_cpus_under_tcg():
 def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import lifecycle, plan
-    from testbed.harness import runner as suites
+    from testbed.harness import runner
     seen = {}
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
@@ -222,8 +222,8 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
         seen.update(suite=suite, scale=scale, sets=sets, repeat=repeat, profiles=profiles,
                     quiet=(pause_unused, pin))
         return 0, FakeRun()
-    monkeypatch.setattr(suites, "run", fake_run)
-    monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert experiment_commands.cmd_demo(args) == 0
@@ -300,14 +300,14 @@ def test_ci_and_demo_profiles_are_among_the_experiments_own():
 
 
 def test_a_selection_that_picks_no_test_is_refused_before_the_run():
-    from testbed.harness import runner as suites
+    from testbed.harness import runner
     from testbed.model.errors import ConfigError
-    suites.check_selection("e1", ["raw-tcp"], [])          # a point of the suite
-    suites.check_selection("e1", ["rtt80*"], ["RTT80"])    # robot's own patterns and tags
-    suites.check_selection("e1", [], [])                   # no selection: the whole suite
+    runner.check_selection("e1", ["raw-tcp"], [])          # a point of the suite
+    runner.check_selection("e1", ["rtt80*"], ["RTT80"])    # robot's own patterns and tags
+    runner.check_selection("e1", [], [])                   # no selection: the whole suite
     with pytest.raises(ConfigError) as err:
-        suites.check_selection("e1", ["nosuchpoint"], [])
+        runner.check_selection("e1", ["nosuchpoint"], [])
     assert str(err.value).startswith("robot/suites/e1_transfer_limits.robot: --test nosuchpoint: "
                                      "selects no test of the suite (its tests: raw-tcp, saturation")
     with pytest.raises(ConfigError, match="--include nope: selects no test"):
-        suites.check_selection("e2", [], ["nope"])
+        runner.check_selection("e2", [], ["nope"])

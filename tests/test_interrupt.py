@@ -359,7 +359,7 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
 def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import domains, lifecycle
-    from testbed.harness import registry, runner as suites
+    from testbed.harness import registry
     monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
     monkeypatch.setattr(experiment_commands, "browse_docs", lambda site_dir: [])   # no browser: the docs are not what this tests
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
@@ -373,8 +373,8 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
 
     def down(site):
         raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
-    monkeypatch.setattr(suites, "run", run)
-    monkeypatch.setattr(suites, "dead_guests", lambda topo: {})   # not this host's console logs
+    monkeypatch.setattr(runner, "run", run)
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(lifecycle, "down", down)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
     with pytest.raises(KeyboardInterrupt):
@@ -426,7 +426,7 @@ def test_the_topologys_own_links_are_not_reported_as_left_after_an_interruption(
 def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so(monkeypatch, capsys):
     from testbed.cli import experiment_commands
     from testbed.machines import lifecycle
-    from testbed.harness import registry, runner as suites
+    from testbed.harness import registry
     from testbed.results import robot_output
     calls = []
     monkeypatch.setattr(experiment_commands, "_run", lambda argv: 0)
@@ -438,7 +438,7 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
     deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]
-    monkeypatch.setattr(suites, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
     monkeypatch.setattr(robot_output, "failure_lines", lambda path: [])
 
     def run(site, suite, profiles, scale, echo=print):
@@ -446,7 +446,7 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
         rc = 1 if calls.count("run") == 1 else 0
         return rc, types.SimpleNamespace(path=PROJECT_ROOT / "results" / f"r{calls.count('run')}", label="r",
                                          manifest=lambda: {"suite": suite, "status": "failed" if rc else "complete"})
-    monkeypatch.setattr(suites, "run", run)
+    monkeypatch.setattr(runner, "run", run)
     assert experiment_commands.cmd_test(types.SimpleNamespace(unit_only=False, keep=False)) == 0
     assert calls == ["up", "run", "down", "up", "run", "down"]
     out = capsys.readouterr().out

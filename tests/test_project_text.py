@@ -22,6 +22,8 @@ RULES = [
                 r"(?!\s+trips?\b)", re.I)),
     ("an issue number (the tracker is not the project's text)",
      re.compile(r"\bissues?\s+#\d+|\bissue\s+\d+\b|\(#\d+\)|(?<![a-z])issue_\d+\b", re.I)),
+    ("a tracker's issue as the reason (say what the project needs instead)",
+     re.compile(r"\bthe\s+issue(?:'s|\s+asks\b|\s+wants\b)", re.I)),
     ("'previously'", re.compile(r"\bpreviously\b", re.I)),
     ("'used to' told as a past habit",
      re.compile(r"\b(?:it|this|that|we|they|which|there)\s+used\s+to\b|\bused\s+to\s+be\b", re.I)),
@@ -85,6 +87,8 @@ def narration(text):
     "the ramp (#28) with fake outputs",
     "the runner before issue 26",
     "def test_the_row_before_issue_26():",
+    "The issue's fidelity target: 1 ms + 5%",
+    "the benchmark figures the issue asks for",
 ])
 def test_the_rules_catch_development_history(text):
     assert narration(text), text
@@ -107,6 +111,7 @@ def test_the_rules_catch_development_history(text):
     "from now on, every row records its trial",
     "The reads are direct: now and then the cache is written too.",
     "the schedd issues 3 requests at once",
+    "the issue of a token by the CM",
 ])
 def test_the_rules_leave_plain_words_alone(text):
     assert not narration(text), narration(text)

@@ -230,7 +230,7 @@ class FaultLibrary(ExperimentLibrary):
     # --- the tally ------------------------------------------------------------------------------
     @keyword
     def fault_tally(self):
-        """The issue's figures from this run's metrics, printed; returns the totals
+        """The suite's figures from this run's metrics, printed; returns the totals
         {injected, jobs_lost, files_corrupted, security_problems, kinds}."""
         if self.tb.site.run is None:
             raise AssertionError("no results folder: call Start Experiment in the suite set-up")

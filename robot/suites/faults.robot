@@ -18,7 +18,7 @@ Documentation     The fault suite: faults injected into a running site, each tes
 ...               two RAID members failed and rebuilt, a CCB server down for
 ...               minutes, a third RAID failure, the DTN rebooted, transfers under 80 ms RTT +
 ...               1% loss, interrupted runs) run at `quick` and `full` (or with --set long_faults=1) and are skipped
-...               at `ci` with a message saying so. The figures the issue asks for (failover,
+...               at `ci` with a message saying so. The suite's figures (failover,
 ...               reconnect and resync times, faults injected vs jobs lost and files corrupted)
 ...               are printed from a run's metrics by `benchmarks/faults.py`.
 ...
@@ -281,7 +281,7 @@ interrupted-run-sigterm
 
 tally
     [Documentation]    Across the faults this run injected: no job lost, no file corrupted
-    ...    (the issue's target: 0 and 0). Prints the benchmark figures of the run so far. Jobs
+    ...    (the suite's target: 0 and 0). Prints the benchmark figures of the run so far. Jobs
     ...    lost to a known upstream defect are counted and printed apart.
     [Tags]    summary    ci
     ${t}=    Fault Tally
@@ -303,7 +303,7 @@ Start The Fault Suite
     Set Suite Variable    ${WORKERS}    ${workers}
 
 Record Fault
-    [Documentation]    The issue's tally: faults injected vs jobs lost and files corrupted;
+    [Documentation]    The suite's tally: faults injected vs jobs lost and files corrupted;
     ...    jobs lost to a known upstream defect (its name in ${defect}) are marked so.
     [Arguments]    ${kind}    ${lost}    ${corrupted}    ${injected}=1    ${defect}=${EMPTY}
     IF    ${injected}

@@ -141,7 +141,7 @@ def baseline(topo, ssh, links, count=PING_COUNT):
 
 
 def within_target(configured, measured, base=0.0):
-    """The issue's fidelity target: |measured - base - configured| <= 1 ms + 5%."""
+    """The WAN emulation's fidelity target: |measured - base - configured| <= 1 ms + 5%."""
     return abs(measured - base - configured) <= 1.0 + 0.05 * configured
 
 

@@ -4,7 +4,7 @@ pool and the storage come back - and the timings recorded as metrics.
 
 The injectors and their undo live in testbed/injectors; the flows here string them together
 and return what they saw, and robot/suites/faults.robot asserts on it; the worker-cut rows
-are in fault_reconnect, the interrupted-run rows in fault_interrupt. `summarise` turns a run's metrics into the issue's benchmark
+are in fault_reconnect, the interrupted-run rows in fault_interrupt. `summarise` turns a run's metrics into the suite's benchmark
 figures (benchmarks/faults.py prints them).
 """
 import shlex
@@ -102,7 +102,7 @@ EXPERIMENT = Experiment(
     capacity=site_for,   # testbed plan: the hosts its parameters need
 )
 
-# the benchmark figures the issue asks for: metric -> label
+# the suite's benchmark figures: metric -> label
 FIGURES = {
     "faults.cm_failover_seconds": "CM failover (standby negotiator active), s",
     "faults.ccb_reregister_seconds": "CCB server back: startds registered again, s",
@@ -125,7 +125,7 @@ def _num(v):
 
 
 def summarise(records):
-    """The issue's benchmark figures from a run's metrics: [(figure, n, min, median, max)] and
+    """The suite's benchmark figures from a run's metrics: [(figure, n, min, median, max)] and
     totals {injected, jobs_lost, files_corrupted, security_problems, kinds, known_defects}.
     Jobs lost to a known upstream defect (a jobs_lost record with `known_defect`) count in
     known_defects ({defect: jobs}), not in jobs_lost."""
