@@ -279,3 +279,15 @@ def test_a_page_chromium_finds_broken_fails_the_docs_build(monkeypatch, capsys):
     assert experiment_commands.build_docs(browse=lambda site_dir: ["results/index.html: image img/x.png did not load"]) == 1
     assert "in Chromium, results/index.html: image img/x.png did not load" in capsys.readouterr().err
     assert experiment_commands.build_docs(browse=lambda site_dir: []) == 0
+
+
+def test_a_summary_at_another_key_shows_only_the_claims_its_run_measured(tmp_path):
+    from testbed.report import experiment_sections as ex
+    run, kept = kept_e1_reference(tmp_path)
+    exp = registry.experiments()["e1"]
+    main = ex.summary_section(exp, tmp_path / "ref")
+    assert "| e1-loss-grows-with-rtt | reproduced |" in main and "| no data |" in main
+    keyed = ex.summary_section(exp, tmp_path / "ref", "quick-default")
+    assert "| e1-loss-grows-with-rtt | reproduced |" in keyed and "| no data |" not in keyed
+    assert ex.summary_section(exp, tmp_path / "ref", "quick-e3-cores") == (
+        "No reference of `e1` kept at `quick-e3-cores` yet.")

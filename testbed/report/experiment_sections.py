@@ -154,22 +154,25 @@ def main_reference(exp, root=None):
     return next((r for r in refs if r.key == MAIN_KEY), refs[0] if refs else None)
 
 
-def summary_section(exp, root=None):
+def summary_section(exp, root=None, key=None):
     """The top of an experiment page: the verdict of each claim in its main reference, and
-    which run, trials and code they come from."""
-    ref = main_reference(exp, root)
+    which run, trials and code they come from. With `key`, the reference kept at that key
+    (a variant of the site, say) and only the claims its run measured."""
+    refs = [r for r in reference.listing(root) if r.experiment == exp.name]
+    ref = next((r for r in refs if r.key == key), None) if key else main_reference(exp, root)
     if ref is None:
-        return missing_line(exp.name)
+        return missing_line(exp.name) if not key else f"No reference of `{exp.name}` kept at `{key}` yet."
     judged = compare.verdicts([ref])
     if not judged:
         return f"The reference `{ref.key}` holds no claims of `{exp.name}` to judge."
-    vh, vrows = verdict.table(judged[0][1])
+    shown = [v for v in judged[0][1] if v.values or not key]
+    vh, vrows = verdict.table(shown)
     scale, _, topo = ref.key.partition("-")
     protocol = reference.protocol_problems(ref)
     how = ("not under the declared protocol (" + "; ".join(protocol) + "): the record of that run, "
            "not a reproduction" if protocol else "the trials the experiment declares, from one run")
     return "\n".join([
-        f"Verdicts at `{scale}` scale on `{topo}` (paper claims: {verdict.tally(judged[0][1])}), from run "
+        f"Verdicts at `{scale}` scale on `{topo}` (paper claims: {verdict.tally(shown)}), from run "
         f"`{ref.origin().get('run', '?')}`, {trials_text(ref.manifest())}, {how}. "
         f"{verdict.INTERVAL_METHOD}; {verdict.HOLM_METHOD}. Each claim's words, the paper's figure and band "
         f"are under [the paper's question](#the-papers-question); every kept reference, with its "

@@ -31,7 +31,10 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "paper": per_experiment("paper", ex.paper_section),
         "rows": per_experiment("rows", ex.rows_section),
         "reference": per_experiment("reference", lambda exp: ex.reference_section(exp, reference_root)),
-        "summary": per_experiment("summary", lambda exp: ex.summary_section(exp, reference_root)),
+        # `summary:EXPERIMENT[:KEY]`: the page's main reference, or the one kept at KEY
+        "summary": lambda arg, source: ex.summary_section(
+            ex.experiment(arg.partition(":")[0], source, f"summary:{arg}"), reference_root,
+            arg.partition(":")[2] or None),
         "experiments": lambda arg, source: ex.overview_section(reference_root),
         "bibtex": lambda arg, source: ex.bibtex_section(),
         "verdicts": lambda arg, source: ex.verdicts_section(arg or ex.MAIN_KEY, reference_root, source),
