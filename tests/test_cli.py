@@ -16,7 +16,7 @@ def test_bad_topology_is_one_line_exit_2(tmp_path, capsys):
 
 def test_unknown_topology_name(capsys):
     assert cli.main(["-t", "nope", "topology", "show"]) == 2
-    assert "no such topology (known: default, small)" in capsys.readouterr().err
+    assert "no such topology (known: default, e3-cores, small)" in capsys.readouterr().err
 
 
 def test_topology_show_prints_plan(capsys):

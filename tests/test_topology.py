@@ -94,7 +94,7 @@ def test_invalid_yaml_reports_line(tmp_path):
 def test_unknown_topology_lists_known():
     with pytest.raises(ConfigError) as err:
         topology.load("nonexistent")
-    assert "known: default, small" in str(err.value)
+    assert "known: default, e3-cores, small" in str(err.value)
 
 
 def test_check_fits_refuses_plans_bigger_than_free_ram():
