@@ -291,3 +291,12 @@ def test_a_summary_at_another_key_shows_only_the_claims_its_run_measured(tmp_pat
     assert "| e1-loss-grows-with-rtt | reproduced |" in keyed and "| no data |" not in keyed
     assert ex.summary_section(exp, tmp_path / "ref", "quick-e3-cores") == (
         "No reference of `e1` kept at `quick-e3-cores` yet.")
+
+
+def test_a_merged_references_cost_is_the_sum_of_its_runs_when_each_is_known():
+    from testbed.report import experiment_sections as ex
+    assert ex._wall_time(660, {"run": "c"}) == ("11 min", 660)
+    both = {"run": "c", "merged": [{"run": "a", "seconds": 3000}, {"run": "b", "seconds": 4800}]}
+    assert ex._wall_time(660, both) == ("141 min over 3 runs (the last 11 min)", 8460)
+    unknown = {"run": "c", "merged": [{"run": "a", "seconds": 3000}, {"run": "b"}]}
+    assert ex._wall_time(660, unknown) == ("11 min (the kept run; other runs' points were added)", 660)

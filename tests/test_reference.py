@@ -249,6 +249,10 @@ def test_merge_keeps_the_points_the_new_run_did_not_measure(tmp_path, paper):
     origin = kept.origin()
     assert origin["run"] == second.label and [m["run"] for m in origin["merged"]] == [first.label]
     assert origin["merged"][0]["records"] == 1
+    # the merged run's wall time stays with it: what the reference cost is the sum
+    assert origin["merged"][0]["seconds"] == reference.run_seconds(first.manifest())
+    assert reference.run_seconds({"start": "2026-11-30T04:00:00Z", "end": "2026-11-30T04:11:30Z"}) == 690
+    assert reference.run_seconds({"start": "2026-11-30T04:00:00Z"}) is None
     md = (kept.path / "verdicts.md").read_text()
     assert f"kept from run `{first.label}` (1 record when merged;" in md and f"{second.label} + {first.label}" in md
     # without --merge the whole reference is replaced

@@ -360,6 +360,19 @@ def guest_ram_mb(topology):
     return len(vms), sum(h.get("memory_mb", default) for h in vms)
 
 
+def _wall_time(seconds, origin):
+    """(text, seconds): the kept run's wall time; for a reference merged from several runs
+    of one revision, the sum over them when every run's time is known (else the kept
+    run's, said so)."""
+    others = (origin.get("merged") or []) + (origin.get("added") or [])
+    if not others:
+        return _minutes(seconds), seconds
+    if all(x.get("seconds") for x in others):
+        total = seconds + sum(x["seconds"] for x in others)
+        return f"{_minutes(total)} over {len(others) + 1} runs (the last {_minutes(seconds)})", total
+    return _minutes(seconds) + " (the kept run; other runs' points were added)", seconds
+
+
 def run_costs_section(root=None, source="docs/first-run.md"):
     """What each kept reference run took: wall time, trials, the site's VMs and guest RAM,
     the accelerator and the host's cores, from the references' own manifests."""
@@ -373,12 +386,11 @@ def run_costs_section(root=None, source="docs/first-run.md"):
         vms, ram = guest_ram_mb(topo)
         trials = int(m.get("trial") or m.get("trials") or 1)
         host = m.get("host") or {}
-        merged = bool((ref.origin().get("merged") or ref.origin().get("added")))
+        wall, total = _wall_time(seconds, ref.origin())
         rows.append([f"[{ref.experiment}]({pages_link(source)}{ref.experiment}.md)"
                      if ref.experiment in registry.experiments() else ref.experiment,
                      f"`{m.get('scale', '?')}`", f"`{topo.get('name', '?')}`", trials_text(m),
-                     _minutes(seconds) + (" (the kept run; other runs' points were added)" if merged else ""),
-                     _minutes(seconds / trials), vms, f"{ram / 1024:.1f} GB",
+                     wall, _minutes(total / trials), vms, f"{ram / 1024:.1f} GB",
                      f"{str(m.get('accel', '?')).upper()}, {host.get('cores', '?')} cores",
                      str(m.get("start", ""))[:10]])
     if not rows:

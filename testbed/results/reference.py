@@ -39,7 +39,7 @@ import re
 from pathlib import Path
 
 from testbed.model import tables
-from testbed.model.clock import utc_iso
+from testbed.model.clock import utc_iso, utc_seconds
 from testbed.model.constants import OUTCOME_PARAMS
 from testbed.model.errors import ConfigError
 from testbed.results import compare, intervals, provenance, robot_output, verdict
@@ -318,11 +318,19 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc_iso, 
         before = older.origin()
         origin["merged"] = [m for m in before.get("merged") or [] if m["run"] != run.label] + \
             ([{"run": before.get("run"), "kept": before.get("kept"), "selection": older.manifest().get("selection"),
-               "records": len(records) - new_count}] if before.get("run") != run.label else [])
+               "records": len(records) - new_count, "seconds": run_seconds(older.manifest())}]
+             if before.get("run") != run.label else [])
         if before.get("added"):   # the trials added earlier stay named where their records stay
             origin["added"] = [_after_merge(x, old_records, measured, run.label) for x in before["added"]]
     _write_reference(target, dict(manifest, reference=origin), records, paper_dir)
     return Reference(target), replaced
+
+
+def run_seconds(manifest):
+    """The wall time of the run a manifest records (None without its start and end)."""
+    if not (manifest.get("start") and manifest.get("end")):
+        return None
+    return round(utc_seconds(manifest["end"]) - utc_seconds(manifest["start"]))
 
 
 def _after_merge(entry, old_records, measured, run_label):
