@@ -1,0 +1,127 @@
+"""The warm bring-up against a fake virsh and a fake pool folder: when it applies, the key,
+parking at `down` (disks moved, XML kept, Vagrant's machines moved) and unparking at `up`
+(everything back in order, then the golden snapshot restored), and a changed key booting
+cold."""
+import json
+import types
+
+import pytest
+
+from testbed.machines import domains, plan, snapshots, warm
+from testbed.model import topology
+from testbed.remote.site import Site
+
+
+class FakeVirsh:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args, timeout=None):
+        self.calls.append(args)
+        out = {"dumpxml": "<domain/>", "snapshot-dumpxml": "<domainsnapshot/>", "net-dumpxml": "<network/>"}
+        return types.SimpleNamespace(stdout=out.get(args[0], ""), stderr="", returncode=0)
+
+    def verbs(self):
+        return [c[0] for c in self.calls]
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(warm, "PROJECT_ROOT", tmp_path / "checkout")
+    s = Site(topology.load("small"))
+    s.state.ensure_dirs()
+    plan.plan_path(s.state).write_text(json.dumps({"topology": "small", "hosts": [{"name": "cm1"}],
+                                                   "written": "2026-01-01T00:00:00Z"}))
+    (s.state.hosts_dir / "cm1").mkdir(parents=True)
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 1\n")
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    disks = {h: [str(pool / f"tb-small-{h}.img")] for h in s.topo.hosts}
+    for paths in disks.values():
+        for p in paths:
+            open(p, "w").write("qcow2")
+    monkeypatch.setattr(snapshots, "volume_paths", lambda topo, host: disks[host])
+    machines = tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt"
+    machines.mkdir(parents=True)
+    (machines / "id").write_text("uuid-cm1")
+    return s, pool, disks
+
+
+def keep_golden(s, monkeypatch, key=None):
+    record = snapshots.record_dir(s.state)
+    record.mkdir(parents=True, exist_ok=True)
+    (record / f"{warm.GOLDEN}.json").write_text(json.dumps({"name": warm.GOLDEN, "warm_key": key or warm.key(s)}))
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [warm.GOLDEN])
+
+
+def test_warm_is_wanted_unless_cold_or_under_ci():
+    assert warm.wanted(env={}) and not warm.wanted(cold=True, env={})
+    assert not warm.wanted(env={"CI": "true"}) and warm.wanted(env={"CI": ""})
+
+
+def test_only_a_site_of_this_machines_vms_is_kept_warm():
+    assert warm.eligible(topology.load("small")) == ""
+    assert "no VM" in warm.eligible(types.SimpleNamespace(existing_hosts=[], vm_hosts_elsewhere=[], vm_hosts=[]))
+    assert "existing" in warm.eligible(types.SimpleNamespace(existing_hosts=["x"], vm_hosts_elsewhere=[], vm_hosts=[1]))
+
+
+def test_the_key_follows_the_plan_and_the_rendered_files_but_not_when_the_plan_was_written(site):
+    s, _pool, _disks = site
+    first = warm.key(s)
+    p = plan.plan_path(s.state)
+    p.write_text(p.read_text().replace("2026-01-01", "2026-02-02"))
+    assert warm.key(s) == first
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 2\n")
+    assert warm.key(s) != first
+
+
+def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back_in_order(site, monkeypatch, tmp_path):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    virsh = FakeVirsh()
+    record = warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    here = warm.park_dir(s, pool)
+    assert set(record["domains"]) == set(s.topo.hosts) and record["key"] == warm.key(s)
+    for paths in disks.values():
+        for p in paths:
+            assert not __import__("os").path.exists(p)
+            assert (here / p.rsplit("/", 1)[1]).exists()
+    assert (here / "vagrant-machines" / "cm1" / "libvirt" / "id").read_text() == "uuid-cm1"
+    assert not (tmp_path / "checkout" / ".vagrant" / "machines").exists()
+    assert virsh.verbs().count("undefine") == len(s.topo.hosts)
+    assert all("--snapshots-metadata" in c for c in virsh.calls if c[0] == "undefine")   # the disks stay
+
+    restored = []
+    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
+    back = FakeVirsh()
+    out = warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=back)
+    assert restored == [warm.GOLDEN] and "warm_seconds" in out
+    verbs = back.verbs()
+    # networks first, then each domain with its snapshot's metadata re-added as the current one
+    assert verbs.index("net-start") < verbs.index("define") < verbs.index("snapshot-create")
+    assert all(("--redefine" in c and "--current" in c) for c in back.calls if c[0] == "snapshot-create")
+    for paths in disks.values():
+        for p in paths:
+            assert open(p).read() == "qcow2"
+    assert (tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt" / "id").exists()
+    assert not here.exists()     # a parked site comes back once
+
+
+def test_no_golden_or_one_of_another_key_parks_nothing(site, monkeypatch):
+    s, pool, disks = site
+    virsh = FakeVirsh()
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [])
+    assert warm.park(s, pool_dir=pool, virsh=virsh) is None and virsh.calls == []
+    keep_golden(s, monkeypatch, key="0123456789abcdef")
+    assert warm.park(s, pool_dir=pool, virsh=virsh) is None and virsh.calls == []
+
+
+def test_a_site_parked_under_another_key_is_dropped_and_up_boots_cold(site, monkeypatch):
+    s, pool, _disks = site
+    keep_golden(s, monkeypatch)
+    warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=FakeVirsh())
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 3\n")   # a template changed
+    said, virsh = [], FakeVirsh()
+    assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
+    assert virsh.calls == [] and not warm.park_dir(s, pool).exists() and "booting cold" in said[0]
