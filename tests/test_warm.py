@@ -125,3 +125,15 @@ def test_a_site_parked_under_another_key_is_dropped_and_up_boots_cold(site, monk
     said, virsh = [], FakeVirsh()
     assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
     assert virsh.calls == [] and not warm.park_dir(s, pool).exists() and "booting cold" in said[0]
+
+
+def test_a_site_that_cannot_be_kept_stays_up_and_says_why(site, monkeypatch):
+    s, _pool, _disks = site
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [])
+
+    def no_room(*a, **k):
+        raise warm.TestbedError("/var/lib/libvirt/images: 100 MB free, a snapshot of small needs about 6912 MB")
+    monkeypatch.setattr(snapshots, "save", no_room)
+    said = []
+    assert warm.keep(s, "default", echo=said.append) is None
+    assert said[0].startswith("not kept for a warm `up`: /var/lib/libvirt/images: 100 MB free")

@@ -74,7 +74,11 @@ def keep(site, profile_name, echo=print):
     if GOLDEN in snapshots.list_names(site.topo):
         snapshots.delete(site, GOLDEN, echo=lambda *_: None)
     started = time.monotonic()
-    meta = snapshots.save(site, GOLDEN, profile_name, echo=lambda *_: None)
+    try:
+        meta = snapshots.save(site, GOLDEN, profile_name, echo=lambda *_: None)
+    except TestbedError as exc:   # the site is up and healthy all the same: only `down` will not park it
+        echo(f"not kept for a warm `up`: {exc}")
+        return None
     meta_path = snapshots.record_dir(site.state) / f"{GOLDEN}.json"
     meta["warm_key"] = key(site)
     meta_path.write_text(json.dumps(meta, indent=1))
