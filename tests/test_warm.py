@@ -79,9 +79,12 @@ def test_the_key_follows_the_plan_and_the_rendered_files_but_not_when_the_plan_w
 def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back_in_order(site, monkeypatch, tmp_path):
     s, pool, disks = site
     keep_golden(s, monkeypatch)
+    noted = []
+    monkeypatch.setattr(warm.host_ledger, "note_dir", noted.append)
     virsh = FakeVirsh()
     record = warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
     here = warm.park_dir(s, pool)
+    assert noted == [here.parent]   # `testbed host undo` removes the parked sites
     assert set(record["domains"]) == set(s.topo.hosts) and record["key"] == warm.key(s)
     for paths in disks.values():
         for p in paths:

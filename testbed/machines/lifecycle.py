@@ -394,7 +394,11 @@ def down(site, echo=print):
         if active.exists() and active.read_text().strip() == topo.name:
             active.unlink()
         return _down_result(topo, left, started)
-    warm.park(site, echo=echo)   # the domains it parks are gone from Vagrant's and libvirt's view
+    # the domains it parks are gone from Vagrant's and libvirt's view; a site parked already
+    # (a second `down`) is removed for good
+    if warm.park(site, echo=echo) is None and warm.parked(site):
+        warm.discard(site)
+        echo(f"removed the parked copy of {topo.name} ({warm.park_dir(site)})")
     run = VagrantRun(state.dir / "vagrant-down.log", started, {})
     destroy_failed = False
     if state.dir.exists() or other == topo.name:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import domains, plan, snapshots
+from testbed.machines import domains, host_ledger, plan, snapshots
 from testbed.model.errors import TestbedError
 
 GOLDEN = "golden"
@@ -112,6 +112,7 @@ def park(site, echo=print, pool_dir=POOL_DIR, virsh=None):
         return None
     target = park_dir(site, pool_dir)
     discard(site, pool_dir)
+    host_ledger.note_dir(target.parent)   # `testbed host undo` removes every parked site
     target.mkdir(parents=True)
     record = {"key": kept_key, "topology": topo.name, "parked": time.time(), "domains": {}, "networks": {}}
     for host in topo.hosts:
@@ -134,7 +135,8 @@ def park(site, echo=print, pool_dir=POOL_DIR, virsh=None):
     if machines.exists():
         shutil.move(str(machines), str(target / "vagrant-machines"))
     (target / RECORD).write_text(json.dumps(record, indent=1))
-    echo(f"parked {len(record['domains'])} VMs of {topo.name} in {target} for a warm `up`")
+    echo(f"parked {len(record['domains'])} VMs of {topo.name} in {target} for a warm `up` "
+         "(`down` again removes them for good)")
     return record
 
 
