@@ -206,7 +206,8 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None, cold=False):
+def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None, cold=False,
+       keep_warm=True):
     """Bring the site (testbed.remote.site.Site) up and wait until it is healthy. `health`:
     the site's health checks (testbed.services.health; passed in, as `machines` sits below
     `services`). Existing
@@ -214,7 +215,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     every change `up` would make (VMs to create, each existing host's changes). `box`: a
     box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`.
     A site `down` parked comes back warm when nothing it depends on changed (warm.py);
-    `cold` boots anew whatever was parked, and so does every bring-up under CI."""
+    `cold` boots anew whatever was parked, and so does every bring-up under CI; `keep_warm`
+    False uses a parked site but keeps no new one after a cold boot."""
     topo, state = site.topo, site.state
     other = active_topology()
     if other and other != topo.name and not dry_run:
@@ -265,8 +267,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state, accelerator)
-    keep_warm = warm.wanted(cold) and not warm.eligible(topo)
-    if keep_warm and warm.parked(site):
+    warm_ok = warm.wanted(cold) and not warm.eligible(topo)
+    if warm_ok and warm.parked(site):
         restored = warm.unpark(site, health)
         if restored:
             record_profile(state, profile)
@@ -353,7 +355,7 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if any("start" in steps for steps in record["vms"].values()) or site_history.read(state) is None:
         site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
     print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
-    if keep_warm and topo.vm_hosts:
+    if warm_ok and keep_warm and topo.vm_hosts:
         warm.keep(site, profile.name)
     return 0
 
