@@ -55,9 +55,9 @@ def keep_golden(s, monkeypatch, key=None):
     monkeypatch.setattr(snapshots, "list_names", lambda topo: [warm.GOLDEN])
 
 
-def test_warm_is_wanted_unless_cold_or_under_ci():
-    assert warm.wanted(env={}) and not warm.wanted(cold=True, env={})
-    assert not warm.wanted(env={"CI": "true"}) and warm.wanted(env={"CI": ""})
+def test_warm_is_wanted_unless_under_ci():
+    assert warm.wanted(env={}) and warm.wanted(env={"CI": ""})
+    assert not warm.wanted(env={"CI": "true"}) and not warm.wanted(env={"CI": "1"})
 
 
 def test_only_a_site_of_this_machines_vms_is_kept_warm():

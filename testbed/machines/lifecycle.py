@@ -215,8 +215,9 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     every change `up` would make (VMs to create, each existing host's changes). `box`: a
     box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`.
     A site `down` parked comes back warm when nothing it depends on changed (warm.py);
-    `cold` boots anew whatever was parked, and so does every bring-up under CI; `keep_warm`
-    False uses a parked site but keeps no new one after a cold boot."""
+    `cold` boots anew whatever was parked (and keeps the new site's snapshot); under CI every
+    bring-up is cold and keeps none; `keep_warm` False uses a parked site but keeps no new
+    one after a cold boot."""
     topo, state = site.topo, site.state
     other = active_topology()
     if other and other != topo.name and not dry_run:
@@ -267,8 +268,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state, accelerator)
-    warm_ok = warm.wanted(cold) and not warm.eligible(topo)
-    if warm_ok and warm.parked(site):
+    warm_ok = warm.wanted() and not warm.eligible(topo)
+    if warm_ok and not cold and warm.parked(site):
         restored = warm.unpark(site, health)
         if restored:
             record_profile(state, profile)

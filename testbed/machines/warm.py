@@ -59,11 +59,11 @@ def eligible(topo):
     return ""
 
 
-def wanted(cold=False, env=None):
-    """Whether `up` may keep and use a warm site: not when asked for a cold one, not under CI
-    (CI tests the cold bring-up every time)."""
+def wanted(env=None):
+    """Whether `up` may keep and use a warm site: not under CI (CI tests the cold bring-up
+    every time)."""
     env = os.environ if env is None else env
-    return not cold and env.get("CI", "").lower() not in ("true", "1", "yes")
+    return env.get("CI", "").lower() not in ("true", "1", "yes")
 
 
 def keep(site, profile_name, echo=print):
