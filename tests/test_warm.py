@@ -18,7 +18,8 @@ class FakeVirsh:
 
     def __call__(self, *args, timeout=None):
         self.calls.append(args)
-        out = {"dumpxml": "<domain/>", "snapshot-dumpxml": "<domainsnapshot/>", "net-dumpxml": "<network/>"}
+        out = {"dumpxml": "<domain/>", "snapshot-dumpxml": "<domainsnapshot/>",
+               "net-dumpxml": "<network><bridge name='virbr9' stp='on' delay='0'/></network>"}
         return types.SimpleNamespace(stdout=out.get(args[0], ""), stderr="", returncode=0)
 
     def verbs(self):
@@ -82,9 +83,15 @@ def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back
     noted = []
     monkeypatch.setattr(warm.host_ledger, "note_dir", noted.append)
     virsh = FakeVirsh()
-    record = warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    leases = tmp_path / "dnsmasq"
+    leases.mkdir()
+    lease = {"ip-address": "192.168.160.11", "mac-address": "52:54:00:9b:88:a4", "expiry-time": 1}
+    (leases / "virbr9.status").write_text(json.dumps([lease]))
+    record = warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh, leases_dir=leases)
     here = warm.park_dir(s, pool)
     assert noted == [here.parent]   # `testbed host undo` removes the parked sites
+    assert set(record["leases"]) == set(s.topo.network_names().values())
+    (leases / "virbr9.status").unlink()   # gone with the network
     assert set(record["domains"]) == set(s.topo.hosts) and record["key"] == warm.key(s)
     for paths in disks.values():
         for p in paths:
@@ -98,8 +105,11 @@ def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back
     restored = []
     monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
     back = FakeVirsh()
-    out = warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=back)
+    out = warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=back, leases_dir=leases)
     assert restored == [warm.GOLDEN] and "warm_seconds" in out
+    # the network's leases are back before it starts, running from now: Vagrant finds the guests
+    back_lease = json.loads((leases / "virbr9.status").read_text())[0]
+    assert back_lease["ip-address"] == "192.168.160.11" and back_lease["expiry-time"] > 1e9
     verbs = back.verbs()
     # networks first, then each domain with its snapshot's metadata re-added as the current one
     assert verbs.index("net-start") < verbs.index("define") < verbs.index("snapshot-create")
@@ -140,3 +150,10 @@ def test_a_site_that_cannot_be_kept_stays_up_and_says_why(site, monkeypatch):
     said = []
     assert warm.keep(s, "default", echo=said.append) is None
     assert said[0].startswith("not kept for a warm `up`: /var/lib/libvirt/images: 100 MB free")
+
+
+def test_leases_are_renewed_from_now_and_bad_json_gives_none():
+    renewed = json.loads(warm.renewed(json.dumps([{"ip-address": "a", "expiry-time": 5}]), now=1000))
+    assert renewed == [{"ip-address": "a", "expiry-time": 1000 + warm.LEASE_S}]
+    assert warm.renewed("not json", now=1) == "[]" and warm.renewed("", now=1) == "[]"
+    assert warm._leases_path("<network><bridge name='virbr3'/></network>", "/x").name == "virbr3.status"

@@ -17,6 +17,7 @@ it.
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ from testbed.model.errors import TestbedError
 
 GOLDEN = "golden"
 POOL_DIR = Path("/var/lib/libvirt/images")
+LEASES_DIR = Path("/var/lib/libvirt/dnsmasq")   # libvirt's record of each network's DHCP leases
+LEASE_S = 3600                                   # libvirt's default lease time
 RECORD = "parked.json"
 
 
@@ -101,7 +104,7 @@ def _vagrant_machines():
     return PROJECT_ROOT / ".vagrant" / "machines"
 
 
-def park(site, echo=print, pool_dir=POOL_DIR, virsh=None):
+def park(site, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
     """At `down`: power off and undefine the site's domains, keeping their disks (with the
     golden snapshot inside) in `park_dir`, and the XML that defines them again. Returns the
     record, or None when there is no golden snapshot of the site's current key to park."""
@@ -124,6 +127,8 @@ def park(site, echo=print, pool_dir=POOL_DIR, virsh=None):
             "snapshot": virsh("snapshot-dumpxml", name, snapshots.PREFIX + GOLDEN).stdout}
     for net in topo.network_names().values():
         record["networks"][net] = virsh("net-dumpxml", net).stdout
+    record["leases"] = {net: _leases_path(xml, leases_dir).read_text()
+                        for net, xml in record["networks"].items() if _leases_path(xml, leases_dir).exists()}
     for host, dom in record["domains"].items():
         virsh("destroy", dom["name"])
         undefined = virsh("undefine", dom["name"], "--snapshots-metadata", "--nvram")
@@ -151,7 +156,7 @@ def discard(site, pool_dir=POOL_DIR):
     shutil.rmtree(park_dir(site, pool_dir), ignore_errors=True)
 
 
-def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None):
+def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
     """At `up`: bring the parked site back when it was parked under the key of this
     bring-up; returns the restore's figures, or None (nothing parked, or parked under
     another key: then it is discarded and the site boots cold)."""
@@ -169,6 +174,8 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None):
     source = park_dir(site, pool_dir)
     for net, xml in record["networks"].items():
         _define(virsh, "net-define", xml, source / f"{net}.net.xml")
+        if net in record.get("leases", {}):
+            _leases_path(xml, leases_dir).write_text(renewed(record["leases"][net]))
         virsh("net-start", net)
     for host, dom in record["domains"].items():
         for disk in dom["disks"]:
@@ -186,6 +193,26 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None):
     restored = snapshots.restore(site, GOLDEN, health=health, echo=echo)
     restored["warm_seconds"] = round(time.monotonic() - started, 1)
     return restored
+
+
+def _leases_path(net_xml, leases_dir=LEASES_DIR):
+    """The file in which libvirt keeps a network's DHCP leases: named for its bridge."""
+    found = re.search(r"<bridge\s[^>]*name=['\"]([^'\"]+)['\"]", net_xml)
+    return Path(leases_dir) / f"{found.group(1) if found else 'none'}.status"
+
+
+def renewed(leases_json, now=None):
+    """The leases as parked, each running LEASE_S from now: the restored guests hold their
+    leases in memory and do not ask again, while Vagrant finds a guest's address only among
+    the network's leases (a plain `vagrant ssh` after a warm `up`)."""
+    now = time.time() if now is None else now
+    try:
+        leases = json.loads(leases_json or "[]")
+    except ValueError:
+        return "[]"
+    for lease in leases:
+        lease["expiry-time"] = int(now) + LEASE_S
+    return json.dumps(leases, indent=2)
 
 
 def _define(virsh, verb, xml, path, args=(), extra=()):
