@@ -276,8 +276,9 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
             print(f"site {topo.name} back warm: healthy {restored['warm_seconds']:.0f} s after `up` began "
                   f"(as after its cold bring-up; `up --cold` boots it anew)", flush=True)
             return 0
-    elif cold:
+    elif cold and warm.parked(site):
         warm.discard(site)
+        print(f"dropped the parked site of {topo.name} (`up --cold`): booting anew", flush=True)
     if (topo.vm_hosts and not topo.existing_hosts and not topo.vm_hosts_elsewhere
             and all(domains.state(topo, h) for h in topo.hosts)):
         from testbed.machines import snapshots
