@@ -9,6 +9,7 @@ listened and when the management lease arrived. Plus each VM's qemu RSS.
     .venv/bin/python benchmarks/bringup.py [-t TOPOLOGY]            # the site that is up
     .venv/bin/python benchmarks/bringup.py -t small --cycle         # down, then a cold up
     .venv/bin/python benchmarks/bringup.py --keep                   # and keep the record in results/
+    .venv/bin/python benchmarks/bringup.py -t small --warm          # cold up, down, warm up: side by side
 
 A kept record (results/benchmarks/bringup/) is what docs/first-run.md's bring-up table is
 generated from (`testbed report docs`).
@@ -17,9 +18,10 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from testbed.machines import hostload, lifecycle
+from testbed.machines import hostload, lifecycle, snapshots, warm
 from testbed.results import bringup_record
 from testbed.model import tables, topology
 from testbed.model.clock import utc_iso
@@ -33,20 +35,49 @@ def fmt(value):
     return "-" if value is None else f"{value:.0f}"
 
 
+def timed(topo, *verb):
+    """Seconds `testbed -t TOPO VERB...` took, as a user's terminal sees them."""
+    started = time.monotonic()
+    rc = subprocess.call([sys.executable, "-m", "testbed", "-t", topo.name, *verb], cwd=ROOT)
+    if rc != 0:
+        sys.exit(f"bringup: `testbed {' '.join(verb)}` failed (rc {rc})")
+    return time.monotonic() - started
+
+
+def warm_cycle(site):
+    """A cold `up` (which keeps the golden snapshot), `down` (which parks the site) and a warm
+    `up`, each timed from the outside: the cold and the warm bring-up side by side."""
+    topo = site.topo
+    if lifecycle.active_topology() == topo.name:
+        timed(topo, "down")
+    cold = timed(topo, "up", "--cold")
+    golden = snapshots.record_dir(site.state) / f"{warm.GOLDEN}.json"
+    kept = json.loads(golden.read_text()).get("seconds") if golden.exists() else None
+    park = timed(topo, "down")
+    parked = warm.parked(site) is not None
+    back = timed(topo, "up")
+    print(f"warm bring-up of {topo.name} ({len(topo.hosts)} VMs), seconds as the terminal saw them")
+    print(tables.render(["cold `up --cold`", "of which keeping the golden snapshot", "`down` (parks)",
+                         "warm `up`", "cold / warm"],
+                        [[fmt(cold), fmt(kept), fmt(park) + ("" if parked else " (not parked)"), fmt(back),
+                          f"{cold / back:.1f}x"]]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-t", "--topology", default=None)
     p.add_argument("--cycle", action="store_true", help="tear the site down and bring it up cold first")
+    p.add_argument("--warm", action="store_true", help="a cold up, down and a warm up, timed side by side")
     p.add_argument("--keep", action="store_true", help="keep the record in results/benchmarks/bringup/ "
                                                        "(docs/first-run.md is generated from it)")
     args = p.parse_args()
     site = Site(topology.load(args.topology or lifecycle.active_topology() or "small"))
     topo = site.topo
+    if args.warm:
+        return warm_cycle(site)
     if args.cycle:
-        for verb in ("down", "up"):
-            rc = subprocess.call([sys.executable, "-m", "testbed", "-t", topo.name, verb], cwd=ROOT)
-            if rc != 0:
-                sys.exit(f"bringup: `testbed {verb}` failed (rc {rc})")
+        timed(topo, "down")
+        timed(topo, "up", "--cold")   # a parked site would come back warm
     path = site.state.dir / lifecycle.BRINGUP_RECORD
     record = json.loads(path.read_text())
     if "began" not in record:   # a record made before bring-ups noted it: when it was written

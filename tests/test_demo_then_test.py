@@ -59,12 +59,14 @@ def test_tb_test_with_nothing_up_or_its_own_site_up_takes_nothing_down(monkeypat
 def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_root):
     from testbed.harness import runner
     run = types.SimpleNamespace(path=state_root / "run")
-    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None: 0)
+    ups = []
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None, **kw: ups.append(kw) or 0)
     monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda *a, **k: {})
     monkeypatch.setattr(runner, "run_on_live_guests", lambda *a, **k: (0, [run], None))
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, against_paper=False: None)
     assert experiment_commands.cmd_demo(types.SimpleNamespace(topology=None)) == 0
+    assert ups == [{"keep_warm": False}]   # no snapshot in the demo's 20 minutes
     assert lifecycle.left_by_demo("default")
     out = capsys.readouterr().out.splitlines()
     assert out[-1].startswith("demo: the default site is still up (9 VMs, 7680 MB of guest RAM)")
-    assert "`./tb down` removes it, and `./tb test` takes it down itself" in out[-1]
+    assert "`./tb down` takes it down, and `./tb test` takes it down itself" in out[-1]

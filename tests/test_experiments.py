@@ -212,7 +212,7 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
     from testbed.machines import lifecycle, plan
     from testbed.harness import runner
     seen = {}
-    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health: 0)
+    monkeypatch.setattr(lifecycle, "up", lambda site, profile, health, **kw: 0)
     monkeypatch.setattr(plan, "recorded_accel", lambda state: "tcg")
 
     class FakeRun:

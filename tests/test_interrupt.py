@@ -345,7 +345,7 @@ def test_a_ctrl_c_during_the_demos_bring_up_says_which_vms_are_up_and_how_to_tak
     states = {"submit": "running", "cm1": "shut off"}
     monkeypatch.setattr(domains, "state", lambda topo, host: states.get(host))
 
-    def up(site, profile, health=None):
+    def up(site, profile, health=None, **kw):
         raise KeyboardInterrupt
     monkeypatch.setattr(lifecycle, "up", up)
     with pytest.raises(KeyboardInterrupt):

@@ -183,3 +183,13 @@ def test_nothing_is_up_without_domains_or_without_libvirt(tmp_path, monkeypatch)
     monkeypatch.setattr(site, "_virsh", no_virsh)
     assert lifecycle.active_topology(root=checkout(tmp_path, "me", ids=["u-1"])) is None
     assert not (tmp_path / "state" / lifecycle.ACTIVE).exists()
+
+
+def test_a_second_down_removes_the_parked_copy_for_good(tmp_path, monkeypatch, small, capsys):
+    from testbed.machines import lifecycle
+    dropped = []
+    monkeypatch.setattr(lifecycle.warm, "park", lambda site, echo: None)   # nothing running to park
+    monkeypatch.setattr(lifecycle.warm, "parked", lambda site: {"key": "k"})
+    monkeypatch.setattr(lifecycle.warm, "discard", lambda site: dropped.append(site.topo.name))
+    assert _down_with_failing_destroy(tmp_path, monkeypatch, small, FakeVirsh({})) == 0
+    assert dropped == ["small"] and "removed the parked copy of small" in capsys.readouterr().out

@@ -72,6 +72,8 @@ def build_parser():
     s = sub.add_parser("up", help="bring the site up and wait until it is healthy")
     s.add_argument("--profile", default="default")
     s.add_argument("--serial", action="store_true", help="boot one VM at a time")
+    s.add_argument("--cold", action="store_true",
+                   help="boot and provision anew even when `down` parked this site for a warm `up`")
     s.add_argument("--dry-run", action="store_true",
                    help="check the existing hosts and hypervisors and list every change up would make; "
                         "change nothing")

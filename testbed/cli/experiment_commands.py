@@ -386,7 +386,9 @@ def cmd_demo(args):
     site = Site(topology.load(args.topology or os.environ.get("TESTBED_TOPOLOGY") or "default"))
     topo, state = site.topo, site.state
     try:
-        lifecycle.up(site, _profile("default"), health)
+        # a parked site comes back warm; a cold one keeps no snapshot: the demo's 20 minutes
+        # on a fresh machine have no room for it (the next cold `up` keeps one)
+        lifecycle.up(site, _profile("default"), health, keep_warm=False)
         from testbed.machines import plan
         sets = _sized_for_site(head.name, "quick", topo, state, {}, label="demo")
         for name, value in head.demo_sets.items():
@@ -402,7 +404,7 @@ def cmd_demo(args):
         # one trial, no verdict to protect from the host's noise: nothing paused or pinned
         def bring_back():  # a guest's kernel died under TCG: the site again, then E1 again
             lifecycle.down(site)
-            lifecycle.up(site, _profile("default"), health)
+            lifecycle.up(site, _profile("default"), health, keep_warm=False)
         rc, runs, recovered = runner.run_on_live_guests(site, head.name, profiles, "quick", bring_back,
                                                         echo=lambda line: print(line, flush=True), sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)
@@ -418,6 +420,6 @@ def cmd_demo(args):
     _print_comparison([run], against_paper=True)
     print(f"demo: the {topo.name} site is still up ({len(topo.vm_hosts)} VMs, "
           f"{topo.total_memory_mb} MB of guest RAM) for `./tb run`, `./tb status` and the "
-          f"tour; `./tb down` removes it, and `./tb test` takes it down itself before it brings up its own",
+          f"tour; `./tb down` takes it down, and `./tb test` takes it down itself before it brings up its own",
           flush=True)
     return rc

@@ -81,7 +81,7 @@ def cmd_up(args):
     site = _site(args, running=False)
     try:
         return lifecycle.up(site, _profile(args.profile), health, parallel=not args.serial,
-                            dry_run=args.dry_run, box=args.box)
+                            dry_run=args.dry_run, box=args.box, cold=getattr(args, "cold", False))
     except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
         from testbed.cli.experiment_commands import report_vms_left
         report_vms_left(site.topo)

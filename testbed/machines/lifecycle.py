@@ -12,7 +12,7 @@ from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.machines import (accel, box_choice, disks, domains, existing, fabric, hostload, hypervisor_preflight,
-                              plan, provision as provisioning)
+                              plan, provision as provisioning, warm)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.clock import utc_iso
 from testbed.model.state import state_root
@@ -206,13 +206,18 @@ def boot(topo, run, env, size, overlap=None, poll=1.0):
                            f"full log {run.log_path}; the error: {why}")
 
 
-def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None):
+def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, echo=print, box=None, cold=False,
+       keep_warm=True):
     """Bring the site (testbed.remote.site.Site) up and wait until it is healthy. `health`:
     the site's health checks (testbed.services.health; passed in, as `machines` sits below
     `services`). Existing
     hosts are checked first, before anything is changed; `dry_run` stops there and prints
     every change `up` would make (VMs to create, each existing host's changes). `box`: a
-    box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`."""
+    box spec (`debian13+patch:NAME`) for this site instead of the topology's, until `down`.
+    A site `down` parked comes back warm when nothing it depends on changed (warm.py);
+    `cold` boots anew whatever was parked (and keeps the new site's snapshot); under CI every
+    bring-up is cold and keeps none; `keep_warm` False uses a parked site but keeps no new
+    one after a cold boot."""
     topo, state = site.topo, site.state
     other = active_topology()
     if other and other != topo.name and not dry_run:
@@ -263,6 +268,17 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state, accelerator)
+    warm_ok = warm.wanted() and not warm.eligible(topo)
+    if warm_ok and not cold and warm.parked(site):
+        restored = warm.unpark(site, health)
+        if restored:
+            record_profile(state, profile)
+            print(f"site {topo.name} back warm: healthy {restored['warm_seconds']:.0f} s after `up` began "
+                  f"(as after its cold bring-up; `up --cold` boots it anew)", flush=True)
+            return 0
+    elif cold and warm.parked(site):
+        warm.discard(site)
+        print(f"dropped the parked site of {topo.name} (`up --cold`): booting anew", flush=True)
     if (topo.vm_hosts and not topo.existing_hosts and not topo.vm_hosts_elsewhere
             and all(domains.state(topo, h) for h in topo.hosts)):
         from testbed.machines import snapshots
@@ -341,6 +357,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if any("start" in steps for steps in record["vms"].values()) or site_history.read(state) is None:
         site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
     print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
+    if warm_ok and keep_warm and topo.vm_hosts:
+        warm.keep(site, profile.name)
     return 0
 
 
@@ -380,6 +398,11 @@ def down(site, echo=print):
         if active.exists() and active.read_text().strip() == topo.name:
             active.unlink()
         return _down_result(topo, left, started)
+    # the domains it parks are gone from Vagrant's and libvirt's view; a site parked already
+    # (a second `down`) is removed for good
+    if warm.park(site, echo=echo) is None and warm.parked(site):
+        warm.discard(site)
+        echo(f"removed the parked copy of {topo.name} ({warm.park_dir(site)})")
     run = VagrantRun(state.dir / "vagrant-down.log", started, {})
     destroy_failed = False
     if state.dir.exists() or other == topo.name:

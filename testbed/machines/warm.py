@@ -1,0 +1,225 @@
+"""A warm bring-up: a site taken down after a cold `up` comes back from its first healthy
+moment instead of booting and provisioning again.
+
+The first healthy cold bring-up of a site keeps a golden whole-site snapshot (snapshots.py:
+every VM's disks and memory, inside its own qcow2 files). `down` then parks the site instead
+of deleting its disks: the domains are powered off and undefined, their disk files move to a
+folder of their own beside the libvirt pool, with the domains', the snapshot's and the
+networks' XML and Vagrant's record of its machines. A later `up` with the same key moves the
+files back, defines the networks and domains again, re-adds the snapshot's metadata and
+reverts to it (clocks set, health checked, as any snapshot restore). The key is everything
+the golden moment depends on: the plan (topology, box, accelerator, VM sizes, addresses,
+profile) and every host's rendered provisioning; any change to it boots cold and drops the
+parked site. A parked site belongs to its checkout's state folder (its SSH key and secrets
+are the ones the guests know), so another checkout, CI's clean clone included, never meets
+it.
+"""
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+from testbed import PROJECT_ROOT
+from testbed.machines import domains, host_ledger, plan, snapshots
+from testbed.model.errors import TestbedError
+
+GOLDEN = "golden"
+POOL_DIR = Path("/var/lib/libvirt/images")
+LEASES_DIR = Path("/var/lib/libvirt/dnsmasq")   # libvirt's record of each network's DHCP leases
+LEASE_S = 3600                                   # libvirt's default lease time
+RECORD = "parked.json"
+
+
+def key(site):
+    """The digest of what the golden moment depends on: the plan as written for this bring-up
+    (but when) and every host's rendered provisioning."""
+    written = json.loads(plan.plan_path(site.state).read_text())
+    written.pop("written", None)
+    digest = hashlib.sha256(json.dumps(written, sort_keys=True).encode())
+    digest.update(snapshots.provisioning_hash(site.state).encode())
+    return digest.hexdigest()[:16]
+
+
+def park_dir(site, pool_dir=POOL_DIR):
+    """Where this checkout's parked site keeps its disks: beside the pool (same file system,
+    so parking and unparking are renames), named for the checkout and the topology."""
+    owner = hashlib.sha256(str(PROJECT_ROOT.resolve()).encode()).hexdigest()[:12]
+    return pool_dir / "tb-warm" / f"{owner}-{site.topo.name}"
+
+
+def eligible(topo):
+    """Why this site cannot be kept warm ("" when it can): only a site whose every host is a
+    VM of this machine's libvirt."""
+    if topo.existing_hosts:
+        return "it has existing hosts"
+    if topo.vm_hosts_elsewhere:
+        return "some VMs run on another machine's hypervisor"
+    if not topo.vm_hosts:
+        return "it has no VM"
+    return ""
+
+
+def wanted(env=None):
+    """Whether `up` may keep and use a warm site: not under CI (CI tests the cold bring-up
+    every time)."""
+    env = os.environ if env is None else env
+    return env.get("CI", "").lower() not in ("true", "1", "yes")
+
+
+def keep(site, profile_name, echo=print):
+    """After a cold bring-up, healthy: the golden snapshot `down` will park. Replaces one of
+    another key; returns the seconds it took, or None when the site cannot be kept."""
+    if eligible(site.topo):
+        return None
+    if GOLDEN in snapshots.list_names(site.topo):
+        snapshots.delete(site, GOLDEN, echo=lambda *_: None)
+    started = time.monotonic()
+    try:
+        meta = snapshots.save(site, GOLDEN, profile_name, echo=lambda *_: None)
+    except TestbedError as exc:   # the site is up and healthy all the same: only `down` will not park it
+        echo(f"not kept for a warm `up`: {exc}")
+        return None
+    meta_path = snapshots.record_dir(site.state) / f"{GOLDEN}.json"
+    meta["warm_key"] = key(site)
+    meta_path.write_text(json.dumps(meta, indent=1))
+    seconds = time.monotonic() - started
+    echo(f"kept the site as it is now for a warm `up` after `down` ({seconds:.0f} s, {meta['disk_mb']} MB of disk; "
+         f"`up --cold` boots it anew)")
+    return seconds
+
+
+def golden_key(site):
+    """The key the golden snapshot of the running site was kept under, or None."""
+    path = snapshots.record_dir(site.state) / f"{GOLDEN}.json"
+    if not path.exists() or GOLDEN not in snapshots.list_names(site.topo):
+        return None
+    return json.loads(path.read_text()).get("warm_key")
+
+
+def _vagrant_machines():
+    """Vagrant's record of this checkout's machines (their domains' ids)."""
+    return PROJECT_ROOT / ".vagrant" / "machines"
+
+
+def park(site, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
+    """At `down`: power off and undefine the site's domains, keeping their disks (with the
+    golden snapshot inside) in `park_dir`, and the XML that defines them again. Returns the
+    record, or None when there is no golden snapshot of the site's current key to park."""
+    virsh = virsh or snapshots._virsh
+    topo = site.topo
+    kept_key = golden_key(site)
+    if eligible(topo) or kept_key is None or kept_key != key(site):
+        return None
+    target = park_dir(site, pool_dir)
+    discard(site, pool_dir)
+    host_ledger.note_dir(target.parent)   # `testbed host undo` removes every parked site
+    target.mkdir(parents=True)
+    record = {"key": kept_key, "topology": topo.name, "parked": time.time(), "domains": {}, "networks": {}}
+    for host in topo.hosts:
+        name = domains.domain_name(topo, host)
+        disks = snapshots.volume_paths(topo, host)
+        record["domains"][host] = {
+            "name": name, "disks": disks,
+            "xml": virsh("dumpxml", "--inactive", name).stdout,
+            "snapshot": virsh("snapshot-dumpxml", name, snapshots.PREFIX + GOLDEN).stdout}
+    for net in topo.network_names().values():
+        record["networks"][net] = virsh("net-dumpxml", net).stdout
+    record["leases"] = {net: _leases_path(xml, leases_dir).read_text()
+                        for net, xml in record["networks"].items() if _leases_path(xml, leases_dir).exists()}
+    for host, dom in record["domains"].items():
+        virsh("destroy", dom["name"])
+        undefined = virsh("undefine", dom["name"], "--snapshots-metadata", "--nvram")
+        if undefined.returncode != 0:
+            raise TestbedError(f"{host}: could not undefine {dom['name']} to park it: {undefined.stderr.strip()}")
+        for disk in dom["disks"]:
+            os.rename(disk, target / Path(disk).name)
+    machines = _vagrant_machines()
+    if machines.exists():
+        shutil.move(str(machines), str(target / "vagrant-machines"))
+    (target / RECORD).write_text(json.dumps(record, indent=1))
+    echo(f"parked {len(record['domains'])} VMs of {topo.name} in {target} for a warm `up` "
+         "(`down` again removes them for good)")
+    return record
+
+
+def parked(site, pool_dir=POOL_DIR):
+    """The parked site's record, or None."""
+    path = park_dir(site, pool_dir) / RECORD
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def discard(site, pool_dir=POOL_DIR):
+    """Remove the parked site (its disks and records), if any."""
+    shutil.rmtree(park_dir(site, pool_dir), ignore_errors=True)
+
+
+def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
+    """At `up`: bring the parked site back when it was parked under the key of this
+    bring-up; returns the restore's figures, or None (nothing parked, or parked under
+    another key: then it is discarded and the site boots cold)."""
+    virsh = virsh or snapshots._virsh
+    record = parked(site, pool_dir)
+    if record is None:
+        return None
+    now = key(site)
+    if record.get("key") != now:
+        echo(f"the parked site of {site.topo.name} was kept under another key ({record.get('key')}, now {now}): "
+             "booting cold")
+        discard(site, pool_dir)
+        return None
+    started = time.monotonic()
+    source = park_dir(site, pool_dir)
+    for net, xml in record["networks"].items():
+        _define(virsh, "net-define", xml, source / f"{net}.net.xml")
+        if net in record.get("leases", {}):
+            _leases_path(xml, leases_dir).write_text(renewed(record["leases"][net]))
+        virsh("net-start", net)
+    for host, dom in record["domains"].items():
+        for disk in dom["disks"]:
+            os.rename(source / Path(disk).name, disk)
+        _define(virsh, "define", dom["xml"], source / f"{host}.xml")
+        _define(virsh, "snapshot-create", dom["snapshot"], source / f"{host}.snapshot.xml",
+                args=(dom["name"],), extra=("--redefine", "--current"))
+    machines = source / "vagrant-machines"
+    if machines.exists():
+        target = _vagrant_machines()
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(machines), str(target))
+    discard(site, pool_dir)
+    restored = snapshots.restore(site, GOLDEN, health=health, echo=echo)
+    restored["warm_seconds"] = round(time.monotonic() - started, 1)
+    return restored
+
+
+def _leases_path(net_xml, leases_dir=LEASES_DIR):
+    """The file in which libvirt keeps a network's DHCP leases: named for its bridge."""
+    found = re.search(r"<bridge\s[^>]*name=['\"]([^'\"]+)['\"]", net_xml)
+    return Path(leases_dir) / f"{found.group(1) if found else 'none'}.status"
+
+
+def renewed(leases_json, now=None):
+    """The leases as parked, each running LEASE_S from now: the restored guests hold their
+    leases in memory and do not ask again, while Vagrant finds a guest's address only among
+    the network's leases (a plain `vagrant ssh` after a warm `up`)."""
+    now = time.time() if now is None else now
+    try:
+        leases = json.loads(leases_json or "[]")
+    except ValueError:
+        return "[]"
+    for lease in leases:
+        lease["expiry-time"] = int(now) + LEASE_S
+    return json.dumps(leases, indent=2)
+
+
+def _define(virsh, verb, xml, path, args=(), extra=()):
+    """virsh VERB [args] FILE [extra] with `xml` written to `path`; TestbedError naming it
+    when libvirt refuses."""
+    path.write_text(xml)
+    done = virsh(verb, *args, str(path), *extra)
+    if done.returncode != 0:
+        raise TestbedError(f"warm up: `virsh {verb} {' '.join(args)} {path}` failed: {done.stderr.strip()}")
+    return done

@@ -1,0 +1,159 @@
+"""The warm bring-up against a fake virsh and a fake pool folder: when it applies, the key,
+parking at `down` (disks moved, XML kept, Vagrant's machines moved) and unparking at `up`
+(everything back in order, then the golden snapshot restored), and a changed key booting
+cold."""
+import json
+import types
+
+import pytest
+
+from testbed.machines import domains, plan, snapshots, warm
+from testbed.model import topology
+from testbed.remote.site import Site
+
+
+class FakeVirsh:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args, timeout=None):
+        self.calls.append(args)
+        out = {"dumpxml": "<domain/>", "snapshot-dumpxml": "<domainsnapshot/>",
+               "net-dumpxml": "<network><bridge name='virbr9' stp='on' delay='0'/></network>"}
+        return types.SimpleNamespace(stdout=out.get(args[0], ""), stderr="", returncode=0)
+
+    def verbs(self):
+        return [c[0] for c in self.calls]
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(warm, "PROJECT_ROOT", tmp_path / "checkout")
+    s = Site(topology.load("small"))
+    s.state.ensure_dirs()
+    plan.plan_path(s.state).write_text(json.dumps({"topology": "small", "hosts": [{"name": "cm1"}],
+                                                   "written": "2026-01-01T00:00:00Z"}))
+    (s.state.hosts_dir / "cm1").mkdir(parents=True)
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 1\n")
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    disks = {h: [str(pool / f"tb-small-{h}.img")] for h in s.topo.hosts}
+    for paths in disks.values():
+        for p in paths:
+            open(p, "w").write("qcow2")
+    monkeypatch.setattr(snapshots, "volume_paths", lambda topo, host: disks[host])
+    machines = tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt"
+    machines.mkdir(parents=True)
+    (machines / "id").write_text("uuid-cm1")
+    return s, pool, disks
+
+
+def keep_golden(s, monkeypatch, key=None):
+    record = snapshots.record_dir(s.state)
+    record.mkdir(parents=True, exist_ok=True)
+    (record / f"{warm.GOLDEN}.json").write_text(json.dumps({"name": warm.GOLDEN, "warm_key": key or warm.key(s)}))
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [warm.GOLDEN])
+
+
+def test_warm_is_wanted_unless_under_ci():
+    assert warm.wanted(env={}) and warm.wanted(env={"CI": ""})
+    assert not warm.wanted(env={"CI": "true"}) and not warm.wanted(env={"CI": "1"})
+
+
+def test_only_a_site_of_this_machines_vms_is_kept_warm():
+    assert warm.eligible(topology.load("small")) == ""
+    assert "no VM" in warm.eligible(types.SimpleNamespace(existing_hosts=[], vm_hosts_elsewhere=[], vm_hosts=[]))
+    assert "existing" in warm.eligible(types.SimpleNamespace(existing_hosts=["x"], vm_hosts_elsewhere=[], vm_hosts=[1]))
+
+
+def test_the_key_follows_the_plan_and_the_rendered_files_but_not_when_the_plan_was_written(site):
+    s, _pool, _disks = site
+    first = warm.key(s)
+    p = plan.plan_path(s.state)
+    p.write_text(p.read_text().replace("2026-01-01", "2026-02-02"))
+    assert warm.key(s) == first
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 2\n")
+    assert warm.key(s) != first
+
+
+def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back_in_order(site, monkeypatch, tmp_path):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    noted = []
+    monkeypatch.setattr(warm.host_ledger, "note_dir", noted.append)
+    virsh = FakeVirsh()
+    leases = tmp_path / "dnsmasq"
+    leases.mkdir()
+    lease = {"ip-address": "192.168.160.11", "mac-address": "52:54:00:9b:88:a4", "expiry-time": 1}
+    (leases / "virbr9.status").write_text(json.dumps([lease]))
+    record = warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh, leases_dir=leases)
+    here = warm.park_dir(s, pool)
+    assert noted == [here.parent]   # `testbed host undo` removes the parked sites
+    assert set(record["leases"]) == set(s.topo.network_names().values())
+    (leases / "virbr9.status").unlink()   # gone with the network
+    assert set(record["domains"]) == set(s.topo.hosts) and record["key"] == warm.key(s)
+    for paths in disks.values():
+        for p in paths:
+            assert not __import__("os").path.exists(p)
+            assert (here / p.rsplit("/", 1)[1]).exists()
+    assert (here / "vagrant-machines" / "cm1" / "libvirt" / "id").read_text() == "uuid-cm1"
+    assert not (tmp_path / "checkout" / ".vagrant" / "machines").exists()
+    assert virsh.verbs().count("undefine") == len(s.topo.hosts)
+    assert all("--snapshots-metadata" in c for c in virsh.calls if c[0] == "undefine")   # the disks stay
+
+    restored = []
+    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
+    back = FakeVirsh()
+    out = warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=back, leases_dir=leases)
+    assert restored == [warm.GOLDEN] and "warm_seconds" in out
+    # the network's leases are back before it starts, running from now: Vagrant finds the guests
+    back_lease = json.loads((leases / "virbr9.status").read_text())[0]
+    assert back_lease["ip-address"] == "192.168.160.11" and back_lease["expiry-time"] > 1e9
+    verbs = back.verbs()
+    # networks first, then each domain with its snapshot's metadata re-added as the current one
+    assert verbs.index("net-start") < verbs.index("define") < verbs.index("snapshot-create")
+    assert all(("--redefine" in c and "--current" in c) for c in back.calls if c[0] == "snapshot-create")
+    for paths in disks.values():
+        for p in paths:
+            assert open(p).read() == "qcow2"
+    assert (tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt" / "id").exists()
+    assert not here.exists()     # a parked site comes back once
+
+
+def test_no_golden_or_one_of_another_key_parks_nothing(site, monkeypatch):
+    s, pool, disks = site
+    virsh = FakeVirsh()
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [])
+    assert warm.park(s, pool_dir=pool, virsh=virsh) is None and virsh.calls == []
+    keep_golden(s, monkeypatch, key="0123456789abcdef")
+    assert warm.park(s, pool_dir=pool, virsh=virsh) is None and virsh.calls == []
+
+
+def test_a_site_parked_under_another_key_is_dropped_and_up_boots_cold(site, monkeypatch):
+    s, pool, _disks = site
+    keep_golden(s, monkeypatch)
+    warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=FakeVirsh())
+    (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 3\n")   # a template changed
+    said, virsh = [], FakeVirsh()
+    assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
+    assert virsh.calls == [] and not warm.park_dir(s, pool).exists() and "booting cold" in said[0]
+
+
+def test_a_site_that_cannot_be_kept_stays_up_and_says_why(site, monkeypatch):
+    s, _pool, _disks = site
+    monkeypatch.setattr(snapshots, "list_names", lambda topo: [])
+
+    def no_room(*a, **k):
+        raise warm.TestbedError("/var/lib/libvirt/images: 100 MB free, a snapshot of small needs about 6912 MB")
+    monkeypatch.setattr(snapshots, "save", no_room)
+    said = []
+    assert warm.keep(s, "default", echo=said.append) is None
+    assert said[0].startswith("not kept for a warm `up`: /var/lib/libvirt/images: 100 MB free")
+
+
+def test_leases_are_renewed_from_now_and_bad_json_gives_none():
+    renewed = json.loads(warm.renewed(json.dumps([{"ip-address": "a", "expiry-time": 5}]), now=1000))
+    assert renewed == [{"ip-address": "a", "expiry-time": 1000 + warm.LEASE_S}]
+    assert warm.renewed("not json", now=1) == "[]" and warm.renewed("", now=1) == "[]"
+    assert warm._leases_path("<network><bridge name='virbr3'/></network>", "/x").name == "virbr3.status"
