@@ -4,7 +4,6 @@ with their results and verdicts (or a plain line saying none is kept)."""
 from pathlib import Path
 
 from testbed.harness import registry
-from testbed.model.clock import utc_seconds
 from testbed.model.errors import ConfigError
 from testbed.model import site_history
 from testbed.report import suites
@@ -158,8 +157,8 @@ def summary_section(exp, root=None, key=None):
     """The top of an experiment page: the verdict of each claim in its main reference, and
     which run, trials and code they come from. With `key`, the reference kept at that key
     (a variant of the site, say) and only the claims its run measured."""
-    refs = [r for r in reference.listing(root) if r.experiment == exp.name]
-    ref = next((r for r in refs if r.key == key), None) if key else main_reference(exp, root)
+    ref = (next((r for r in reference.listing(root) if r.experiment == exp.name and r.key == key), None)
+           if key else main_reference(exp, root))
     if ref is None:
         return missing_line(exp.name) if not key else f"No reference of `{exp.name}` kept at `{key}` yet."
     judged = compare.verdicts([ref])
@@ -379,9 +378,9 @@ def run_costs_section(root=None, source="docs/first-run.md"):
     rows = []
     for ref in reference.listing(root):
         m = ref.manifest()
-        if not (m.get("start") and m.get("end")):
+        seconds = reference.run_seconds(m)
+        if seconds is None:
             continue
-        seconds = utc_seconds(m["end"]) - utc_seconds(m["start"])
         topo = m.get("topology") or {}
         vms, ram = guest_ram_mb(topo)
         trials = int(m.get("trial") or m.get("trials") or 1)
