@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from testbed.machines import hostload, lifecycle, snapshots, warm
+from testbed.machines import hostload, lifecycle, warm
 from testbed.results import bringup_record
 from testbed.model import tables, topology
 from testbed.model.clock import utc_iso
@@ -51,7 +51,7 @@ def warm_cycle(site):
     if lifecycle.active_topology() == topo.name:
         timed(topo, "down")
     cold = timed(topo, "up", "--cold")
-    golden = snapshots.record_dir(site.state) / f"{warm.GOLDEN}.json"
+    golden = warm.golden_record(site)
     kept = json.loads(golden.read_text()).get("seconds") if golden.exists() else None
     park = timed(topo, "down")
     parked = warm.parked(site) is not None

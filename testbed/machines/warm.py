@@ -69,6 +69,11 @@ def wanted(env=None):
     return env.get("CI", "").lower() not in ("true", "1", "yes")
 
 
+def golden_record(site):
+    """The file that records the golden snapshot (snapshots.py's record, with its key)."""
+    return snapshots.record_dir(site.state) / f"{GOLDEN}.json"
+
+
 def keep(site, profile_name, echo=print):
     """After a cold bring-up, healthy: the golden snapshot `down` will park. Replaces one of
     another key; returns the seconds it took, or None when the site cannot be kept."""
@@ -82,9 +87,8 @@ def keep(site, profile_name, echo=print):
     except TestbedError as exc:   # the site is up and healthy all the same: only `down` will not park it
         echo(f"not kept for a warm `up`: {exc}")
         return None
-    meta_path = snapshots.record_dir(site.state) / f"{GOLDEN}.json"
     meta["warm_key"] = key(site)
-    meta_path.write_text(json.dumps(meta, indent=1))
+    golden_record(site).write_text(json.dumps(meta, indent=1))
     seconds = time.monotonic() - started
     echo(f"kept the site as it is now for a warm `up` after `down` ({seconds:.0f} s, {meta['disk_mb']} MB of disk; "
          f"`up --cold` boots it anew)")
@@ -93,7 +97,7 @@ def keep(site, profile_name, echo=print):
 
 def golden_key(site):
     """The key the golden snapshot of the running site was kept under, or None."""
-    path = snapshots.record_dir(site.state) / f"{GOLDEN}.json"
+    path = golden_record(site)
     if not path.exists() or GOLDEN not in snapshots.list_names(site.topo):
         return None
     return json.loads(path.read_text()).get("warm_key")
