@@ -43,6 +43,7 @@ def site(tmp_path, monkeypatch):
         for p in paths:
             open(p, "w").write("qcow2")
     monkeypatch.setattr(snapshots, "volume_paths", lambda topo, host: disks[host])
+    monkeypatch.setattr(domains, "state", lambda topo, host: None)   # no VM of the site exists
     machines = tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt"
     machines.mkdir(parents=True)
     (machines / "id").write_text("uuid-cm1")
@@ -157,3 +158,14 @@ def test_leases_are_renewed_from_now_and_bad_json_gives_none():
     assert renewed == [{"ip-address": "a", "expiry-time": 1000 + warm.LEASE_S}]
     assert warm.renewed("not json", now=1) == "[]" and warm.renewed("", now=1) == "[]"
     assert warm._leases_path("<network><bridge name='virbr3'/></network>", "/x").name == "virbr3.status"
+
+
+def test_a_parked_site_never_replaces_vms_made_since_it_was_parked(site, monkeypatch):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=FakeVirsh())
+    monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "cm1" else None)
+    said, virsh = [], FakeVirsh()
+    assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
+    assert virsh.calls == [] and not warm.park_dir(s, pool).exists()
+    assert said == ["VMs of small exist already (cm1): the parked site is dropped"]

@@ -174,6 +174,11 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
              "booting cold")
         discard(site, pool_dir)
         return None
+    there = [h for h in site.topo.hosts if domains.state(site.topo, h)]
+    if there:   # made since the site was parked (a plain `vagrant up`): its disks must not be replaced
+        echo(f"VMs of {site.topo.name} exist already ({', '.join(there)}): the parked site is dropped")
+        discard(site, pool_dir)
+        return None
     started = time.monotonic()
     source = park_dir(site, pool_dir)
     for net, xml in record["networks"].items():
