@@ -169,3 +169,88 @@ def test_a_parked_site_never_replaces_vms_made_since_it_was_parked(site, monkeyp
     assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
     assert virsh.calls == [] and not warm.park_dir(s, pool).exists()
     assert said == ["VMs of small exist already (cm1): the parked site is dropped"]
+
+
+class DomainsVirsh(FakeVirsh):
+    """A virsh that knows which domains are defined, and that a Ctrl-C stops at the
+    `stop_at`-th call of the verb `stop_verb` (as it reaches virsh and the testbed alike)."""
+    def __init__(self, defined, stop_verb=None, stop_at=0):
+        super().__init__()
+        self.defined, self.stop_verb, self.stop_at = set(defined), stop_verb, stop_at
+
+    def __call__(self, *args, timeout=None):
+        if args[0] == self.stop_verb:
+            self.stop_at -= 1
+            if self.stop_at == 0:
+                raise KeyboardInterrupt
+        done = super().__call__(*args, timeout=timeout)
+        if args[0] == "domstate" and args[1] not in self.defined:
+            done.returncode = 1
+        elif args[0] == "undefine":
+            self.defined.discard(args[1])
+        elif args[0] == "define":
+            self.defined.add("tb-small-" + args[1].rsplit("/", 1)[1].removesuffix(".xml"))
+        return done
+
+
+def where(disks, pool, here):
+    """For each disk: 'pool', 'parked' (or both, or neither: a fault)."""
+    import os
+    out = {}
+    for paths in disks.values():
+        for p in paths:
+            name = p.rsplit("/", 1)[1]
+            out[name] = "pool" * os.path.exists(p) + "parked" * (here / name).exists()
+    return out
+
+
+def test_a_park_stopped_halfway_is_finished_by_the_next_down(site, monkeypatch, tmp_path):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    names = [f"tb-small-{h}" for h in s.topo.hosts]
+    virsh = DomainsVirsh(names, stop_verb="undefine", stop_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    here = warm.park_dir(s, pool)
+    assert warm.parked(s, pool)["state"] == warm.PARKING
+    assert set(where(disks, pool, here).values()) == {"pool", "parked"}   # stopped between two VMs
+    said = []
+    virsh.stop_verb = None
+    record = warm.park(s, echo=said.append, pool_dir=pool, virsh=virsh)
+    assert said == ["finishing the park of small that was stopped halfway"] and record["state"] == warm.PARKED
+    assert set(where(disks, pool, here).values()) == {"parked"} and virsh.defined == set()
+    assert (here / "vagrant-machines" / "cm1" / "libvirt" / "id").exists()
+
+
+def test_an_unpark_stopped_halfway_is_parked_again_then_brought_back_whole(site, monkeypatch, tmp_path):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    names = [f"tb-small-{h}" for h in s.topo.hosts]
+    warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=DomainsVirsh(names))
+    here = warm.park_dir(s, pool)
+    restored = []
+    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
+    virsh = DomainsVirsh([], stop_verb="define", stop_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    assert warm.parked(s, pool)["state"] == warm.UNPARKING and restored == []
+    # Vagrant knows the domains defined so far: `up` does not sweep them as leftovers
+    assert (tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt" / "id").exists()
+    assert len(virsh.defined) == 1 and set(where(disks, pool, here).values()) == {"pool", "parked"}
+    virsh.stop_verb = None
+    warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    assert restored == [warm.GOLDEN] and not here.exists()
+    assert virsh.defined == set(names) and set(where(disks, pool, here).values()) == {"pool"}
+
+
+def test_dropping_a_site_stopped_halfway_leaves_no_domain_without_its_disks(site, monkeypatch):
+    s, pool, disks = site
+    keep_golden(s, monkeypatch)
+    names = [f"tb-small-{h}" for h in s.topo.hosts]
+    virsh = DomainsVirsh(names, stop_verb="undefine", stop_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    virsh.stop_verb = None
+    warm.discard(s, pool, virsh)   # `up --cold`
+    assert virsh.defined == set() and not warm.park_dir(s, pool).exists()
+    assert set(where(disks, pool, warm.park_dir(s, pool)).values()) == {""}

@@ -31,6 +31,8 @@ POOL_DIR = Path("/var/lib/libvirt/images")
 LEASES_DIR = Path("/var/lib/libvirt/dnsmasq")   # libvirt's record of each network's DHCP leases
 LEASE_S = 3600                                   # libvirt's default lease time
 RECORD = "parked.json"
+VAGRANT_MACHINES = "vagrant-machines"
+PARKING, UNPARKING, PARKED = "parking", "unparking", "parked"
 
 
 def key(site):
@@ -111,9 +113,17 @@ def _vagrant_machines():
 def park(site, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
     """At `down`: power off and undefine the site's domains, keeping their disks (with the
     golden snapshot inside) in `park_dir`, and the XML that defines them again. Returns the
-    record, or None when there is no golden snapshot of the site's current key to park."""
+    record, or None when there is no golden snapshot of the site's current key to park.
+
+    The record is written before anything changes and says how far the site got ("parking",
+    "unparking", "parked"): a `down` or `up` stopped halfway (a Ctrl-C reaches virsh too) is
+    finished by the next one, and no disk is left behind in either place."""
     virsh = virsh or snapshots._virsh
     topo = site.topo
+    prior = parked(site, pool_dir)
+    if prior and prior["state"] != PARKED:
+        echo(f"finishing the park of {topo.name} that was stopped halfway")
+        return settle(site, pool_dir, virsh)
     kept_key = golden_key(site)
     if eligible(topo) or kept_key is None or kept_key != key(site):
         return None
@@ -133,30 +143,60 @@ def park(site, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR)
         record["networks"][net] = virsh("net-dumpxml", net).stdout
     record["leases"] = {net: _leases_path(xml, leases_dir).read_text()
                         for net, xml in record["networks"].items() if _leases_path(xml, leases_dir).exists()}
-    for host, dom in record["domains"].items():
-        virsh("destroy", dom["name"])
-        undefined = virsh("undefine", dom["name"], "--snapshots-metadata", "--nvram")
-        if undefined.returncode != 0:
-            raise TestbedError(f"{host}: could not undefine {dom['name']} to park it: {undefined.stderr.strip()}")
-        for disk in dom["disks"]:
-            os.rename(disk, target / Path(disk).name)
-    machines = _vagrant_machines()
-    if machines.exists():
-        shutil.move(str(machines), str(target / "vagrant-machines"))
-    (target / RECORD).write_text(json.dumps(record, indent=1))
+    _write(target, record, PARKING)
+    settle(site, pool_dir, virsh)
     echo(f"parked {len(record['domains'])} VMs of {topo.name} in {target} for a warm `up` "
          "(`down` again removes them for good)")
     return record
 
 
+def settle(site, pool_dir=POOL_DIR, virsh=None):
+    """Bring the parked site to rest: every domain of its record undefined, every disk and
+    Vagrant's machines in `park_dir`. Each step is skipped when done already, so a park or an
+    unpark stopped anywhere ends here parked. Returns the record, or None."""
+    virsh = virsh or snapshots._virsh
+    record = parked(site, pool_dir)
+    if record is None or record["state"] == PARKED:
+        return record
+    target = park_dir(site, pool_dir)
+    for host, dom in record["domains"].items():
+        if virsh("domstate", dom["name"]).returncode == 0:
+            virsh("destroy", dom["name"])
+            undefined = virsh("undefine", dom["name"], "--snapshots-metadata", "--nvram")
+            if undefined.returncode != 0:
+                raise TestbedError(f"{host}: could not undefine {dom['name']} to park it: {undefined.stderr.strip()}")
+        for disk in dom["disks"]:
+            if os.path.exists(disk):
+                os.rename(disk, target / Path(disk).name)
+    machines = _vagrant_machines()
+    if machines.exists() and not (target / VAGRANT_MACHINES).exists():
+        shutil.move(str(machines), str(target / VAGRANT_MACHINES))
+    _write(target, record, PARKED)
+    return record
+
+
+def _write(target, record, state):
+    """The record with its state, replaced in one rename (never half written)."""
+    record["state"] = state
+    part = target / (RECORD + ".part")
+    part.write_text(json.dumps(record, indent=1))
+    os.replace(part, target / RECORD)
+
+
 def parked(site, pool_dir=POOL_DIR):
-    """The parked site's record, or None."""
+    """The parked site's record (its "state" among PARKING, UNPARKING, PARKED), or None."""
     path = park_dir(site, pool_dir) / RECORD
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    record.setdefault("state", PARKED)
+    return record
 
 
-def discard(site, pool_dir=POOL_DIR):
-    """Remove the parked site (its disks and records), if any."""
+def discard(site, pool_dir=POOL_DIR, virsh=None):
+    """Remove the parked site (its disks and records), if any; one stopped halfway is
+    settled first, so none of its domains is left without its disks."""
+    settle(site, pool_dir, virsh)
     shutil.rmtree(park_dir(site, pool_dir), ignore_errors=True)
 
 
@@ -165,22 +205,31 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
     bring-up; returns the restore's figures, or None (nothing parked, or parked under
     another key: then it is discarded and the site boots cold)."""
     virsh = virsh or snapshots._virsh
-    record = parked(site, pool_dir)
+    record = settle(site, pool_dir, virsh)   # a park or an unpark stopped halfway: parked first
     if record is None:
         return None
     now = key(site)
     if record.get("key") != now:
         echo(f"the parked site of {site.topo.name} was kept under another key ({record.get('key')}, now {now}): "
              "booting cold")
-        discard(site, pool_dir)
+        discard(site, pool_dir, virsh)
         return None
     there = [h for h in site.topo.hosts if domains.state(site.topo, h)]
     if there:   # made since the site was parked (a plain `vagrant up`): its disks must not be replaced
         echo(f"VMs of {site.topo.name} exist already ({', '.join(there)}): the parked site is dropped")
-        discard(site, pool_dir)
+        discard(site, pool_dir, virsh)
         return None
     started = time.monotonic()
     source = park_dir(site, pool_dir)
+    _write(source, record, UNPARKING)
+    # Vagrant's machines first: a domain Vagrant does not know is a leftover that `up`
+    # sweeps with its volumes
+    machines = source / VAGRANT_MACHINES
+    if machines.exists():
+        target = _vagrant_machines()
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(machines), str(target))
     for net, xml in record["networks"].items():
         _define(virsh, "net-define", xml, source / f"{net}.net.xml")
         if net in record.get("leases", {}):
@@ -192,13 +241,8 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
         _define(virsh, "define", dom["xml"], source / f"{host}.xml")
         _define(virsh, "snapshot-create", dom["snapshot"], source / f"{host}.snapshot.xml",
                 args=(dom["name"],), extra=("--redefine", "--current"))
-    machines = source / "vagrant-machines"
-    if machines.exists():
-        target = _vagrant_machines()
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(machines), str(target))
-    discard(site, pool_dir)
+    (source / RECORD).unlink()   # first: a site without its record is simply up (its VMs exist)
+    shutil.rmtree(source, ignore_errors=True)
     restored = snapshots.restore(site, GOLDEN, health=health, echo=echo)
     restored["warm_seconds"] = round(time.monotonic() - started, 1)
     return restored
