@@ -33,9 +33,9 @@ def test_two_hypervisors_place_each_vm_and_join_by_vxlan():
                                                                           "192.0.2.2")
     assert [h.name for h in topo.remote_vm_hosts] == ["worker2", "dtn"]
     assert [h.name for h in topo.vm_hosts_here] == ["submit", "cm1", "worker1"]
-    assert [hv.name for hv in hypervisors.joined(topo)] == ["here", "lab2"]
-    assert hypervisors.bridge_address(topo, topo.hypervisors["here"]) == "10.170.0.1"
-    assert hypervisors.bridge_address(topo, lab2) == "10.170.0.2"
+    assert [hv.name for hv in topo.layout.joined] == ["here", "lab2"]
+    assert topo.layout.bridges["here"] == "10.170.0.1"
+    assert topo.layout.bridges[lab2.name] == "10.170.0.2"
 
 
 def test_only_the_vms_of_this_machine_count_against_its_free_memory():
@@ -169,7 +169,7 @@ def test_localhost_over_ssh_is_this_machines_libvirt_and_needs_no_vxlan():
     topo = two(loopback)
     second = topo.hypervisors["second"]
     assert second.loopback and second.on_this_machine and not second.local
-    assert hypervisors.joined(topo) == []
+    assert topo.layout.joined == ()
     assert [h.name for h in topo.remote_vm_hosts] == ["worker2", "dtn"]
     assert len(topo.vm_hosts_here) == 5 and topo.vm_hosts_elsewhere == []
 
@@ -188,7 +188,7 @@ def test_the_cli_says_a_bad_hypervisor_in_one_line_with_exit_code_2(tmp_path, ca
 def test_the_shipped_topologies_have_every_vm_here():
     for name in ("default", "small"):
         topo = topology.load(name)
-        assert topo.hypervisors == {} and topo.remote_vm_hosts == [] and hypervisors.joined(topo) == []
+        assert topo.hypervisors == {} and topo.remote_vm_hosts == [] and topo.layout.joined == ()
         assert {p["hypervisor"] for p in hypervisors.placement(topo).values()} == {"local"}
 
 

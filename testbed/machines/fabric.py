@@ -1,7 +1,7 @@
 """The site network across hypervisors, and what a hypervisor on another machine needs
 before vagrant-libvirt creates a VM there.
 
-Each hypervisor that VXLAN joins (model/hypervisors.py `joined`: this machine and every
+Each hypervisor that VXLAN joins (model/hypervisors.py `Layout.joined`: this machine and every
 one on another machine that creates a VM) gets its own copy of the site network as a
 libvirt network (provision/templates/hypervisor/site-network.xml.j2: isolated, no DHCP,
 its bridge at .1 here and .2, .3, ... on the others, MTU 1500 - 50), defined before
@@ -21,7 +21,7 @@ from testbed import PROJECT_ROOT
 from testbed.machines import render
 from testbed.machines.box_image import sha256
 from testbed.machines import hypervisor_preflight
-from testbed.model import constants as c, hypervisors
+from testbed.model import constants as c
 from testbed.model.errors import TestbedError
 
 LINK_SCRIPT = PROJECT_ROOT / "provision" / "hypervisor" / "site-link.sh"
@@ -41,7 +41,7 @@ def device(topo):
 
 
 def mtu():
-    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD   # hypervisors.site_mtu of a joined site
+    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD   # Layout.site_mtu of a joined site
 
 
 def site_network(topo):
@@ -49,11 +49,11 @@ def site_network(topo):
 
 
 def context(topo, hv):
-    members = hypervisors.joined(topo)
+    layout = topo.layout
     return {"topo": topo, "hv": hv, "c": c.as_template_context(), "network": site_network(topo),
             "device": device(topo), "vni": vni(topo), "mtu": mtu(),
-            "bridge_address": hypervisors.bridge_address(topo, hv),
-            "peers": [m.address for m in members if m.name != hv.name]}
+            "bridge_address": layout.bridges[hv.name],
+            "peers": [m.address for m in layout.joined if m.name != hv.name]}
 
 
 def render_files(topo, hv):
@@ -66,7 +66,7 @@ def render_files(topo, hv):
 def write(topo, state):
     """Render every member's files under .testbed/TOPOLOGY/hypervisors/NAME/; {name: folder}."""
     out = {}
-    for hv in hypervisors.joined(topo):
+    for hv in topo.layout.joined:
         folder = state.dir / "hypervisors" / hv.name
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in render_files(topo, hv).items():
@@ -77,13 +77,12 @@ def write(topo, state):
 
 def describe(topo):
     """The plan's `hypervisors` section: each hypervisor acted on, and the VXLAN."""
-    members = {hv.name for hv in hypervisors.joined(topo)}
+    layout = topo.layout
     return {"hypervisors": {hv.name: {"uri": hv.uri, "pool": hv.pool, "address": hv.address or None,
-                                      "site_bridge": (hypervisors.bridge_address(topo, hv) if hv.name in members
-                                                      else None)}
-                            for hv in hypervisors.involved(topo)},
+                                      "site_bridge": layout.bridges.get(hv.name)}
+                            for hv in layout.involved},
             "site_link": {"device": device(topo), "vni": vni(topo), "port": c.VXLAN_PORT, "mtu": mtu(),
-                          "members": sorted(members)} if members else None}
+                          "members": sorted(layout.bridges)} if layout.joined else None}
 
 
 # --- the box's kernel and initrd on another machine -----------------------------------------
@@ -138,7 +137,7 @@ def network_state(topo, hv, run):
     dumped = run(hypervisor_preflight.virsh(hv, "net-dumpxml", name), timeout=60)
     if not dumped.ok:
         return "missing"
-    want_ip, text = hypervisors.bridge_address(topo, hv), dumped.stdout
+    want_ip, text = topo.layout.bridges[hv.name], dumped.stdout
     if f"address='{want_ip}'" not in text and f'address="{want_ip}"' not in text:
         return f"different: its bridge address is not {want_ip}"
     if f"size='{mtu()}'" not in text and f'size="{mtu()}"' not in text:
@@ -153,8 +152,8 @@ def plan_actions(topo, box, run=None, console_dir=None):
     """{hypervisor name: [what `up` would change there]}, read-only (the dry run). `box`: the
     Debian box the guests boot directly (None for a box from elsewhere)."""
     run = run or hypervisor_preflight.run_command
-    out = {}
-    for hv in hypervisors.involved(topo):
+    out, layout = {}, topo.layout
+    for hv in layout.involved:
         lines = []
         if hv.joins_by_vxlan:
             if console_dir:
@@ -168,9 +167,9 @@ def plan_actions(topo, box, run=None, console_dir=None):
         if not hv.local and box is not None:
             lines.append(f"upload the box image {box.name} into pool {hv.pool} if it is not there "
                          "(vagrant-libvirt, on the first VM)")
-        if hv in hypervisors.joined(topo):
+        if hv in layout.joined:
             state = network_state(topo, hv, run)
-            bridge = hypervisors.bridge_address(topo, hv)
+            bridge = layout.bridges[hv.name]
             net = f"libvirt network {site_network(topo)} (isolated, bridge {bridge}, MTU {mtu()})"
             if state == "missing":
                 lines.append(f"define and start {net}")
@@ -202,14 +201,14 @@ def ensure_network(topo, hv, folder, run, echo=print):
         if not res.ok:
             raise TestbedError(f"{hv.label}: virsh net-start {name}: {res.last_line()}")
         echo(f"{hv.label}: site network {name} {'defined and ' if state == 'missing' else ''}started "
-             f"(bridge {hypervisors.bridge_address(topo, hv)}, MTU {mtu()})")
+             f"(bridge {topo.layout.bridges[hv.name]}, MTU {mtu()})")
 
 
 def apply(topo, state, box, run=None, console_dir=None, echo=print):
     """Before Vagrant: on each hypervisor of another machine the consoles' folder and the
     box's kernel and initrd; on each member of the VXLAN its site network and VXLAN port."""
-    run = run or hypervisor_preflight.run_command
-    for hv in hypervisors.involved(topo):
+    run, layout = run or hypervisor_preflight.run_command, topo.layout
+    for hv in layout.involved:
         if not hv.joins_by_vxlan:
             continue
         if console_dir:
@@ -219,7 +218,7 @@ def apply(topo, state, box, run=None, console_dir=None, echo=print):
         if box is not None and box.built:
             upload_boot_files(hv, box, run, echo)
     folders = write(topo, state)
-    for hv in hypervisors.joined(topo):
+    for hv in layout.joined:
         ensure_network(topo, hv, folders[hv.name], run, echo)
         res = run(link_argv(hv, "up"), data=link_input(topo, hv), timeout=120)
         if not res.ok:
@@ -231,15 +230,14 @@ def apply(topo, state, box, run=None, console_dir=None, echo=print):
 def remove(topo, run=None, echo=print):
     """`down`: the VXLAN port on every member, and the site and management networks of the
     hypervisors on other machines (this machine's are `down`'s own). Returns what was left."""
-    run = run or hypervisor_preflight.run_command
-    left = []
-    for hv in hypervisors.joined(topo):
+    run, layout, left = run or hypervisor_preflight.run_command, topo.layout, []
+    for hv in layout.joined:
         res = run(link_argv(hv, "down"), data=link_input(topo, hv), timeout=120)
         if not res.ok:
             left.append(f"{hv.label}: VXLAN port {device(topo)}: {res.last_line()}")
         elif res.stdout.strip():
             echo(f"{hv.label}: removed VXLAN port {device(topo)}")
-    for hv in hypervisors.involved(topo):
+    for hv in layout.involved:
         if hv.joins_by_vxlan:
             for net in topo.network_names().values():
                 run(hypervisor_preflight.virsh(hv, "net-destroy", net), timeout=60)

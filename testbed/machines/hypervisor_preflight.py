@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from testbed.machines import accel
-from testbed.model import constants as c, hypervisors
+from testbed.model import constants as c
 from testbed.model.errors import TestbedError
 from testbed.model.topology import GUEST_OVERHEAD_MB
 
@@ -238,8 +238,9 @@ def preflight(topo, accelerator, run=None, tb_cache=None, box_image_bytes=0):
     if tb_cache is None:
         tb_cache = accel.guest_cpu(accelerator)["tb_cache_mb"]
     facts, refused, uuids = {}, [], {}
-    members = {hv.name for hv in hypervisors.joined(topo)}
-    for hv in hypervisors.involved(topo):
+    layout = topo.layout
+    members = {hv.name for hv in layout.joined}
+    for hv in layout.involved:
         got, problems = ({}, []) if hv.local else check_libvirt(topo, hv, accelerator, tb_cache, box_image_bytes, run)
         if hv.name in members and not (problems and problems[0].startswith("unreachable")):
             more, shell_problems = check_shell(hv, run)
@@ -285,7 +286,7 @@ def dry_run_lines(topo, facts, actions):
     """What `up --dry-run` prints for the hypervisors: each one's VMs, then every change
     (`actions` {name: [line]}: fabric.plan_actions)."""
     lines = []
-    for hv in hypervisors.involved(topo):
+    for hv in topo.layout.involved:
         hosts = placed(topo, hv)
         vms = ", ".join(f"{h.name} ({h.memory_mb} MB)" for h in hosts) or "no VM"
         lines.append(f"{hv.label}, {summary(hv, facts.get(hv.name, {}))}: {vms}"

@@ -16,7 +16,7 @@ from testbed.machines import (accel, box_choice, disks, domains, existing, fabri
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.clock import utc_iso
 from testbed.model.state import state_root
-from testbed.model import hypervisors, site_history, site_lock, topology
+from testbed.model import site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
 from testbed.remote import console, repair_record
@@ -235,7 +235,7 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     box = box_for(topo.box_spec) if topo.remote_vm_hosts and topo.box == "debian13" else None
     if topo.remote_vm_hosts:
         accelerator = accel.detect()
-        echo(f"checking hypervisors {', '.join(hv.name for hv in hypervisors.involved(topo))}")
+        echo(f"checking hypervisors {', '.join(hv.name for hv in topo.layout.involved)}")
         hv_checked = hypervisor_preflight.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(box))
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)

@@ -18,7 +18,7 @@ import jinja2
 from testbed import PROJECT_ROOT
 from testbed.machines import ledger
 from testbed.model.state import write_private
-from testbed.model import constants, hypervisors
+from testbed.model import constants
 from testbed.model.errors import ConfigError
 
 TEMPLATE_DIR = PROJECT_ROOT / "provision" / "templates"
@@ -94,7 +94,7 @@ def context(topo, profile, host, accel=None):
         "owner": ledger.owner(),
         "dtn": topo.role_host("dtn"), "origin": topo.role_host("origin"),
         "raid_mount": constants.RAID_MOUNT, "condor": is_condor_host(host),
-        "site_mtu": hypervisors.site_mtu(topo),
+        "site_mtu": topo.layout.site_mtu,
         "sysctls": Knobs("sysctl", profile.for_host(host.roles, "sysctl")),
         "knobs": Knobs("condor", profile.for_host(host.roles, "condor")),
         "md": Knobs("md", profile.for_host(host.roles, "md")),

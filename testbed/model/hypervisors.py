@@ -206,28 +206,39 @@ def of(topo, host_name):
     return topo.hypervisors[host.hypervisor] if host.hypervisor else local_entry(topo)
 
 
-def used(topo):
-    """The hypervisors that create at least one VM, this machine's first, then in the
-    topology's order."""
-    names = {of(topo, h.name).name for h in topo.vm_hosts}
-    ordered = [local_entry(topo)] + [hv for hv in topo.hypervisors.values() if not hv.local]
-    return [hv for hv in ordered if hv.name in names]
+@dataclass(frozen=True)
+class Layout:
+    """Where a topology's VMs are created and how their site networks join, worked out once
+    from its hosts and `hypervisors:` (`layout`; a topology gives it as `topo.layout`).
+    `used`: the hypervisors that create at least one VM; `joined`: those whose site
+    networks VXLAN joins into one (this machine, which reaches every guest on the site
+    network, and each one on another machine that creates a VM; empty when every VM is
+    created on this machine); `involved`: every hypervisor `up` acts on (used or joined).
+    Each list has this machine's first, then the topology's order. `bridges`: {name: the
+    address of its site bridge} of the joined: .1 on this machine (every guest's gateway),
+    the next ones on the others; hosts start at .10. `site_mtu`: the site network's MTU
+    when VXLAN joins hypervisors (room for its header on a 1500-byte network between them),
+    else None: the guests keep their NIC's default."""
+    used: tuple
+    joined: tuple
+    involved: tuple
+    bridges: dict
+    site_mtu: int = None
 
 
-def joined(topo):
-    """The hypervisors whose site networks VXLAN joins into one: this machine (it reaches
-    every guest on the site network) and each hypervisor on another machine that creates
-    a VM; [] when every VM is created on this machine."""
-    others = [hv for hv in used(topo) if hv.joins_by_vxlan]
-    return [local_entry(topo)] + others if others else []
-
-
-def involved(topo):
-    """Every hypervisor `up` acts on: those that create a VM and those VXLAN joins (this
-    machine's, when only others create VMs), this machine's first."""
-    names = {hv.name for hv in used(topo) + joined(topo)}
-    ordered = [local_entry(topo)] + [hv for hv in topo.hypervisors.values() if not hv.local]
-    return [hv for hv in ordered if hv.name in names]
+def layout(topo):
+    """The topology's Layout."""
+    here = local_entry(topo)
+    ordered = [here] + [hv for hv in topo.hypervisors.values() if not hv.local]
+    creating = {of(topo, h.name).name for h in topo.vm_hosts}
+    used = tuple(hv for hv in ordered if hv.name in creating)
+    others = tuple(hv for hv in used if hv.joins_by_vxlan)
+    joined = (here,) + others if others else ()
+    acting = {hv.name for hv in used + joined}
+    addresses = list(topo.site_net.hosts())
+    return Layout(used=used, joined=joined, involved=tuple(hv for hv in ordered if hv.name in acting),
+                  bridges={hv.name: str(addresses[i]) for i, hv in enumerate(joined)},
+                  site_mtu=c.UNDERLAY_MTU - c.VXLAN_OVERHEAD if joined else None)
 
 
 def placement(topo):
@@ -238,20 +249,6 @@ def placement(topo):
         hv = of(topo, host.name)
         out[host.name] = {"existing": host.existing.target} if hv is None else {"hypervisor": hv.name, "uri": hv.uri}
     return out
-
-
-def site_mtu(topo):
-    """The site network's MTU when VXLAN joins hypervisors (room for its header on a
-    1500-byte network between them), else None: the guests keep their NIC's default."""
-    return c.UNDERLAY_MTU - c.VXLAN_OVERHEAD if joined(topo) else None
-
-
-def bridge_address(topo, hv):
-    """The address of `hv`'s site bridge: .1 on this machine (every guest's gateway), the
-    next ones on the others in the topology's order; hosts start at .10."""
-    members = joined(topo)
-    position = next((i for i, m in enumerate(members) if m.name == hv.name), 0)
-    return str(list(topo.site_net.hosts())[position])
 
 
 def check(topo, source):
@@ -267,7 +264,7 @@ def check(topo, source):
         if not hv.local and hv.name not in placed:
             raise ConfigError(source, f"hypervisors.{hv.name}",
                               f"no VM is placed on it (no host says `hypervisor: {hv.name}`); remove it or place one")
-    members = joined(topo)
+    members = layout(topo).joined
     if not members:
         return
     here = members[0]
@@ -284,7 +281,7 @@ def check(topo, source):
         raise ConfigError(source, "hypervisors", f"{len(members)} hypervisors join the site network; at most "
                           f"{c.MAX_JOINED_HYPERVISORS} (their bridges take the site addresses .1 to "
                           f".{c.MAX_JOINED_HYPERVISORS}, the hosts start at .10)")
-    bridges = {bridge_address(topo, hv): hv.name for hv in members}
+    bridges = {address: name for name, address in layout(topo).bridges.items()}
     for host in topo.hosts.values():
         if host.site_ip in bridges:
             raise ConfigError(source, f"hosts.{host.name}.existing.address",

@@ -125,6 +125,12 @@ class Topology:
         return hypervisor_model.of(self, name)
 
     @property
+    def layout(self):
+        """Where its VMs are created and how their site networks join (hypervisors.Layout),
+        worked out from the hosts as they are now."""
+        return hypervisor_model.layout(self)
+
+    @property
     def remote_vm_hosts(self):
         """The VMs another libvirt creates (a qemu+ssh URI of this machine included)."""
         return [h for h in self.vm_hosts if not self.hypervisor_of(h.name).local]
