@@ -254,3 +254,25 @@ def test_dropping_a_site_stopped_halfway_leaves_no_domain_without_its_disks(site
     warm.discard(s, pool, virsh)   # `up --cold`
     assert virsh.defined == set() and not warm.park_dir(s, pool).exists()
     assert set(where(disks, pool, warm.park_dir(s, pool)).values()) == {""}
+
+
+def test_a_tree_moved_across_file_systems_is_whole_under_either_name_wherever_the_move_stopped(tmp_path, monkeypatch):
+    source, target = tmp_path / "a" / "machines", tmp_path / "b" / "machines"
+    (source / "cm1").mkdir(parents=True)
+    (source / "cm1" / "id").write_text("uuid-cm1")
+    renames, real_rename = [], warm.os.rename
+
+    def rename_then_stop(a, b):   # a Ctrl-C right after the copy took its name
+        real_rename(a, b)
+        renames.append(b)
+        if len(renames) == 1:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(warm.os, "rename", rename_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        warm._move_tree(source, target)
+    assert (source / "cm1" / "id").exists() and (target / "cm1" / "id").exists()   # both whole
+    warm._move_tree(source, target)
+    assert not source.exists() and (target / "cm1" / "id").read_text() == "uuid-cm1"
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.name.endswith((".part", ".old"))) == []
+    warm._move_tree(source, target)   # gone already: nothing to do
+    assert (target / "cm1" / "id").exists()

@@ -168,11 +168,25 @@ def settle(site, pool_dir=POOL_DIR, virsh=None):
         for disk in dom["disks"]:
             if os.path.exists(disk):
                 os.rename(disk, target / Path(disk).name)
-    machines = _vagrant_machines()
-    if machines.exists() and not (target / VAGRANT_MACHINES).exists():
-        shutil.move(str(machines), str(target / VAGRANT_MACHINES))
+    _move_tree(_vagrant_machines(), target / VAGRANT_MACHINES)
     _write(target, record, PARKED)
     return record
+
+
+def _move_tree(source, target):
+    """Move a folder, perhaps to another file system, so that each of the two names holds a
+    whole copy or nothing at any moment: the copy is made under TARGET.part and renamed,
+    the source renamed to SOURCE.old before it is removed. A move stopped anywhere is
+    finished by the next call; a source that is gone or already moved is no error."""
+    part, old = (p.with_name(p.name + suffix) for p, suffix in ((target, ".part"), (source, ".old")))
+    shutil.rmtree(part, ignore_errors=True)
+    if source.exists() and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, part, symlinks=True)
+        os.rename(part, target)
+    if source.exists():
+        os.rename(source, old)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _write(target, record, state):
@@ -224,12 +238,8 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
     _write(source, record, UNPARKING)
     # Vagrant's machines first: a domain Vagrant does not know is a leftover that `up`
     # sweeps with its volumes
-    machines = source / VAGRANT_MACHINES
-    if machines.exists():
-        target = _vagrant_machines()
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(machines), str(target))
+    shutil.rmtree(_vagrant_machines(), ignore_errors=True)   # what a plain `vagrant` wrote since
+    _move_tree(source / VAGRANT_MACHINES, _vagrant_machines())
     for net, xml in record["networks"].items():
         _define(virsh, "net-define", xml, source / f"{net}.net.xml")
         if net in record.get("leases", {}):
