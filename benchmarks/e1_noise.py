@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from testbed.experiments.e1 import noise as e1_noise, e1_scale, transfer
-from testbed.harness import runner
+from testbed.harness import registry, runner
 from testbed.machines import lifecycle, plan
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
@@ -37,7 +37,7 @@ def arm_sets(topo, point, scale, accelerator, extra=None, echo=print):
     for key in extra:
         if key.lower() in POINT_KEYS:
             raise ConfigError("--set", f"{key}={extra[key]}", f"{key} comes from --test {point}")
-    return runner.sized_for_site("e1", scale, topo, accelerator,
+    return runner.sized_for_site(registry.get("e1"), scale, topo, accelerator,
                                  {**extra, "rtts": f"{rtt:g}", "rate_factors": f"{factor:g}"}, echo=echo)
 
 

@@ -81,7 +81,7 @@ def test_a_per_request_row_is_not_a_point_of_a_ci_run():
 
 def test_the_per_request_tag_selects_its_rows_and_the_summary():
     from robot.api import TestSuite
-    runner.check_selection("e5", [], ["protocol:per-request"])
+    runner.check_selection(registry.get("e5"), [], ["protocol:per-request"])
     suite = TestSuite.from_file_system(str(EXPERIMENT.suite_path))
     suite.filter(included_tags=["protocol:per-request"])
     assert [t.name for t in suite.all_tests] == ["negotiation-per-request-0ms", "negotiation-per-request-100ms",

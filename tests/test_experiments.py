@@ -110,7 +110,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda suite, scale, topo, state, sets: sets)
+    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
     monkeypatch.setattr(runner, "run", lambda site, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
@@ -126,7 +126,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
 
 
 def test_robot_argv_uses_the_registry_suite(tmp_path):
-    argv = runner.robot_argv("e2", "ci", tmp_path)
+    argv = runner.robot_argv(registry.get("e2"), "ci", tmp_path)
     assert argv[-1] == str(registry.get("e2").suite_path) and "SCALE:ci" in argv
 
 
@@ -185,7 +185,7 @@ def test_no_suite_list_outside_the_registry():
 
 def test_run_passes_robot_selection_before_the_suite_file():
     from testbed.harness import runner
-    argv = runner.robot_argv("e1", "ci", "/tmp/r", ["--test", "rtt80-2W-default", "--include", "RTT80"])
+    argv = runner.robot_argv(registry.get("e1"), "ci", "/tmp/r", ["--test", "rtt80-2W-default", "--include", "RTT80"])
     i = argv.index("--test")
     assert argv[i:i + 4] == ["--test", "rtt80-2W-default", "--include", "RTT80"]
     assert argv[-1].endswith("e1_transfer_limits.robot")
@@ -302,12 +302,12 @@ def test_ci_and_demo_profiles_are_among_the_experiments_own():
 def test_a_selection_that_picks_no_test_is_refused_before_the_run():
     from testbed.harness import runner
     from testbed.model.errors import ConfigError
-    runner.check_selection("e1", ["raw-tcp"], [])          # a point of the suite
-    runner.check_selection("e1", ["rtt80*"], ["RTT80"])    # robot's own patterns and tags
-    runner.check_selection("e1", [], [])                   # no selection: the whole suite
+    runner.check_selection(registry.get("e1"), ["raw-tcp"], [])          # a point of the suite
+    runner.check_selection(registry.get("e1"), ["rtt80*"], ["RTT80"])    # robot's own patterns and tags
+    runner.check_selection(registry.get("e1"), [], [])                   # no selection: the whole suite
     with pytest.raises(ConfigError) as err:
-        runner.check_selection("e1", ["nosuchpoint"], [])
+        runner.check_selection(registry.get("e1"), ["nosuchpoint"], [])
     assert str(err.value).startswith("robot/suites/e1_transfer_limits.robot: --test nosuchpoint: "
                                      "selects no test of the suite (its tests: raw-tcp, saturation")
     with pytest.raises(ConfigError, match="--include nope: selects no test"):
-        runner.check_selection("e2", [], ["nope"])
+        runner.check_selection(registry.get("e2"), [], ["nope"])

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from testbed.harness import progress, runner
+from testbed.harness import progress, registry, runner
 from testbed.model.clock import utc_iso
 from testbed.model.constants import POINT_SECONDS_FIELD
 from testbed.results import runs as results
@@ -110,7 +110,7 @@ def test_under_a_plain_robot_the_clock_starts_with_the_listener(tmp_path):
 
 
 def test_a_run_passes_the_listener_its_results_folder(tmp_path):
-    argv = runner.robot_argv("e1", "ci", tmp_path)
+    argv = runner.robot_argv(registry.get("e1"), "ci", tmp_path)
     assert argv[argv.index("--listener") + 1] == f"{runner.PROGRESS_LISTENER};{tmp_path}"
     assert runner.PROGRESS_LISTENER.is_file()
 

@@ -10,7 +10,7 @@ import pytest
 from robot.utils import Importer
 
 from testbed import PROJECT_ROOT
-from testbed.harness import runner
+from testbed.harness import registry, runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.remote.site import Site
@@ -191,7 +191,7 @@ def test_a_repeated_run_runs_the_suite_once_per_trial_into_one_folder(fake_site,
 @pytest.mark.parametrize("bad", [0, -2, True, "3"])
 def test_a_repeat_that_is_not_a_whole_number_from_1_is_refused(bad):
     with pytest.raises(ConfigError, match="--repeat"):
-        runner.trials_for("e1", "quick", bad)
+        runner.trials_for(registry.get("e1"), "quick", bad)
 
 
 @pytest.mark.parametrize("suite_status, status", [("PASS", "complete"), ("SKIP", "complete"), ("FAIL", "failed")])

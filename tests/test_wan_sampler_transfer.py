@@ -2,7 +2,7 @@ import pytest
 
 from testbed.network import netem, sampler, wan
 from testbed.experiments.e1 import jobs as e1_jobs, transfer
-from testbed.harness import runner
+from testbed.harness import registry, runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.remote.ssh import Result
@@ -110,12 +110,12 @@ def test_parse_sets_and_robot_argv(tmp_path):
     for bad in ("rtts", "=3", "rtts=", "scale=full"):
         with pytest.raises(ConfigError):
             runner.parse_sets([bad])
-    argv = runner.robot_argv("e1", "quick", tmp_path)
+    argv = runner.robot_argv(registry.get("e1"), "quick", tmp_path)
     assert argv[-1].endswith("e1_transfer_limits.robot")
     # the rest of the run's context (topology file, profiles, --set values) is in the manifest
     assert [a for a in argv if ":" in a and a.split(":")[0].isupper()] == ["SCALE:quick", f"RESULTS_DIR:{tmp_path}"]
     with pytest.raises(ConfigError, match="unknown suite 'e9'"):
-        runner.suite_file("e9")
+        registry.get("e9").suite_path
 
 
 XFER_LOG = """11/21/26 09:04:56 (7.0) (3136): File Transfer Upload: JobId: 7.0 files: 2 bytes: 1048772 seconds: 0.50 dest: 10.160.0.13 rto: 208000

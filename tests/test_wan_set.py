@@ -7,7 +7,7 @@ import pytest
 
 from testbed import cli
 from testbed.cli import tuning_commands
-from testbed.harness import runner
+from testbed.harness import registry, runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
 from testbed.model.links import Link, describe, parse_links, parse_spec
@@ -131,11 +131,11 @@ def tuning_record(state):
 def test_robot_gets_the_terminals_width(columns, want):
     size = os.terminal_size((columns, 24))
     assert runner.console_width(size) == want
-    argv = runner.robot_argv("e1", "ci", "/tmp/r", width=runner.console_width(size))
+    argv = runner.robot_argv(registry.get("e1"), "ci", "/tmp/r", width=runner.console_width(size))
     assert argv[argv.index("--consolewidth") + 1] == str(want)
 
 
 def test_robot_follows_columns_when_not_given_a_width(monkeypatch):
     monkeypatch.setenv("COLUMNS", "77")
-    argv = runner.robot_argv("e1", "ci", "/tmp/r")
+    argv = runner.robot_argv(registry.get("e1"), "ci", "/tmp/r")
     assert argv[argv.index("--consolewidth") + 1] == "77"

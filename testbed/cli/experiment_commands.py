@@ -13,16 +13,16 @@ def cmd_run(args):
     sets = runner.parse_sets(args.set)
     # bad input first: the parameters and their bounds whatever the topology and the site
     exp = runner.check(args.suite, scale, args.profile or [], sets)
-    runner.trials_for(args.suite, scale, getattr(args, "repeat", None))
-    runner.check_selection(args.suite, args.test, args.include, scale, exp.parameters(scale, sets),
+    runner.trials_for(exp, scale, getattr(args, "repeat", None))
+    runner.check_selection(exp, args.test, args.include, scale, exp.parameters(scale, sets),
                            args.profile or list(exp.profiles))
     exp.check_topology(scale, exp.parameters(scale, sets),
                        _site(args, running=False).topo)  # before the site is touched
     if getattr(args, "box", None):
-        return _run_on_each_box(args, scale, sets)
+        return _run_on_each_box(args, exp, scale, sets)
     site = _site(args, change=f"run {args.suite}")
     topo = site.topo
-    sets = _sized_for_site(args.suite, scale, topo, site.state, sets)
+    sets = _sized_for_site(exp, scale, topo, site.state, sets)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
         from testbed.services import health
@@ -38,7 +38,7 @@ def _selection(args):
     return [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
 
 
-def _run_on_each_box(args, scale, sets):
+def _run_on_each_box(args, exp, scale, sets):
     """`run --box A --box B`: the same points on each box in turn, the site brought up on it
     (taken down first when it runs another box; kept when it runs this one), then every run
     side by side. The last site stays up, as after any run."""
@@ -66,7 +66,7 @@ def _run_on_each_box(args, scale, sets):
             print(f"[box {i}/{len(specs)}] {spec}: bringing {site.name} up on it")
             lifecycle.up(site, _profile("default"), health, box=str(spec))   # raises unless healthy
         site = _site(args, change=f"run {args.suite}")
-        here = _sized_for_site(args.suite, scale, site.topo, site.state, sets)
+        here = _sized_for_site(exp, scale, site.topo, site.state, sets)
         rc_box, run = runner.run(site, args.suite, args.profile, scale, here, select=_selection(args),
                                  repeat=getattr(args, "repeat", None),
                                  pause_unused=getattr(args, "pause_unused", None), pin=getattr(args, "pin", None))
@@ -76,10 +76,10 @@ def _run_on_each_box(args, scale, sets):
     return rc
 
 
-def _sized_for_site(suite, scale, topo, state, sets, label=None):
+def _sized_for_site(exp, scale, topo, state, sets, label=None):
     from testbed.harness import runner
     from testbed.machines import plan
-    return runner.sized_for_site(suite, scale, topo, plan.recorded_accel(state), sets, label=label,
+    return runner.sized_for_site(exp, scale, topo, plan.recorded_accel(state), sets, label=label,
                                  echo=lambda line: print(line, flush=True))
 
 
@@ -390,7 +390,7 @@ def cmd_demo(args):
         # on a fresh machine have no room for it (the next cold `up` keeps one)
         lifecycle.up(site, _profile("default"), health, keep_warm=False)
         from testbed.machines import plan
-        sets = _sized_for_site(head.name, "quick", topo, state, {}, label="demo")
+        sets = _sized_for_site(head, "quick", topo, state, {}, label="demo")
         for name, value in head.demo_sets.items():
             if name not in sets:
                 sets[name] = value

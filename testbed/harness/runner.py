@@ -39,11 +39,6 @@ DEFAULT_CONSOLE_WIDTH = 100   # robot's console when the output is not a termina
 MIN_CONSOLE_WIDTH = 40        # below this robot's status column leaves no room for a row's name
 
 
-def suite_file(name):
-    """The suite file of the registry's experiment `name` (ConfigError if there is none)."""
-    return registry.get(name).suite_path
-
-
 def parse_sets(items):
     """['rtts=0,20', 'jobs=8'] -> {'rtts': '0,20', 'jobs': '8'}."""
     out = {}
@@ -70,8 +65,9 @@ POINTS_MODIFIER = PROJECT_ROOT / "robot" / "modifiers" / "PointsOfThisRun.py"
 PROGRESS_LISTENER = PROJECT_ROOT / "robot" / "listeners" / "Progress.py"
 
 
-def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
-    """`select`: robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
+def robot_argv(exp, scale, run_dir, select=(), trial=None, width=None):
+    """robot's argv for one trial of the experiment `exp` (registry.Experiment). `select`:
+    robot's own selection, e.g. ["--test", "rtt80-2W-wan-tuned", "--include", "RTT80"].
     The rest of the run's context is in `run_dir`'s manifest. `trial`: the trial of a repeated
     run, whose robot outputs are named after it (output-trial2.xml, log-trial2.html, ...).
     `width`: robot's console width (default: the terminal's, `console_width`)."""
@@ -83,24 +79,25 @@ def robot_argv(suite, scale, run_dir, select=(), trial=None, width=None):
     if trial is not None:
         argv += ["--output", f"output-trial{trial}.xml", "--log", f"log-trial{trial}.html",
                  "--report", f"report-trial{trial}.html"]
-    return argv + list(select) + [str(suite_file(suite))]
+    return argv + list(select) + [str(exp.suite_path)]
 
 
-def trials_for(suite, scale, repeat=None):
+def trials_for(exp, scale, repeat=None):
     """How many times a run repeats its suite: `repeat` when given (>= 1), else the count the
-    experiment declares for the scale (registry `trials`)."""
+    experiment `exp` declares for the scale (registry `trials`)."""
     if repeat is None:
-        return registry.get(suite).trials[scale]
+        return exp.trials[scale]
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ConfigError("testbed run", "--repeat", f"{repeat!r}: must be a whole number >= 1")
     return repeat
 
 
-def sized_for_site(suite, scale, topo, accelerator, sets, label=None, echo=print):
-    """The run's --set values plus what the experiment sizes for this site (E1 under TCG: the
-    saturation jobs the submit host's emulated CPUs carry), one line each; a value the user
-    set is kept as given. `testbed run`, the demo and the benchmarks size a run through here."""
-    sized, why = registry.get(suite).sized_for(scale, accelerator, topo)
+def sized_for_site(exp, scale, topo, accelerator, sets, label=None, echo=print):
+    """The run's --set values plus what the experiment `exp` sizes for this site (E1 under
+    TCG: the saturation jobs the submit host's emulated CPUs carry), one line each; a value
+    the user set is kept as given. `testbed run`, the demo and the benchmarks size a run
+    through here."""
+    sized, why = exp.sized_for(scale, accelerator, topo)
     given = {key.lower() for key in sets}
     for (name, value), line in zip(sized.items(), why):
         if name in given:
@@ -153,7 +150,8 @@ def close_own_run(run, passed, echo=print):
 def check(suite, scale, profile_names, sets, topo=None):
     """Everything about a run that can be wrong before a VM is touched: the suite, the scale,
     `--set` keys and types, the profiles the suite has rows for and, given the topology,
-    whether the scale fits it. Returns the Experiment."""
+    whether the scale fits it. Returns the Experiment: the one place a run's suite name is
+    looked up."""
     exp = registry.get(suite)
     params = exp.parameters(scale, sets)
     exp.check_profiles(profile_names)
@@ -162,7 +160,7 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
-def check_selection(suite, tests=(), tags=(), scale="quick", params=None, profiles=()):
+def check_selection(exp, tests=(), tags=(), scale="quick", params=None, profiles=()):
     """Refuse (ConfigError, one line) a `--test`/`--include` selection that picks no test of
     the suite, or only rows that are not points of this run (`params`: the experiment's at
     `scale` with the run's overrides; `profiles`: those compared), before a results folder is
@@ -171,7 +169,7 @@ def check_selection(suite, tests=(), tags=(), scale="quick", params=None, profil
     if not tests and not tags:
         return
     from robot.api import TestSuite
-    path = suite_file(suite)
+    path = exp.suite_path
     found = TestSuite.from_file_system(str(path))
     names = [t.name for t in found.all_tests]
     found.filter(included_tests=list(tests) or None, included_tags=list(tags) or None)
@@ -180,7 +178,7 @@ def check_selection(suite, tests=(), tags=(), scale="quick", params=None, profil
         shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
         raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked, f"selects no test of the suite (its tests: {shown})")
     if params is not None:
-        left_out = points.outside_rows(found, registry.get(suite).points, params, list(profiles), scale)
+        left_out = points.outside_rows(found, exp.points, params, list(profiles), scale)
         if len(left_out) == found.test_count:
             name, why = next(iter(left_out.items()))
             raise ConfigError(str(path.relative_to(PROJECT_ROOT)), asked,
@@ -307,10 +305,9 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
     the trials, and resumed and unpinned after them, however the run ends."""
     topo, state = site.topo, site.state
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
-    exp = registry.get(suite)
+    exp = check(suite, scale, list(profile_names or []), sets, topo)
     profile_names = list(profile_names or exp.profiles)
-    check(suite, scale, profile_names, sets, topo)
-    trials = trials_for(suite, scale, repeat)
+    trials = trials_for(exp, scale, repeat)
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
@@ -330,7 +327,7 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
     echo(quiet.summary(entry))
     try:
         with site_quiet:
-            return _trials(site, suite, scale, select, trials, run_, echo)
+            return _trials(site, exp, scale, select, trials, run_, echo)
     except TestbedError:  # pausing or pinning failed (undone): no trial ran
         if run_.manifest().get("status") == "running":
             run_.finish("failed")
@@ -339,14 +336,14 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
         run_.update(quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
 
 
-def _trials(site, suite, scale, select, trials, run_, echo):
+def _trials(site, exp, scale, select, trials, run_, echo):
     """The trials of `run`, each one robot process; closes the manifest and writes the report."""
     topo, state = site.topo, site.state
     started, rcs = time.monotonic(), []
     ack = run_.path / SIGNALS_FILE
     for trial in range(1, trials + 1):
         run_.update(trial=trial)
-        argv = robot_argv(suite, scale, run_.path, select, trial if trials > 1 else None)
+        argv = robot_argv(exp, scale, run_.path, select, trial if trials > 1 else None)
         if trials > 1:
             echo(f"trial {trial} of {trials}")
         echo("$ " + shlex.join(argv[2:]))   # as a shell would take it: the modifier's `;` quoted
