@@ -208,8 +208,9 @@ def of(topo, host_name):
 
 @dataclass(frozen=True)
 class Layout:
-    """Where a topology's VMs are created and how their site networks join, worked out once
-    from its hosts and `hypervisors:` (`layout`; a topology gives it as `topo.layout`).
+    """Where a topology's VMs are created and how their site networks join, worked out in
+    one place from its hosts and `hypervisors:` (`layout`; a topology gives it as
+    `topo.layout`, anew each time, from the hosts as they are then).
     `used`: the hypervisors that create at least one VM; `joined`: those whose site
     networks VXLAN joins into one (this machine, which reaches every guest on the site
     network, and each one on another machine that creates a VM; empty when every VM is
