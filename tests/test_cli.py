@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from testbed import cli
+from testbed import PROJECT_ROOT, cli
 
 
 def test_bad_topology_is_one_line_exit_2(tmp_path, capsys):
@@ -16,7 +16,9 @@ def test_bad_topology_is_one_line_exit_2(tmp_path, capsys):
 
 def test_unknown_topology_name(capsys):
     assert cli.main(["-t", "nope", "topology", "show"]) == 2
-    assert "no such topology (known: default, e3-cores, small)" in capsys.readouterr().err
+    known = ", ".join(sorted(p.stem for p in (PROJECT_ROOT / "topologies").glob("*.yaml")))
+    assert "default, e3-cores" in known
+    assert f"no such topology (known: {known})" in capsys.readouterr().err
 
 
 def test_topology_show_prints_plan(capsys):
