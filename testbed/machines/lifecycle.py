@@ -2,7 +2,6 @@
 once over SSH, wait until healthy, and keep a record of every phase's time. Existing
 hosts (topology `existing:`) are checked before anything changes, provisioned over SSH
 beside the VMs, and deprovisioned, never destroyed, by `down` (machines/existing.py)."""
-import json
 import os
 import re
 import subprocess
@@ -15,7 +14,7 @@ from testbed.machines import (accel, box_choice, disks, domains, existing, fabri
                               plan, provision as provisioning, warm)
 from testbed.machines.patched_box import PatchedBox, box_for
 from testbed.model.clock import utc_iso
-from testbed.model.state import state_root
+from testbed.model.state import state_root, write_json
 from testbed.model import site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
@@ -371,10 +370,7 @@ def _box_image_bytes(box):
 
 
 def _write_record(state, record):
-    path = state.dir / BRINGUP_RECORD
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    tmp.replace(path)
+    write_json(state.dir / BRINGUP_RECORD, record)
 
 
 def down(site, echo=print):

@@ -11,6 +11,7 @@ import shutil
 from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
 from testbed.machines.patched_box import box_for
 from testbed.model.clock import utc_iso
+from testbed.model.state import write_json
 from testbed.remote import console
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
@@ -131,7 +132,5 @@ def write(topo, profile, state, accelerator=None):
         shutil.chown(console_dir(), user="libvirt-qemu")
     except (LookupError, OSError):
         pass
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
+    write_json(path, data)
     return path, data

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from testbed.machines import domains, snapshots
 from testbed.model import constants as c
 from testbed.model.errors import TestbedError
+from testbed.model.state import write_json
 from testbed.remote.poll import wait_for
 
 VIRSH_TIMEOUT_S = 60
@@ -191,10 +192,8 @@ class Quiesce:
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "topology": self.topo.name, "paused": self.paused,
-                                   "pinned": self.pinned}, indent=1))
-        os.replace(tmp, path)
+        write_json(path, {"pid": os.getpid(), "topology": self.topo.name, "paused": self.paused,
+                          "pinned": self.pinned})
 
     def __enter__(self):
         if self.plan.empty:

@@ -25,6 +25,7 @@ from pathlib import Path
 from testbed import PROJECT_ROOT
 from testbed.machines import domains, host_ledger, plan, snapshots
 from testbed.model.errors import TestbedError
+from testbed.model.state import write_json
 
 GOLDEN = "golden"
 POOL_DIR = Path("/var/lib/libvirt/images")
@@ -192,9 +193,7 @@ def _move_tree(source, target):
 def _write(target, record, state):
     """The record with its state, replaced in one rename (never half written)."""
     record["state"] = state
-    part = target / (RECORD + ".part")
-    part.write_text(json.dumps(record, indent=1))
-    os.replace(part, target / RECORD)
+    write_json(target / RECORD, record)
 
 
 def parked(site, pool_dir=POOL_DIR):

@@ -5,6 +5,7 @@ run's manifest says which site it met and a reference can be read for it."""
 import json
 
 from testbed.model.clock import utc_iso
+from testbed.model.state import write_json
 
 RECORD = "site-history.json"
 
@@ -26,9 +27,7 @@ def read(state):
 def _write(state, data):
     path = _path(state)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
+    write_json(path, data)
 
 
 def began(state, how, runs=()):

@@ -1,4 +1,5 @@
 """Per-testbed state outside git: SSH key, pool password, rendered host files."""
+import json
 import os
 import secrets
 import subprocess
@@ -22,6 +23,15 @@ def private_dir(path):
     if path.stat().st_mode & 0o077:
         path.chmod(PRIVATE_DIR)
     return path
+
+
+def write_json(path, data):
+    """`data` as JSON at `path`, replaced in one rename: a reader (or a command stopped
+    halfway) sees the old file or the new one, never half of one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
 
 
 def write_private(path, data, replace=True):
