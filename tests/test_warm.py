@@ -204,18 +204,23 @@ def where(disks, pool, here):
     return out
 
 
-def test_a_park_stopped_halfway_is_finished_by_the_next_down(site, monkeypatch, tmp_path):
-    s, pool, disks = site
+def park_stopped_at_undefine(s, pool, monkeypatch, n):
+    """Park the site and stop it (a Ctrl-C) at its n-th undefine; the virsh, stopping no more."""
     keep_golden(s, monkeypatch)
-    names = [f"tb-small-{h}" for h in s.topo.hosts]
-    virsh = DomainsVirsh(names, stop_verb="undefine", stop_at=3)
+    virsh = DomainsVirsh([f"tb-small-{h}" for h in s.topo.hosts], stop_verb="undefine", stop_at=n)
     with pytest.raises(KeyboardInterrupt):
         warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    virsh.stop_verb = None
+    return virsh
+
+
+def test_a_park_stopped_halfway_is_finished_by_the_next_down(site, monkeypatch, tmp_path):
+    s, pool, disks = site
+    virsh = park_stopped_at_undefine(s, pool, monkeypatch, 3)
     here = warm.park_dir(s, pool)
     assert warm.parked(s, pool)["state"] == warm.PARKING
     assert set(where(disks, pool, here).values()) == {"pool", "parked"}   # stopped between two VMs
     said = []
-    virsh.stop_verb = None
     record = warm.park(s, echo=said.append, pool_dir=pool, virsh=virsh)
     assert said == ["finishing the park of small that was stopped halfway"] and record["state"] == warm.PARKED
     assert set(where(disks, pool, here).values()) == {"parked"} and virsh.defined == set()
@@ -245,12 +250,7 @@ def test_an_unpark_stopped_halfway_is_parked_again_then_brought_back_whole(site,
 
 def test_dropping_a_site_stopped_halfway_leaves_no_domain_without_its_disks(site, monkeypatch):
     s, pool, disks = site
-    keep_golden(s, monkeypatch)
-    names = [f"tb-small-{h}" for h in s.topo.hosts]
-    virsh = DomainsVirsh(names, stop_verb="undefine", stop_at=2)
-    with pytest.raises(KeyboardInterrupt):
-        warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
-    virsh.stop_verb = None
+    virsh = park_stopped_at_undefine(s, pool, monkeypatch, 2)
     warm.discard(s, pool, virsh)   # `up --cold`
     assert virsh.defined == set() and not warm.park_dir(s, pool).exists()
     assert set(where(disks, pool, warm.park_dir(s, pool)).values()) == {""}
