@@ -266,7 +266,10 @@ def test_up_refuses_before_it_touches_libvirt_the_box_or_any_host(mixed, monkeyp
     for name in ("claim_domains",):
         monkeypatch.setattr(lifecycle.domains, name, lambda *a, **k: pytest.fail("libvirt touched"))
     monkeypatch.setattr(lifecycle.plan, "write", lambda *a, **k: pytest.fail("plan written"))
-    monkeypatch.setattr(lifecycle, "box_for", lambda *a, **k: pytest.fail("box built"))
+    class Untouched:   # the box named, not looked at
+        def __getattr__(self, name):
+            pytest.fail(f"box touched ({name})")
+    monkeypatch.setattr(lifecycle, "box_for", lambda *a, **k: Untouched())
     ssh = FakeHostSSH(facts={**GOOD, "condor_package": "install ok installed"})
     monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     with pytest.raises(TestbedError, match="runs HTCondor the testbed did not install"):
@@ -470,11 +473,8 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
                 return Result(host, 0, f"testbed: {host} provisioned\n", "")
             return super().run(host, command, check, input_bytes, timeout)
 
-    class Built:
-        built = True
-
-        def __init__(self, *_a):
-            pass
+    class Built:   # the box, built and registered
+        name, built, kernel, initrd = "debian13-test", True, "/boxes/vmlinuz", "/boxes/initrd.img"
 
         def registered(self):
             return True

@@ -276,3 +276,37 @@ def test_a_tree_moved_across_file_systems_is_whole_under_either_name_wherever_th
     assert sorted(p.name for p in tmp_path.rglob("*") if p.name.endswith((".part", ".old"))) == []
     warm._move_tree(source, target)   # gone already: nothing to do
     assert (target / "cm1" / "id").exists()
+
+
+def test_up_comes_back_warm_drops_the_parked_site_with_cold_and_uses_nothing_parked_under_ci(site, monkeypatch):
+    s, _pool, _disks = site
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(warm, "parked", lambda site: {"key": "k", "state": warm.PARKED})
+    monkeypatch.setattr(warm, "unpark", lambda site, health, echo: {"warm_seconds": 41.6})
+    dropped = []
+    monkeypatch.setattr(warm, "discard", lambda site: dropped.append(site.topo.name))
+    profile = types.SimpleNamespace(name="default")
+    line = warm.come_back(s, profile, health=None, echo=lambda *_: None)
+    assert line.startswith("site small back warm: healthy 42 s after `up` began")
+    said = []
+    assert warm.come_back(s, profile, health=None, cold=True, echo=said.append) is None   # boots
+    assert dropped == ["small"] and "booting anew" in said[0]
+    monkeypatch.setenv("CI", "true")
+    assert warm.come_back(s, profile, health=None, echo=lambda *_: None) is None and dropped == ["small"]
+
+
+def test_up_reverts_vms_that_exist_to_a_snapshot_of_this_profile_and_boots_otherwise(site, monkeypatch):
+    s, _pool, _disks = site
+    monkeypatch.setattr(warm, "parked", lambda site: None)
+    profile = types.SimpleNamespace(name="wan-tuned")
+    monkeypatch.setattr(domains, "state", lambda topo, host: "running")
+    monkeypatch.setattr(snapshots, "matching", lambda site, name: {"wan-tuned": "p1"}.get(name))
+    reverted = []
+    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: reverted.append(name) or
+                        {"healthy_seconds": 30.2})
+    assert warm.come_back(s, profile, health=None, echo=lambda *_: None) == (
+        "site small restored from snapshot p1: healthy in 30 s")
+    assert reverted == ["p1"]
+    assert warm.come_back(s, types.SimpleNamespace(name="default"), health=None, echo=lambda *_: None) is None
+    monkeypatch.setattr(domains, "state", lambda topo, host: None if host == "worker1" else "running")
+    assert warm.come_back(s, profile, health=None, echo=lambda *_: None) is None and reverted == ["p1"]

@@ -230,12 +230,13 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     topology.check_fits(topo)
     started = time.monotonic()
     checked, hv_checked, accelerator = {}, {}, None
+    image = box_for(topo.box_spec)
     # the box the guests boot directly: a hypervisor on another machine gets its kernel and initrd
-    box = box_for(topo.box_spec) if topo.remote_vm_hosts and topo.box == "debian13" else None
+    direct = image if topo.box == "debian13" else None
     if topo.remote_vm_hosts:
         accelerator = accel.detect()
         echo(f"checking hypervisors {', '.join(hv.name for hv in topo.layout.involved)}")
-        hv_checked = hypervisor_preflight.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(box))
+        hv_checked = hypervisor_preflight.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(direct))
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
         echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
@@ -244,7 +245,7 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
         for line in existing.dry_run_lines(topo, checked):
             echo(line)
         if topo.remote_vm_hosts:
-            actions = fabric.plan_actions(topo, box, console_dir=plan.console_dir())
+            actions = fabric.plan_actions(topo, direct, console_dir=plan.console_dir())
             for line in hypervisor_preflight.dry_run_lines(topo, hv_checked, actions):
                 echo(line)
         echo(f"dry run: nothing was changed ({len(topo.vm_hosts)} VMs, {len(checked)} existing hosts"
@@ -256,43 +257,37 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
               "setup_seconds": setup_seconds()}
     if topo.vm_hosts:
         domains.claim_domains(topo)
-        if topo.box == "debian13":  # el9 comes from Vagrant Cloud (needs internet)
-            booted = box_for(topo.box_spec)
-            if isinstance(booted, PatchedBox) and not booted.base.built:
-                booted.base.build()
-            if not booted.built or not booted.registered():
-                booted.build()
+        if direct:  # el9 comes from Vagrant Cloud (needs internet)
+            if isinstance(direct, PatchedBox) and not direct.base.built:
+                direct.base.build()
+            if not direct.built or not direct.registered():
+                direct.build()
                 record["box_built"] = True
     record["phases"]["box"] = round(time.monotonic() - started, 1)
     state.ensure_secrets()
     (state_root() / ACTIVE).write_text(topo.name)
-    _path, the_plan = plan.write(topo, profile, state, accelerator)
-    warm_ok = warm.wanted() and not warm.eligible(topo)
-    if warm_ok and not cold and warm.parked(site):
-        restored = warm.unpark(site, health)
-        if restored:
-            record_profile(state, profile)
-            print(f"site {topo.name} back warm: healthy {restored['warm_seconds']:.0f} s after `up` began "
-                  f"(as after its cold bring-up; `up --cold` boots it anew)", flush=True)
-            return 0
-    elif cold and warm.parked(site):
-        warm.discard(site)
-        print(f"dropped the parked site of {topo.name} (`up --cold`): booting anew", flush=True)
-    if (topo.vm_hosts and not topo.existing_hosts and not topo.vm_hosts_elsewhere
-            and all(domains.state(topo, h) for h in topo.hosts)):
-        from testbed.machines import snapshots
-        name = snapshots.matching(site, profile.name)
-        if name:
-            print(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
-                  f"and provisioning: restoring it instead of booting", flush=True)
-            snapshots.restore(site, name, health=health)
-            record_profile(state, profile)
-            return 0
+    _path, the_plan = plan.write(topo, profile, state, accelerator, box=image)
+    back = warm.come_back(site, profile, health, cold=cold, echo=lambda m: print(m, flush=True))
+    booted = back is None
+    if booted:
+        back = _boot_cold(site, profile, health, the_plan, record, started, direct, parallel, wait_timeout)
+    record_profile(state, profile)
+    print(back, flush=True)
+    if booted and keep_warm and warm.wanted():
+        warm.keep(site, profile.name)
+    return 0
+
+
+def _boot_cold(site, profile, health, the_plan, record, started, direct, parallel, wait_timeout):
+    """Boot and provision every VM (in waves), provision the existing hosts, set the RAID
+    members' limits and the topology's WAN, and wait until the site is healthy; returns the
+    last line of `up`."""
+    topo, state = site.topo, site.state
     accelerator = the_plan["accel"]
     if topo.vm_hosts:
         accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
     if topo.remote_vm_hosts:  # the site network across hypervisors, and the box's kernel on each
-        fabric.apply(topo, state, box, console_dir=plan.console_dir(), echo=lambda m: print(
+        fabric.apply(topo, state, direct, console_dir=plan.console_dir(), echo=lambda m: print(
             f"[{time.monotonic() - started:6.0f}s] {m}", flush=True))
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)
@@ -351,14 +346,12 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     finally:
         _write_record(state, record)
     print(health.format_report(report))
-    total = time.monotonic() - started
-    record_profile(state, profile)
     if any("start" in steps for steps in record["vms"].values()) or site_history.read(state) is None:
         site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
-    print(f"site {topo.name} healthy in {total:.0f} s (VMs up and provisioned after {booted:.0f} s)")
-    if warm_ok and keep_warm and topo.vm_hosts:
-        warm.keep(site, profile.name)
-    return 0
+    return (f"site {topo.name} healthy in {time.monotonic() - started:.0f} s "
+            f"(VMs up and provisioned after {booted:.0f} s)")
+
+
 
 
 def _box_image_bytes(box):

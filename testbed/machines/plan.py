@@ -35,8 +35,9 @@ def data_disks(host, cache):
     return [{"size_gb": host.disks.size_gb, "cache": cache["mode"]} for _ in range(host.disks.count)]
 
 
-def build(topo, profile, state, accelerator=None, cache=None):
-    """The plan the Vagrantfile reads, its bundles rendered into `state` (the site's TestbedState)."""
+def build(topo, profile, state, accelerator=None, cache=None, box=None):
+    """The plan the Vagrantfile reads, its bundles rendered into `state` (the site's TestbedState);
+    `box`: the topology's box, when the caller has it already."""
     state = state.ensure_secrets()
     accelerator = accelerator or accel.detect()
     dtn = topo.role_host("dtn")
@@ -47,7 +48,7 @@ def build(topo, profile, state, accelerator=None, cache=None):
             False, f"the pool of {where} is not probed from here (TESTBED_DISK_CACHE=none where it takes O_DIRECT)"))
     cache = cache or (disk_model.choose_cache_mode() if dtn and dtn.disks else {"mode": "default", "why": "no data disks"})
     bundles = render.write_all(state, topo, profile, accelerator)
-    box = box_for(topo.box_spec)
+    box = box or box_for(topo.box_spec)
     local_boot = topo.box == "debian13"
     nets = topo.network_names()
     hosts = []
@@ -120,10 +121,10 @@ def plan_path(state):
     return state.dir / PLAN_FILE
 
 
-def write(topo, profile, state, accelerator=None):
+def write(topo, profile, state, accelerator=None, box=None):
     """Render the bundles and write plan.json atomically into `state`; returns (path, plan)."""
     state = state.ensure_secrets()
-    data = build(topo, profile, state, accelerator)
+    data = build(topo, profile, state, accelerator, box=box)
     data["written"] = utc_iso()
     path = plan_path(state)
     host_ledger.note_dir(console_dir().parent)

@@ -257,6 +257,33 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
     return restored
 
 
+def come_back(site, profile, health, cold=False, echo=print):
+    """How `up` brings the site back without booting: the last line `up` prints, or None
+    when it must boot. A parked site of this bring-up's key is unparked (`cold` drops it
+    instead); VMs that exist with a snapshot of this topology, profile and provisioning are
+    reverted to it. Under CI nothing parked is used or dropped."""
+    topo = site.topo
+    if eligible(topo):
+        return None
+    if wanted() and parked(site):
+        if cold:
+            discard(site)
+            echo(f"dropped the parked site of {topo.name} (`up --cold`): booting anew")
+        else:
+            restored = unpark(site, health, echo=echo)
+            if restored:
+                return (f"site {topo.name} back warm: healthy {restored['warm_seconds']:.0f} s after `up` began "
+                        "(as after its cold bring-up; `up --cold` boots it anew)")
+    if all(domains.state(topo, h) for h in topo.hosts):
+        name = snapshots.matching(site, profile.name)
+        if name:
+            echo(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
+                 "and provisioning: restoring it instead of booting")
+            restored = snapshots.restore(site, name, health=health, echo=echo)
+            return f"site {topo.name} restored from snapshot {name}: healthy in {restored['healthy_seconds']:.0f} s"
+    return None
+
+
 def _leases_path(net_xml, leases_dir=LEASES_DIR):
     """The file in which libvirt keeps a network's DHCP leases: named for its bridge."""
     found = re.search(r"<bridge\s[^>]*name=['\"]([^'\"]+)['\"]", net_xml)
