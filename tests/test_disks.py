@@ -15,39 +15,42 @@ from testbed.model.state import TestbedState
 from testbed.results import runs
 
 
-def domain_xml(count=6, cache=None, serial_offset=0):
+def domain_xml(count=6, cache=None, serial_offset=0, tune=None):
+    """The DTN's live XML; `tune`: {target: (bytes/s, iops)} in force (libvirt's `<iotune>`)."""
     driver = f"<driver name='qemu' type='qcow2' cache='{cache}'/>" if cache else "<driver name='qemu' type='qcow2'/>"
     disks_xml = ["<disk type='file' device='disk'><driver name='qemu' type='qcow2'/>"
                  "<target dev='vda' bus='virtio'/></disk>"]
     for i in range(count):
         # device names need not follow the members' order: vdg is member 0, vdf member 1, ...
-        disks_xml.append(f"<disk type='file' device='disk'>{driver}<target dev='vd{'gfedcb'[i]}' bus='virtio'/>"
+        target = f"vd{'gfedcb'[i]}"
+        b, n = (tune or {}).get(target, (0, 0))
+        iotune = (f"<iotune><total_bytes_sec>{b}</total_bytes_sec><total_iops_sec>{n}</total_iops_sec></iotune>"
+                  if b or n else "")
+        disks_xml.append(f"<disk type='file' device='disk'>{driver}<target dev='{target}' bus='virtio'/>{iotune}"
                          f"<serial>tb-data-{i + serial_offset}</serial></disk>")
     return f"<domain><name>tb-small-dtn</name><devices>{''.join(disks_xml)}</devices></domain>"
 
 
 class FakeLibvirt:
-    """virsh as libvirt answers it for the DTN: dumpxml, domstate, blkdeviotune (query and set)."""
+    """virsh as libvirt answers it for the DTN: dumpxml (with the limits in force), domstate,
+    blkdeviotune (set)."""
 
     def __init__(self, xml=None, state="running", refuse=None):
-        self.xml, self.state, self.refuse, self.calls = xml or domain_xml(cache="none"), state, refuse, []
+        self.state, self.refuse, self.calls, self.lost = state, refuse, [], False
+        self.xml = xml or (lambda tune: domain_xml(cache="none", tune=tune))
         self.tune = {}  # target -> (bytes, iops)
 
     def __call__(self, *args, timeout=None):
         self.calls.append(args)
         out, rc, err = "", 0, ""
-        if args[0] == "dumpxml":
-            out = self.xml
+        if args[0] == "dumpxml":   # the live XML carries each disk's limits in force
+            out = self.xml(self.tune)
         elif args[0] == "domstate":
             out = self.state + "\n"
-        elif args[0] == "blkdeviotune" and len(args) == 3:
-            b, n = self.tune.get(args[2], (0, 0))
-            out = (f"total_bytes_sec: {b}\nread_bytes_sec : 0\ntotal_iops_sec : {n}\n"
-                   f"size_iops_sec  : 0\ngroup_name     : \n")
         elif args[0] == "blkdeviotune":
             if self.refuse:
                 rc, err = 1, self.refuse
-            else:
+            elif not self.lost:   # lost: libvirt says yes and keeps nothing
                 a = list(args)
                 self.tune[args[2]] = (int(a[a.index("--total-bytes-sec") + 1]), int(a[a.index("--total-iops-sec") + 1]))
         elif args[0] == "pool-dumpxml":
@@ -175,11 +178,17 @@ def test_a_stopped_domain_gets_the_persistent_limits_only(small, libvirt):
 
 
 def test_missing_member_or_refused_limit_is_an_error_naming_the_disk(small, libvirt):
-    libvirt.xml = domain_xml(count=5)
+    libvirt.xml = lambda tune: domain_xml(count=5, tune=tune)
     with pytest.raises(TestbedError, match="no disk with serial tb-data-5 .*5 of 6 data disks"):
         disks.apply(small, echo=lambda *_: None)
-    libvirt.xml, libvirt.refuse = domain_xml(), "error: Operation not supported"
+    libvirt.xml, libvirt.refuse = lambda tune: domain_xml(tune=tune), "error: Operation not supported"
     with pytest.raises(TestbedError, match=r"could not limit vdg \(tb-data-0\): error: Operation not supported"):
+        disks.apply(small, echo=lambda *_: None)
+
+
+def test_a_limit_libvirt_does_not_keep_is_an_error_naming_what_it_reads_back(small, libvirt):
+    libvirt.lost = True
+    with pytest.raises(TestbedError, match=r"dtn: vdg reads back 0 MB/s, 0 IOPS after setting 40 MB/s, 150 IOPS"):
         disks.apply(small, echo=lambda *_: None)
 
 

@@ -36,10 +36,7 @@ class FakeVirsh:
             out = ""
         elif args[0] == "dumpxml":
             from tests.test_disks import domain_xml
-            out = domain_xml(cache="none")
-        elif args[0] == "blkdeviotune" and len(args) == 3:
-            b, n = self.tune.get(args[2], (0, 0))
-            out = f"total_bytes_sec: {b}\ntotal_iops_sec : {n}\n"
+            out = domain_xml(cache="none", tune=self.tune)
         elif args[0] == "blkdeviotune":
             self.tune[args[2]] = (int(args[4]), int(args[6]))
         return types.SimpleNamespace(stdout=out, stderr=err, returncode=rc)

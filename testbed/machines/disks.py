@@ -17,18 +17,16 @@ and by a suite that changes them for a run (E2's --set member_mb_per_s=...).
 import errno
 import mmap
 import os
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from testbed.machines import domains
-from testbed.model.constants import DISK_CACHE_FALLBACK, DISK_CACHE_MODES, DISK_CACHE_PREFERRED, LOCAL_LIBVIRT_URI
+from testbed.model.constants import DISK_CACHE_FALLBACK, DISK_CACHE_MODES, DISK_CACHE_PREFERRED
 from testbed.model.errors import ConfigError, TestbedError
 
 SERIAL_PREFIX = "tb-data-"
 POOL_PATH = "/var/lib/libvirt/images"   # libvirt's `default` pool unless virsh says otherwise
 MB = 1_000_000                          # MB/s here are 10^6 bytes per second, as everywhere in results
-TUNE_LINE = re.compile(r"^\s*([a-z_]+)\s*:\s*(\d+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -112,10 +110,15 @@ def choose_cache_mode(env=None, probe=None):
 def data_disks(topo, host=None):
     """{member index: {'target': 'vdb', 'cache': 'none'|..., 'iotune': {...}}} of the DTN's
     data disks, found by serial in the live domain XML (read-only `virsh dumpxml`)."""
-    host = host or topo.role_host("dtn").name
-    proc = domains.virsh_for(topo, host, "dumpxml", domains.domain_name(topo, host), timeout=60)
+    return _members(domains.of(topo, host or topo.role_host("dtn").name))
+
+
+def _members(dom):
+    """data_disks of one domain; its live XML holds the limits in force (`<iotune>`), as a
+    `virsh blkdeviotune` query prints them, so one read gives every member's."""
+    proc = dom.virsh("dumpxml", dom.name, timeout=60)
     if proc.returncode != 0 or not proc.stdout.strip():
-        raise TestbedError(f"{host}: cannot read domain {domains.domain_name(topo, host)} "
+        raise TestbedError(f"cannot read domain {dom.name} "
                            f"({(proc.stderr or '').strip() or 'virsh dumpxml printed nothing'})")
     return parse_data_disks(proc.stdout)
 
@@ -137,24 +140,16 @@ def parse_data_disks(xml_text):
     return dict(sorted(found.items()))
 
 
+def in_force(disk):
+    """The limits a member of data_disks has (no `<iotune>`: none)."""
+    return Limits(disk["iotune"].get("total_bytes_sec", 0) / MB, disk["iotune"].get("total_iops_sec", 0))
+
+
 def blkdeviotune_argv(domain, target, limits, live=True, config=True):
     """virsh arguments that set one disk's limits (0 lifts a limit)."""
     argv = ["blkdeviotune", domain, target, "--total-bytes-sec", str(limits.bytes_per_s),
             "--total-iops-sec", str(int(limits.iops))]
     return argv + (["--live"] if live else []) + (["--config"] if config else [])
-
-
-def parse_blkdeviotune(text):
-    """`virsh blkdeviotune DOMAIN TARGET` (a query) -> {name: int}."""
-    return {m.group(1): int(m.group(2)) for m in map(TUNE_LINE.match, text.splitlines()) if m}
-
-
-def read_limits(domain, target, uri=LOCAL_LIBVIRT_URI):
-    proc = domains._virsh_at(uri, "blkdeviotune", domain, target, timeout=60)
-    if proc.returncode != 0:
-        raise TestbedError(f"{domain} {target}: virsh blkdeviotune: {(proc.stderr or '').strip()}")
-    values = parse_blkdeviotune(proc.stdout)
-    return Limits(values.get("total_bytes_sec", 0) / MB, values.get("total_iops_sec", 0))
 
 
 def matches(got, want):
@@ -169,40 +164,40 @@ def apply(topo, limits=None, echo=print):
     if dtn is None or dtn.disks is None:
         return None
     limits = limits or Limits.of(dtn.disks)
-    domain = domains.domain_name(topo, dtn.name)
-    disks = data_disks(topo, dtn.name)
+    dom = domains.of(topo, dtn.name)
+    disks = _members(dom)
     missing = [i for i in range(dtn.disks.count) if i not in disks]
     if missing:
-        raise TestbedError(f"{dtn.name}: no disk with serial {SERIAL_PREFIX}{missing[0]} in domain {domain} "
+        raise TestbedError(f"{dtn.name}: no disk with serial {SERIAL_PREFIX}{missing[0]} in domain {dom.name} "
                            f"({len(disks)} of {dtn.disks.count} data disks found)")
-    running = domains.state(topo, dtn.name) == "running"
-    uri = domains.uri_of(topo, dtn.name)
+    running = dom.state() == "running"
     changed = []
     for index, disk in disks.items():
-        if running and matches(read_limits(domain, disk["target"], uri), limits):
+        if running and matches(in_force(disk), limits):
             continue
-        proc = domains._virsh_at(uri, *blkdeviotune_argv(domain, disk["target"], limits, live=running), timeout=60)
+        proc = dom.virsh(*blkdeviotune_argv(dom.name, disk["target"], limits, live=running), timeout=60)
         if proc.returncode != 0:
             raise TestbedError(f"{dtn.name}: could not limit {disk['target']} ({SERIAL_PREFIX}{index}): "
                                f"{(proc.stderr or '').strip()}")
         changed.append(disk["target"])
-    if running:
-        wrong = {d["target"]: read_limits(domain, d["target"], uri) for d in disks.values()}
-        wrong = {t: got for t, got in wrong.items() if not matches(got, limits)}
+    if running and changed:
+        disks = _members(dom)
+        wrong = {d["target"]: in_force(d) for d in disks.values() if not matches(in_force(d), limits)}
         if wrong:
             target, got = next(iter(wrong.items()))
             raise TestbedError(f"{dtn.name}: {target} reads back {got.mb_per_s:g} MB/s, {got.iops} IOPS "
                                f"after setting {limits.mb_per_s:g} MB/s, {limits.iops} IOPS")
-    record = describe(topo, limits, disks)
+    record = describe(topo, limits, disks, running)
     what = "lifted" if limits.off else f"{limits.mb_per_s:g} MB/s, {limits.iops} IOPS each"
     echo(f"{dtn.name}: {len(disks)} RAID members {what} (cache {record['cache']}; "
          f"{'set on ' + ', '.join(changed) if changed else 'already in force'})")
     return record
 
 
-def describe(topo, limits=None, disks=None):
+def describe(topo, limits=None, disks=None, running=None):
     """The manifest's `disks` section: geometry from the topology, the limits of the run,
-    and what libvirt has in force (cache mode, limits read back) when the domain is there."""
+    and what libvirt has in force (cache mode, limits read back) when the domain is there.
+    `disks` and `running`: the DTN's members and whether it runs, when the caller read them."""
     dtn = topo.role_host("dtn")
     if dtn is None or dtn.disks is None:
         return None
@@ -213,15 +208,17 @@ def describe(topo, limits=None, disks=None):
               "limits": {"mb_per_s": limits.mb_per_s, "iops": limits.iops},
               "spindles": limits.label, "enforced_by": "libvirt iotune (QEMU block throttling)",
               "cache": None, "in_force": None}
-    try:
-        disks = disks if disks is not None else data_disks(topo, dtn.name)
-    except (TestbedError, OSError):
-        return record  # no domain here (unit tests, a site that is down): the plan only
+    if disks is None:
+        dom = domains.of(topo, dtn.name)
+        try:
+            disks = _members(dom)
+        except (TestbedError, OSError):
+            return record  # no domain here (unit tests, a site that is down): the plan only
+        running = dom.state() == "running"
     modes = sorted({disk["cache"] for disk in disks.values()})
     record["cache"] = modes[0] if len(modes) == 1 else ",".join(modes)
     record["targets"] = {f"{SERIAL_PREFIX}{i}": disk["target"] for i, disk in disks.items()}
-    if domains.state(topo, dtn.name) == "running" and disks:
-        got = read_limits(domains.domain_name(topo, dtn.name), next(iter(disks.values()))["target"],
-                          domains.uri_of(topo, dtn.name))
+    if running and disks:
+        got = in_force(next(iter(disks.values())))
         record["in_force"] = {"mb_per_s": got.mb_per_s, "iops": got.iops}
     return record

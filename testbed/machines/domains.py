@@ -2,6 +2,7 @@
 A VM placed on another hypervisor (topology `hypervisors:`) is asked about through that
 hypervisor's libvirt URI."""
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
@@ -165,7 +166,26 @@ def management_address(topo, host):
     return None
 
 
+@dataclass(frozen=True)
+class Domain:
+    """A host's domain: its name and the libvirt that holds it."""
+    name: str
+    uri: str
+
+    def virsh(self, *args, **kw):
+        """virsh VERB ARGS on this domain's libvirt (the domain's name is not added)."""
+        return _virsh_at(self.uri, *args, **kw)
+
+    def state(self):
+        """libvirt's state of the domain: running, shut off, ... or None (no domain)."""
+        proc = self.virsh("domstate", self.name)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def of(topo, host):
+    return Domain(domain_name(topo, host), uri_of(topo, host))
+
+
 def state(topo, host):
     """libvirt's state of a host's domain: running, shut off, ... or None (no domain)."""
-    proc = virsh_for(topo, host, "domstate", domain_name(topo, host))
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    return of(topo, host).state()
