@@ -18,6 +18,7 @@ from testbed.model.state import state_root, write_json
 from testbed.model import site_history, site_lock, topology
 from testbed.model.errors import TestbedError
 from testbed.model.schema import env_int
+from testbed.network import wan
 from testbed.remote import console, repair_record
 from testbed.remote.profile_record import record_profile
 from testbed.remote.ssh import guest_known_hosts
@@ -339,7 +340,6 @@ def _boot_cold(site, profile, health, the_plan, record, started, direct, paralle
         record["cpu"].update(guests=hostload.cpu_seconds(topo),
                              tools=round(hostload.own_cpu_seconds() - tools_before, 1))
         if any(link.rtt_ms or link.loss_pct or link.rate_mbit for link in topo.wan):
-            from testbed.network import wan
             for row in wan.set_links(topo, site.ssh(), state, [], count=10):
                 print(f"WAN from the topology: {row['link']} configured {row['configured_ms']:g} ms, "
                       f"measured {row['measured_ms']} ms", flush=True)
