@@ -44,10 +44,27 @@ def test_durations_read_as_a_clock_and_an_estimate_as_rough(seconds, clock, roug
 
 
 def test_the_line_says_which_point_of_how_many_the_trial_the_time_elapsed_and_left():
-    # point 3 of 15 in trial 2 of 3: 13 points of this trial and 15 of the third are left
-    assert progress.points_left(3, 15, 2, 3) == 28
-    line = progress.line("rtt40-2W-wan-tuned", 3, 15, 252, 2, 3, (20.0, progress.FROM_REFERENCE))
+    line = progress.line("rtt40-2W-wan-tuned", 3, 15, 252, 2, 3, (560.0, progress.FROM_REFERENCE))
     assert line == "[point 3/15] rtt40-2W-wan-tuned (trial 2/3) · 4m12s elapsed · ~9m left (from the reference)"
+
+
+def test_each_point_left_takes_its_own_time_and_one_never_timed_the_mean():
+    kept = [("ramp", 1000.0), ("ramp", 1200.0), ("negotiation", 60.0)]   # mean of all: 753.3 s
+    assert progress.seconds_left(["ramp", "negotiation"], kept) == (1160.0, progress.FROM_REFERENCE)
+    seconds, source = progress.seconds_left(["negotiation", "failover"], (), kept)
+    assert round(seconds, 1) == 813.3 and source == progress.FROM_THIS_RUN
+    assert progress.seconds_left(["ramp"]) is None
+
+
+def test_a_trial_after_a_long_first_point_is_estimated_point_by_point(tmp_path):
+    # trial 2 of 2 of [ramp, negotiation]: trial 1 timed a 20 min ramp and a 1 min negotiation
+    kept = [{"test": "ramp", "trial": 1, "seconds": 1200.0, "status": "PASS"},
+            {"test": "negotiation", "trial": 1, "seconds": 60.0, "status": "PASS"}]
+    p = progress.Progress(run_dir(tmp_path, trial=2, trials=2, kept=kept), ["ramp", "negotiation"], now=lambda: NOW,
+                          reference_root=tmp_path / "none")
+    assert p.starting("ramp").endswith("~21m left (from this run)")
+    p.ended("ramp", "PASS", 1200.0)
+    assert p.starting("negotiation").endswith("~1m left (from this run)")   # not (1200 + 60 + 1200) / 3
 
 
 def test_a_run_of_one_trial_shows_no_trial_and_without_an_estimate_no_time_left():

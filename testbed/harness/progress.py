@@ -8,12 +8,12 @@ of a suite that has none), counted after the run's pre-run modifier and selectio
 counts those of this robot process, one trial. The elapsed time runs from the manifest's
 `start`, so a later trial's line counts the earlier trials too. What is left is the starting
 point, the rest of this trial and every later trial (the same rows), each taking the mean
-seconds of a point:
+seconds of that point (of all points, for one not timed there):
 
-- of the kept reference of the run's experiment, scale and topology (`results/reference/`),
+- in the kept reference of the run's experiment, scale and topology (`results/reference/`),
   when its manifest has the seconds of its points;
-- else of the points this run finished (earlier trials included);
-- else, before this run has finished one, of the experiment's references at other scales;
+- else in the points this run finished (earlier trials included);
+- else, before this run has finished one, in the experiment's references at other scales;
 - else no estimate.
 
 Each point's seconds go into the run's manifest (POINT_SECONDS_FIELD) as it ends, so a run
@@ -61,23 +61,16 @@ def points_of(tests):
     return rows or [t.name for t in tests]
 
 
-def points_left(i, n, trial=None, trials=None):
-    """Points still to measure when point i of n starts, the starting one included, with the n
-    of every later trial."""
-    later = (trials - trial) * n if trial and trials else 0
-    return n - i + 1 + later
-
-
 def timed(manifest):
-    """The seconds of each point a manifest kept (POINT_SECONDS_FIELD) that measured something."""
+    """(point, seconds) of each point a manifest kept (POINT_SECONDS_FIELD) that measured something."""
     entries = manifest.get(POINT_SECONDS_FIELD) or []
-    return [float(e["seconds"]) for e in entries
+    return [(e.get("test"), float(e["seconds"])) for e in entries
             if isinstance(e, dict) and e.get("status") in TIMED_STATUSES and isinstance(e.get("seconds"), (int, float))]
 
 
 def reference_seconds(suite, key, root=REFERENCE_ROOT):
-    """(seconds of each point of the reference `suite`/`key`, those of the suite's references
-    under other keys): [] where none kept any."""
+    """((point, seconds) of each point of the reference `suite`/`key`, those of the suite's
+    references under other keys): [] where none kept any."""
     same, other = [], []
     for path in sorted(Path(root).glob(f"{suite}/*/manifest.json")):
         try:
@@ -88,22 +81,29 @@ def reference_seconds(suite, key, root=REFERENCE_ROOT):
     return same, other
 
 
-def per_point(reference=(), this_run=(), other_scales=()):
-    """(mean seconds of a point, where it comes from), or None when nothing is known."""
-    for values, source in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
-                           (other_scales, FROM_OTHER_SCALES)):
-        if values:
-            return statistics.fmean(values), source
+def seconds_left(left, reference=(), this_run=(), other_scales=()):
+    """(seconds the points `left` will take, where that comes from), or None when nothing is
+    known. From the first source that timed any point: each point its own mean there (a
+    collector ramp and a negotiation cycle differ twentyfold), a point it did not time the
+    mean of all it did."""
+    for timed_points, source in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
+                                 (other_scales, FROM_OTHER_SCALES)):
+        if timed_points:
+            by_point = {}
+            for name, seconds in timed_points:
+                by_point.setdefault(name, []).append(seconds)
+            overall = statistics.fmean(seconds for _name, seconds in timed_points)
+            return sum(statistics.fmean(by_point[name]) if name in by_point else overall for name in left), source
     return None
 
 
-def line(name, i, n, elapsed, trial=None, trials=None, estimate=None):
-    """The progress line of point i of n; `estimate`: (seconds a point, source) or None."""
+def line(name, i, n, elapsed, trial=None, trials=None, left=None):
+    """The progress line of point i of n; `left`: (seconds left, source) or None."""
     parts = [f"[point {i}/{n}] {name}" + (f" (trial {trial}/{trials})" if trials and trials > 1 else ""),
              f"{clock(elapsed)} elapsed"]
-    if estimate is not None:
-        seconds, source = estimate
-        parts.append(f"{rough(seconds * points_left(i, n, trial, trials))} left ({source})")
+    if left is not None:
+        seconds, source = left
+        parts.append(f"{rough(seconds)} left ({source})")
     return PROGRESS_SEPARATOR.join(parts)
 
 
@@ -133,15 +133,16 @@ class Progress:
 
     def starting(self, name):
         self.i += 1
-        estimate = per_point(self.reference, self.this_run, self.other_scales)
-        return line(name, self.i, len(self.names), self.now() - self.started,
-                    self.trial, self.trials, estimate)
+        # this point on, the rest of this trial and every later trial (the same rows)
+        left = self.names[self.i - 1:] + self.names * max(0, self.trials - self.trial)
+        return line(name, self.i, len(self.names), self.now() - self.started, self.trial, self.trials,
+                    seconds_left(left, self.reference, self.this_run, self.other_scales))
 
     def ended(self, name, status, seconds):
         """Counts a point that measured something, and keeps its seconds in the manifest."""
         if status not in TIMED_STATUSES:
             return
-        self.this_run.append(seconds)
+        self.this_run.append((name, seconds))
         if self.run:
             kept = self.run.manifest().get(POINT_SECONDS_FIELD) or []
             entry = {"test": name, "trial": self.trial, "seconds": round(seconds, 1), "status": status}
