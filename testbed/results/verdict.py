@@ -465,12 +465,12 @@ def table(verdicts):
 
 
 def tally(verdicts):
-    """"N reproduced, M inconclusive, ..." over the paper claims alone."""
+    """"N reproduced, M inconclusive, ..." over the paper claims alone ("none" for a table of checks)."""
     counts = {}
     for v in verdicts:
         if v.claim.tallied:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
-    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "no paper claims"
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
 
 
 def load_file(path):
