@@ -269,12 +269,12 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     (state_root() / ACTIVE).write_text(topo.name)
     _path, the_plan = plan.write(topo, profile, state, accelerator, box=image)
     back = warm.come_back(site, profile, health, cold=cold, echo=lambda m: print(m, flush=True))
-    booted = back is None
-    if booted:
+    booting = back is None
+    if booting:
         back = _boot_cold(site, profile, health, the_plan, record, started, direct, parallel, wait_timeout)
     record_profile(state, profile)
     print(back, flush=True)
-    if booted and keep_warm and warm.wanted():
+    if booting and keep_warm and warm.wanted():
         warm.keep(site, profile.name)
     return 0
 
@@ -350,8 +350,6 @@ def _boot_cold(site, profile, health, the_plan, record, started, direct, paralle
         site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
     return (f"site {topo.name} healthy in {time.monotonic() - started:.0f} s "
             f"(VMs up and provisioned after {booted:.0f} s)")
-
-
 
 
 def _box_image_bytes(box):
