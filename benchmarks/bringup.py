@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from testbed.machines import hostload, lifecycle, warm
+from testbed.machines import hostload, lifecycle, snapshots, warm
 from testbed.results import bringup_record
 from testbed.model import tables, topology
 from testbed.model.clock import utc_iso
@@ -55,12 +55,19 @@ def warm_cycle(site):
     kept = json.loads(golden.read_text()).get("seconds") if golden.exists() else None
     park = timed(topo, "down")
     parked = warm.parked(site) is not None
+    restore = site.state.dir / snapshots.RESTORE_RECORD
+    restore.unlink(missing_ok=True)   # the figures below are this warm `up`'s or none
     back = timed(topo, "up")
     print(f"warm bring-up of {topo.name} ({len(topo.hosts)} VMs), seconds as the terminal saw them")
     print(tables.render(["cold `up --cold`", "of which keeping the golden snapshot", "`down` (parks)",
                          "warm `up`", "cold / warm"],
                         [[fmt(cold), fmt(kept), fmt(park) + ("" if parked else " (not parked)"), fmt(back),
                           f"{cold / back:.1f}x"]]))
+    phases = json.loads(restore.read_text()).get("phases", {}) if restore.exists() else {}
+    if phases:
+        print("the warm `up`'s restore, step by step (s)")
+        print(tables.render(list(phases) + ["restore in all"],
+                            [[f"{s:.1f}" for s in phases.values()] + [f"{sum(phases.values()):.1f}"]]))
 
 
 def main():

@@ -89,6 +89,8 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
     assert len(reverts) == len(topo.hosts) and all(c[2] == "tb-pristine" and "--running" in c for c in reverts)
     assert set(commands) == set(topo.hosts) and all("date -u -s @" in c for c in commands.values())
     assert out["name"] == "pristine" and len(out["clock_skew_s"]) == 2 and out["clock_skew_s"][0] > 1000
+    assert list(out["phases"]) == ["revert", "disk limits", "clocks after the revert", "health", "clocks once healthy"]
+    assert out["healthy_seconds"] >= sum(out["phases"].values()) - 0.3   # each rounded to 0.1 s
     # a snapshot carries the member limits it was taken with: the topology's are set again after the revert
     dtn = topo.role_host("dtn").disks
     assert set(virsh.tune.values()) == {(int(dtn.mb_per_s * 1e6), dtn.iops)} and len(virsh.tune) == dtn.count

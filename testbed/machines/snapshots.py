@@ -21,7 +21,9 @@ from testbed.machines import domains
 from testbed.model import site_history
 from testbed.model.clock import utc_iso
 from testbed.model.errors import ConfigError, TestbedError
+from testbed.model.state import write_json
 
+RESTORE_RECORD = "restore.json"
 PREFIX = "tb-"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
 SPACE_MARGIN_MB = 2048
@@ -203,12 +205,18 @@ def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
     if health is None:
         raise TestbedError("restoring a snapshot waits for the site's health: pass health=testbed.services.health")
     started = time.monotonic()
+    phases, mark = {}, [started]   # seconds each step took, in order: where a warm `up` spends its time
+
+    def done(step):
+        now = time.monotonic()
+        phases[step], mark[0] = round(now - mark[0], 1), now
     echo(f"restoring {len(topo.hosts)} VMs to snapshot {name}")
     _each(topo, lambda h: _virsh("snapshot-revert", domains.domain_name(topo, h), PREFIX + name, "--running"))
-    reverted = time.monotonic() - started
+    done("revert")
     # a snapshot carries the RAID members' limits it was taken with: put the topology's back
     from testbed.machines import disks
     disks.apply(topo, echo=echo)
+    done("disk limits")
     ssh = ssh or site.ssh(timeout=60)
     # Seen under TCG: a clock set right after the revert fell back ~50 s while the guests
     # settled, so set it again once the site is healthy and report what was corrected.
@@ -216,18 +224,23 @@ def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
     for attempt in ("after the revert", "once healthy"):
         if attempt == "once healthy":
             health.wait_healthy(topo, ssh, timeout=wait_timeout, started=started, echo=echo)
+            done("health")
         results, now = set_clocks(topo, ssh)
         bad = [h for h, r in results.items() if not r.ok]
         if bad:
             raise TestbedError(f"could not set the clock on {', '.join(bad)} {attempt}")
         skew.append(clock_skew(results, now))
+        done(f"clocks {attempt}")
     total = time.monotonic() - started
     taken = next((r for r in records(site) if r.get("name") == name), {})
     site_history.began(site.state, f"snapshot {name}", runs=taken.get("runs_before", []))
-    echo(f"site {topo.name} healthy {total:.0f} s after the restore began (reverted in {reverted:.0f} s; "
+    echo(f"site {topo.name} healthy {total:.0f} s after the restore began "
+         f"({', '.join(f'{step} {s:.0f} s' for step, s in phases.items())}; "
          f"guest clocks corrected by up to {skew[0]} s, then {skew[1]} s)")
-    return {"name": name, "revert_seconds": round(reverted, 1), "healthy_seconds": round(total, 1),
-            "clock_skew_s": skew}
+    restored = {"name": name, "revert_seconds": phases["revert"], "healthy_seconds": round(total, 1),
+                "clock_skew_s": skew, "phases": phases, "ended": utc_iso()}
+    write_json(site.state.dir / RESTORE_RECORD, restored)   # the last restore, for benchmarks/bringup.py
+    return restored
 
 
 def delete(site, name, echo=print):
