@@ -13,12 +13,12 @@ from testbed.cli import experiment_commands, report_commands
 from testbed.harness import registry
 from testbed.model.errors import ConfigError
 from testbed.report import markdown, pages
-from testbed.results import reference, runs as results
+from testbed.results import reference, runs as results, verdict
 
 PARSER = cli.with_examples(cli.build_parser())
 
 MKDOCS = yaml.safe_load((PROJECT_ROOT / "mkdocs.yml").read_text())
-MAX_PAGE_WORDS = 6000     # "about 5,000": a page read in one sitting
+MAX_PAGE_WORDS = 5000     # "about 5,000": a page read in one sitting
 
 
 def copy_pages(tmp_path):
@@ -139,7 +139,8 @@ def experiment_pages_text(name):
     """text(root): the experiment's page and its sub-pages (the suite, the kept runs), joined."""
     def text(root):
         pages_of = sorted((root / "docs" / "experiments").glob(f"{name}*.md"))
-        return "\n".join(p.read_text() for p in pages_of if p.stem in (name, f"{name}-suite", f"{name}-runs"))
+        return "\n".join(p.read_text() for p in pages_of
+                         if p.stem in (name, f"{name}-suite", f"{name}-runs", f"{name}-claims"))
     return text
 
 
@@ -150,11 +151,27 @@ def test_every_experiment_has_a_page_in_the_nav_with_its_generated_sections():
         assert page in nav, f"mkdocs.yml: nav has no {page}"
         keys = markdown.keys(experiment_pages_text(name)(PROJECT_ROOT))
         want = [f"params:{name}", f"rows:{name}", f"reference:{name}"] + \
-            ([f"paper:{name}", f"summary:{name}"] if exp.paper else [])
+            ([f"paper:{name}", f"summary:{name}", f"claims:{name}"] if exp.paper else [])
         assert set(want) <= set(keys), f"docs/{page} and its sub-pages: missing {sorted(set(want) - set(keys))}"
         if exp.paper:
             assert markdown.keys((PROJECT_ROOT / "docs" / page).read_text())[0] == f"summary:{name}", \
                 f"docs/{page}: the verdicts come first"
+
+
+def test_each_claim_on_an_experiments_page_links_to_itself_in_full_on_its_claims_page():
+    for name, exp in registry.experiments().items():
+        if not exp.paper:
+            continue
+        page = (PROJECT_ROOT / "docs" / "experiments" / f"{name}.md").read_text()
+        full = (PROJECT_ROOT / "docs" / "experiments" / f"{name}-claims.md").read_text()
+        for claim in verdict.load_file(exp.paper_path):
+            assert f"**`{claim.id}`**" in page, f"docs/experiments/{name}.md: no {claim.id}"
+            assert f'<a id="{claim.id}"></a>' in full, f"docs/experiments/{name}-claims.md: no anchor {claim.id}"
+            if claim.note:
+                assert f"({name}-claims.md#{claim.id})" in page and " ".join(claim.note.split()) in full
+                assert " ".join(claim.note.split()) not in page, f"{claim.id}: its note twice"
+            elif claim.reach or claim.derived:
+                assert f"({name}-claims.md#{claim.id})" in page
 
 
 def test_no_page_is_longer_than_a_reader_reads():

@@ -61,7 +61,21 @@ def paper_section(exp):
     lines = [f"The paper: {cite} (seed `{exp.seed}`).", "", f"The paper's figures (`{exp.paper}`):", "",
              table(["metric", "parameters", "paper", "unit", "source", "note"], fig_rows), "",
              "What the paper says it measured, each judged per run by `testbed compare` "
-             "(and by the suite's claim rows), declared before any run:", ""]
+             "(and by the suite's claim rows), declared before any run; how each figure is derived, "
+             f"when a claim is in reach and why it is judged so: [the claims in full]({exp.name}-claims.md).", ""]
+    return "\n".join(lines + _claim_groups(exp, lambda c: claim_item(c, full=False, page=f"{exp.name}-claims.md")))
+
+
+def claims_section(exp):
+    """Every claim in full: its words, what it reads, the paper's figure and band, how that
+    figure is derived, its reach condition and its note."""
+    if not exp.paper:
+        return f"`{exp.name}` reproduces no paper: it has no claims."
+    return "\n".join(_claim_groups(exp, claim_item))
+
+
+def _claim_groups(exp, item):
+    lines = []
     claims = verdict.load_file(exp.paper_path)
     for title, kind in (("Paper claims (the seed's own words; only these are tallied)", verdict.CLAIM),
                         ("Scale models (a model's answer to a claim, not a reproduction of its own)", verdict.MODEL),
@@ -70,15 +84,17 @@ def paper_section(exp):
                         ("Findings of this testbed (beyond the paper)", verdict.FINDING)):
         picked = [c for c in claims if c.kind == kind]
         if picked:
-            lines += [f"**{title}**", ""] + [claim_item(c) for c in picked] + [""]
-    return "\n".join(lines)
+            lines += [f"**{title}**", ""] + [item(c) for c in picked] + [""]
+    return lines
 
 
-def claim_item(c):
+def claim_item(c, full=True, page=None):
     """One claim as a list item: its words and place, what it reads, the paper's figure and
-    band, how that figure is derived, its reach condition and its note."""
+    band; `full`: also how that figure is derived, its reach condition and its note (else a
+    link to them on `page`)."""
     words = c.words if c.kind == verdict.FINDING else f'"{c.words}"'
-    parts = [f"- **`{c.id}`**: {words} ({c.where}). Judged on `{c.value.text()}`, the paper's side "
+    anchor = f'<a id="{c.id}"></a>' if full else ""
+    parts = [f"- {anchor}**`{c.id}`**: {words} ({c.where}). Judged on `{c.value.text()}`, the paper's side "
              f"`{c.expect.text}`."]
     if c.model_of:
         parts.append(f"The scale model of `{c.model_of}`.")
@@ -86,6 +102,11 @@ def claim_item(c):
         parts.append(f"The paper's figure: {c.paper:g}, band `{c.band.text}` ([{c.band.lo:.3g}, {c.band.hi:.3g}]).")
     elif c.paper is not None:
         parts.append(f"The paper's figure: {c.paper:g}.")
+    if not full:
+        said = [what for what, there in (("derivation", c.derived), ("reach", c.reach), ("notes", c.note)) if there]
+        if said:
+            parts.append(f"[Its {', '.join(said)}]({page}#{c.id}).")
+        return " ".join(parts)
     if c.derived:
         parts.append(f"Derived: {' '.join(c.derived.split())}.")
     if c.reach:

@@ -29,6 +29,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
     out = {
         "params": per_experiment("params", ex.params_section),
         "paper": per_experiment("paper", ex.paper_section),
+        "claims": per_experiment("claims", ex.claims_section),
         "rows": per_experiment("rows", ex.rows_section),
         "reference": per_experiment("reference", lambda exp: ex.reference_section(exp, reference_root)),
         # `summary:EXPERIMENT[:KEY]`: the page's main reference, or the one kept at KEY
