@@ -343,7 +343,8 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
                                                 rows), ""]
     lines += ["**What each row judges, in the seed's words** (a finding in this testbed's):", ""]
     lines += [f"- <a id=\"{c.id}\"></a>`{c.id}` ({c.experiment}): "
-              f"{c.words if c.kind == verdict.FINDING else chr(34) + ' '.join(c.words.split()) + chr(34)} ({c.where})"
+              f"{c.words if c.kind == verdict.FINDING else chr(34) + ' '.join(c.words.split()) + chr(34)} ({c.where}); "
+              f"[in full]({base}{c.experiment}-claims.md#{c.id})"
               for c in said] + [""]
     protocol = [[f"[{r.experiment}]({base}{r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
                  "; ".join(reference.protocol_problems(r)) or f"declared trials, one run; {reference.code_line(r)}"]
