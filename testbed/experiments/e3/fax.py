@@ -99,8 +99,7 @@ EXPERIMENT = Experiment(
         # Every job but the connectivity test reads every 10th event (`read_every`): a
         # basket holds ~8000 events, so the cache still fetches every basket of the
         # selection (the same bytes and round trips), while the emulated CPU's per-entry work
-        # drops tenfold (all 200000 events took ROOT ~800 s a job under TCG; 20000 take
-        # seconds after its start-up: the reference's e3.events_per_s).
+        # drops tenfold (the reference's e3.events_per_s gives a job's time at either count).
         "quick": {"sites": 3, "rtts": [5, 40, 80], "readers": ["root", "uproot"], "extra_reader_rows": 0,
                   "cache_mbs": [10, 30], "learn_entries": [100, 1, 0], "concurrency": [1, 2, 4, 8],
                   "concurrency_rtt": 5.0, "files_per_site": 1, "events": 200000, "branches": 192,
