@@ -30,11 +30,6 @@ def uri_of(topo, host):
     return hv.uri if hv else LOCAL_LIBVIRT_URI
 
 
-def virsh_for(topo, host, *args, **kw):
-    """virsh on the libvirt that holds `host`'s domain."""
-    return _virsh_at(uri_of(topo, host), *args, **kw)
-
-
 def libvirt_uris(topo):
     """Every libvirt the topology's VMs live on, this machine's first."""
     uris = [LOCAL_LIBVIRT_URI]
@@ -158,7 +153,8 @@ def domain_name(topo, host):
 
 def management_address(topo, host):
     """The guest's management address from libvirt's DHCP lease, or None."""
-    out = virsh_for(topo, host, "domifaddr", domain_name(topo, host), "--source", "lease").stdout
+    dom = of(topo, host)
+    out = dom.virsh("domifaddr", dom.name, "--source", "lease").stdout
     for line in out.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[2] == "ipv4":
