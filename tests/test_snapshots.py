@@ -79,6 +79,9 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
     commands = {}
 
     class FakeSSH:
+        def close_masters(self):
+            commands["closed after"] = len(virsh.calls)
+
         def run_many(self, cmds, timeout=None):
             commands.update(cmds)
             return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
@@ -87,6 +90,9 @@ def test_restore_reverts_every_vm_sets_clocks_and_waits_for_health(site, monkeyp
     out = snapshots.restore(Site(topo), "pristine", FakeSSH(), echo=lambda *_: None, health=health)
     reverts = [c for c in virsh.calls if c[0] == "snapshot-revert"]
     assert len(reverts) == len(topo.hosts) and all(c[2] == "tb-pristine" and "--running" in c for c in reverts)
+    # the masters opened before the revert are closed after it, before the first command
+    closed_after = commands.pop("closed after")
+    assert closed_after > max(i for i, c in enumerate(virsh.calls) if c[0] == "snapshot-revert")
     assert set(commands) == set(topo.hosts) and all("date -u -s @" in c for c in commands.values())
     assert out["name"] == "pristine" and len(out["clock_skew_s"]) == 2 and out["clock_skew_s"][0] > 1000
     assert list(out["phases"]) == ["revert", "disk limits", "clocks after the revert", "health", "clocks once healthy"]
@@ -131,6 +137,9 @@ def test_a_restore_says_the_site_came_from_the_snapshot_with_the_runs_it_had_car
     site_history.add_run(state, "20261129T1300Z-e4-small")   # after the snapshot: undone by the restore
 
     class FakeSSH:
+        def close_masters(self):
+            pass
+
         def run_many(self, cmds, timeout=None):
             return {h: Result(h, 0, "was=1000.0\nok\n", "") for h in cmds}
     health = types.SimpleNamespace(wait_healthy=lambda *a, **k: {"healthy": True})

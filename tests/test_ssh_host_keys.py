@@ -62,3 +62,26 @@ def test_provisioning_forgets_the_old_key_before_it_connects(ssh, monkeypatch):
     work.bundles = {"worker1": type("B", (), {"read_bytes": lambda self: b""})()}
     work.command, work.existing_command, work.started = "true", "true", 0.0
     assert work._one("worker1") and seen == [""]
+
+
+def test_closing_masters_exits_each_open_one_and_leaves_no_socket(ssh, monkeypatch):
+    import subprocess
+    sockets = ssh.state.dir / "ssh"
+    sockets.mkdir(parents=True, exist_ok=True)
+    for name in ("cm-worker1", "cm-dtn-mgmt"):
+        (sockets / name).write_text("")
+    exited = []
+
+    def fake_run(argv, **kwargs):
+        exited.append(argv)
+        if "cm-dtn-mgmt" in argv[2]:
+            raise subprocess.TimeoutExpired(argv, 10)   # a master that does not answer
+        return subprocess.CompletedProcess(argv, 0)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    ssh.close_masters()
+    assert sorted(a[2] for a in exited) == [f"ControlPath={sockets / 'cm-dtn-mgmt'}",
+                                            f"ControlPath={sockets / 'cm-worker1'}"]
+    assert all(a[0] == "ssh" and a[3:5] == ["-O", "exit"] for a in exited)
+    assert not list(sockets.iterdir())
+    ssh.close_masters(["worker1"])   # none open: nothing to run
+    assert len(exited) == 2

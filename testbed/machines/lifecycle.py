@@ -385,6 +385,7 @@ def down(site, echo=print):
         if active.exists() and active.read_text().strip() == topo.name:
             active.unlink()
         return _down_result(topo, left, started)
+    site.ssh().close_masters()   # no SSH process of the testbed outlives the VMs it reached
     # the domains it parks are gone from Vagrant's and libvirt's view; a site parked already
     # (a second `down`) is removed for good
     if warm.park(site, echo=echo) is None and warm.parked(site):

@@ -218,6 +218,7 @@ def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
     disks.apply(topo, echo=echo)
     done("disk limits")
     ssh = ssh or site.ssh(timeout=60)
+    ssh.close_masters()   # opened before the revert: the guests' side of them is gone
     # Seen under TCG: a clock set right after the revert fell back ~50 s while the guests
     # settled, so set it again once the site is healthy and report what was corrected.
     skew = []

@@ -91,7 +91,7 @@ class SSH:
 
     def argv(self, host, interactive=False):
         spec = self.existing(host)
-        control = self.state.dir / "ssh" / (f"cm-{host}" if host not in self.addresses else f"cm-{host}-mgmt")
+        control = self._control(host, mgmt=host in self.addresses)
         if spec:
             # a machine of the user's: only its own key, and its host key checked after the first login
             opts = ["-i", str(spec.key), "-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=accept-new",
@@ -114,6 +114,24 @@ class SSH:
         if not interactive:
             opts += ["-o", "BatchMode=yes"]
         return ["ssh"] + opts + [target]
+
+    def _control(self, host, mgmt=False):
+        """The socket of the host's SSH master connection (one per address it is reached at)."""
+        return self.state.dir / "ssh" / (f"cm-{host}-mgmt" if mgmt else f"cm-{host}")
+
+    def close_masters(self, hosts=None):
+        """End the master connections to `hosts` (default every host). A guest reverted to a
+        snapshot, or gone, no longer shares a master's TCP and cipher state: a command sent
+        through it hangs until ServerAliveInterval x 3 gives up, so they are closed first."""
+        for host in self.topo.hosts if hosts is None else hosts:
+            for control in (self._control(host), self._control(host, mgmt=True)):
+                if control.exists():
+                    try:
+                        subprocess.run(["ssh", "-o", f"ControlPath={control}", "-O", "exit", "master"],
+                                       capture_output=True, timeout=10)
+                    except subprocess.TimeoutExpired:
+                        pass   # a master that does not answer is left to its own ServerAlive end
+                    control.unlink(missing_ok=True)
 
     def root_prefix(self, host):
         """What runs a command as root: sudo without a password, unless the login is root."""
