@@ -18,6 +18,13 @@ from tests.hypervisor_sites import LAB2, MEMSTATS, TWO, FakeHypervisors, capabil
 HERE = "qemu:///system"
 
 
+def box_of(tmp_path, size):
+    """A box whose disk image has `size` bytes (sparse)."""
+    with open(tmp_path / "box.img", "wb") as f:
+        f.truncate(size)
+    return types.SimpleNamespace(dir=tmp_path)
+
+
 def refusal(fake, topo=None, accelerator="tcg", **kw):
     with pytest.raises(TestbedError) as err:
         hypervisor_preflight.preflight(topo or two(), accelerator, run=fake, **kw)
@@ -86,8 +93,8 @@ def test_not_enough_free_memory_for_the_vms_placed_there():
     (Ran(0, "Name: default\nState:          running\nAvailable:      2.50 GiB\n", ""),
      "its storage pool default has 2.5 GB free; the box image and its VMs' data disks need 5 GB"),
 ])
-def test_the_storage_pool_the_box_is_uploaded_to(answer, words):
-    text = refusal(FakeHypervisors({(LAB2, "pool-info"): answer}), box_image_bytes=2**30)
+def test_the_storage_pool_the_box_is_uploaded_to(answer, words, tmp_path):
+    text = refusal(FakeHypervisors({(LAB2, "pool-info"): answer}), box=box_of(tmp_path, 2**30))
     assert words in text
 
 

@@ -3,6 +3,7 @@ parking at `down` (disks moved, XML kept, Vagrant's machines moved) and unparkin
 (everything back in order, then the golden snapshot restored), and a changed key booting
 cold."""
 import json
+import time
 import types
 
 import pytest
@@ -103,11 +104,8 @@ def test_down_parks_the_disks_xml_and_vagrants_machines_then_up_brings_them_back
     assert virsh.verbs().count("undefine") == len(s.topo.hosts)
     assert all("--snapshots-metadata" in c for c in virsh.calls if c[0] == "undefine")   # the disks stay
 
-    restored = []
-    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
     back = FakeVirsh()
-    out = warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=back, leases_dir=leases)
-    assert restored == [warm.GOLDEN] and "warm_seconds" in out
+    assert warm.unpark(s, echo=lambda *_: None, pool_dir=pool, virsh=back, leases_dir=leases) is True
     # the network's leases are back before it starts, running from now: Vagrant finds the guests
     back_lease = json.loads((leases / "virbr9.status").read_text())[0]
     assert back_lease["ip-address"] == "192.168.160.11" and back_lease["expiry-time"] > 1e9
@@ -137,7 +135,7 @@ def test_a_site_parked_under_another_key_is_dropped_and_up_boots_cold(site, monk
     warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=FakeVirsh())
     (s.state.hosts_dir / "cm1" / "condor.conf").write_text("A = 3\n")   # a template changed
     said, virsh = [], FakeVirsh()
-    assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
+    assert warm.unpark(s, echo=said.append, pool_dir=pool, virsh=virsh) is False
     assert virsh.calls == [] and not warm.park_dir(s, pool).exists() and "booting cold" in said[0]
 
 
@@ -166,7 +164,7 @@ def test_a_parked_site_never_replaces_vms_made_since_it_was_parked(site, monkeyp
     warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=FakeVirsh())
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "cm1" else None)
     said, virsh = [], FakeVirsh()
-    assert warm.unpark(s, health="health", echo=said.append, pool_dir=pool, virsh=virsh) is None
+    assert warm.unpark(s, echo=said.append, pool_dir=pool, virsh=virsh) is False
     assert virsh.calls == [] and not warm.park_dir(s, pool).exists()
     assert said == ["VMs of small exist already (cm1): the parked site is dropped"]
 
@@ -233,18 +231,15 @@ def test_an_unpark_stopped_halfway_is_parked_again_then_brought_back_whole(site,
     names = [f"tb-small-{h}" for h in s.topo.hosts]
     warm.park(s, echo=lambda *_: None, pool_dir=pool, virsh=DomainsVirsh(names))
     here = warm.park_dir(s, pool)
-    restored = []
-    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: restored.append(name) or {})
     virsh = DomainsVirsh([], stop_verb="define", stop_at=2)
     with pytest.raises(KeyboardInterrupt):
-        warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=virsh)
-    assert warm.parked(s, pool)["state"] == warm.UNPARKING and restored == []
+        warm.unpark(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh)
+    assert warm.parked(s, pool)["state"] == warm.UNPARKING
     # Vagrant knows the domains defined so far: `up` does not sweep them as leftovers
     assert (tmp_path / "checkout" / ".vagrant" / "machines" / "cm1" / "libvirt" / "id").exists()
     assert len(virsh.defined) == 1 and set(where(disks, pool, here).values()) == {"pool", "parked"}
     virsh.stop_verb = None
-    warm.unpark(s, health="health", echo=lambda *_: None, pool_dir=pool, virsh=virsh)
-    assert restored == [warm.GOLDEN] and not here.exists()
+    assert warm.unpark(s, echo=lambda *_: None, pool_dir=pool, virsh=virsh) is True and not here.exists()
     assert virsh.defined == set(names) and set(where(disks, pool, here).values()) == {"pool"}
 
 
@@ -282,12 +277,13 @@ def test_up_comes_back_warm_drops_the_parked_site_with_cold_and_uses_nothing_par
     s, _pool, _disks = site
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(warm, "parked", lambda site: {"key": "k", "state": warm.PARKED})
-    monkeypatch.setattr(warm, "unpark", lambda site, health, echo: {"warm_seconds": 41.6})
+    monkeypatch.setattr(warm, "unpark", lambda site, echo: True)
+    monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: time.sleep(0.6))
     dropped = []
     monkeypatch.setattr(warm, "discard", lambda site: dropped.append(site.topo.name))
     profile = types.SimpleNamespace(name="default")
     line = warm.come_back(s, profile, health=None, echo=lambda *_: None)
-    assert line.startswith("site small back warm: healthy 42 s after `up` began")
+    assert line.startswith(f"site small back warm from snapshot {warm.GOLDEN}: healthy 1 s after `up` began")
     said = []
     assert warm.come_back(s, profile, health=None, cold=True, echo=said.append) is None   # boots
     assert dropped == ["small"] and "booting anew" in said[0]
@@ -304,8 +300,8 @@ def test_up_reverts_vms_that_exist_to_a_snapshot_of_this_profile_and_boots_other
     reverted = []
     monkeypatch.setattr(snapshots, "restore", lambda site, name, health, echo: reverted.append(name) or
                         {"healthy_seconds": 30.2})
-    assert warm.come_back(s, profile, health=None, echo=lambda *_: None) == (
-        "site small restored from snapshot p1: healthy in 30 s")
+    assert warm.come_back(s, profile, health=None, echo=lambda *_: None).startswith(
+        "site small restored from snapshot p1: healthy 0 s after `up` began")
     assert reverted == ["p1"]
     assert warm.come_back(s, types.SimpleNamespace(name="default"), health=None, echo=lambda *_: None) is None
     monkeypatch.setattr(domains, "state", lambda topo, host: None if host == "worker1" else "running")

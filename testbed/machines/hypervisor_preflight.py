@@ -230,11 +230,21 @@ def check_shell(hv, run):
     return {"root": got.get("root")}, problems
 
 
-def preflight(topo, accelerator, run=None, tb_cache=None, box_image_bytes=0):
+def image_bytes(box):
+    """The size of the box's disk image (what vagrant-libvirt uploads to a remote pool), 0 if unknown."""
+    try:
+        return (box.dir / "box.img").stat().st_size if box else 0
+    except OSError:
+        return 0
+
+
+def preflight(topo, accelerator, run=None, tb_cache=None, box=None):
     """Check every hypervisor the topology places a VM on (other than this machine's own
-    socket) and every member of the VXLAN; {name: facts}. TestbedError naming each one
-    refused, with every reason, before anything is changed."""
+    socket) and every member of the VXLAN; {name: facts}. `box`: the box the guests boot,
+    whose image each remote pool must have room for. TestbedError naming each one refused,
+    with every reason, before anything is changed."""
     run = run or run_command
+    box_image_bytes = image_bytes(box)
     if tb_cache is None:
         tb_cache = accel.guest_cpu(accelerator)["tb_cache_mb"]
     facts, refused, uuids = {}, [], {}

@@ -237,7 +237,7 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if topo.remote_vm_hosts:
         accelerator = accel.detect()
         echo(f"checking hypervisors {', '.join(hv.name for hv in topo.layout.involved)}")
-        hv_checked = hypervisor_preflight.preflight(topo, accelerator, box_image_bytes=_box_image_bytes(direct))
+        hv_checked = hypervisor_preflight.preflight(topo, accelerator, box=direct)
     if topo.existing_hosts:
         state.ensure_dirs()  # the SSH control sockets and known_hosts (on this machine only)
         echo(f"checking existing hosts {', '.join(h.name for h in topo.existing_hosts)}")
@@ -350,14 +350,6 @@ def _boot_cold(site, profile, health, the_plan, record, started, direct, paralle
         site_history.began(state, "bring-up")   # an `up` of VMs already running keeps their history
     return (f"site {topo.name} healthy in {time.monotonic() - started:.0f} s "
             f"(VMs up and provisioned after {booted:.0f} s)")
-
-
-def _box_image_bytes(box):
-    """The size of the box's disk image (what vagrant-libvirt uploads to a remote pool), 0 if unknown."""
-    try:
-        return (box.dir / "box.img").stat().st_size if box else 0
-    except OSError:
-        return 0
 
 
 def _write_record(state, record):

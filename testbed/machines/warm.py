@@ -213,26 +213,26 @@ def discard(site, pool_dir=POOL_DIR, virsh=None):
     shutil.rmtree(park_dir(site, pool_dir), ignore_errors=True)
 
 
-def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
-    """At `up`: bring the parked site back when it was parked under the key of this
-    bring-up; returns the restore's figures, or None (nothing parked, or parked under
-    another key: then it is discarded and the site boots cold)."""
+def unpark(site, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=LEASES_DIR):
+    """At `up`: define the parked site's networks and domains again, with their golden
+    snapshot, when it was parked under the key of this bring-up; True then (the caller
+    reverts to the snapshot), False when nothing is parked or it was parked under another
+    key (then it is discarded and the site boots cold)."""
     virsh = virsh or snapshots._virsh
     record = settle(site, pool_dir, virsh)   # a park or an unpark stopped halfway: parked first
     if record is None:
-        return None
+        return False
     now = key(site)
     if record.get("key") != now:
         echo(f"the parked site of {site.topo.name} was kept under another key ({record.get('key')}, now {now}): "
              "booting cold")
         discard(site, pool_dir, virsh)
-        return None
+        return False
     there = [h for h in site.topo.hosts if domains.state(site.topo, h)]
     if there:   # made since the site was parked (a plain `vagrant up`): its disks must not be replaced
         echo(f"VMs of {site.topo.name} exist already ({', '.join(there)}): the parked site is dropped")
         discard(site, pool_dir, virsh)
-        return None
-    started = time.monotonic()
+        return False
     source = park_dir(site, pool_dir)
     _write(source, record, UNPARKING)
     # Vagrant's machines first: a domain Vagrant does not know is a leftover that `up`
@@ -252,36 +252,36 @@ def unpark(site, health, echo=print, pool_dir=POOL_DIR, virsh=None, leases_dir=L
                 args=(dom["name"],), extra=("--redefine", "--current"))
     (source / RECORD).unlink()   # first: a site without its record is simply up (its VMs exist)
     shutil.rmtree(source, ignore_errors=True)
-    restored = snapshots.restore(site, GOLDEN, health=health, echo=echo)
-    restored["warm_seconds"] = round(time.monotonic() - started, 1)
-    return restored
+    return True
 
 
 def come_back(site, profile, health, cold=False, echo=print):
     """How `up` brings the site back without booting: the last line `up` prints, or None
     when it must boot. A parked site of this bring-up's key is unparked (`cold` drops it
     instead); VMs that exist with a snapshot of this topology, profile and provisioning are
-    reverted to it. Under CI nothing parked is used or dropped."""
+    reverted to it; either way the site is restored from that snapshot. Under CI nothing
+    parked is used or dropped."""
     topo = site.topo
     if eligible(topo):
         return None
+    started = time.monotonic()
+    name = None
     if wanted() and parked(site):
         if cold:
             discard(site)
             echo(f"dropped the parked site of {topo.name} (`up --cold`): booting anew")
-        else:
-            restored = unpark(site, health, echo=echo)
-            if restored:
-                return (f"site {topo.name} back warm: healthy {restored['warm_seconds']:.0f} s after `up` began "
-                        "(as after its cold bring-up; `up --cold` boots it anew)")
-    if all(domains.state(topo, h) for h in topo.hosts):
-        name = snapshots.matching(site, profile.name)
+        elif unpark(site, echo=echo):
+            name, back = GOLDEN, "back warm"
+    if name is None and all(domains.state(topo, h) for h in topo.hosts):
+        name, back = snapshots.matching(site, profile.name), "restored"
         if name:
             echo(f"the VMs of {topo.name} exist and snapshot {name} matches topology, profile {profile.name} "
                  "and provisioning: restoring it instead of booting")
-            restored = snapshots.restore(site, name, health=health, echo=echo)
-            return f"site {topo.name} restored from snapshot {name}: healthy in {restored['healthy_seconds']:.0f} s"
-    return None
+    if name is None:
+        return None
+    snapshots.restore(site, name, health=health, echo=echo)
+    return (f"site {topo.name} {back} from snapshot {name}: healthy {time.monotonic() - started:.0f} s after "
+            "`up` began (as after its cold bring-up; `up --cold` boots it anew)")
 
 
 def _leases_path(net_xml, leases_dir=LEASES_DIR):
