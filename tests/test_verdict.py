@@ -386,6 +386,14 @@ def test_a_claim_row_skips_what_cannot_fail_and_fails_a_contradiction_or_a_faile
         claim_row(v.evaluate(claim("= 0.2", kind="check", ratio=False), [rec("e1.achieved_over_expected", 0.3)]))
 
 
+def test_a_claim_row_that_skips_leaves_its_message_to_robot_once(capfd):
+    from robot.api.exceptions import SkipExecution
+    with pytest.raises(SkipExecution) as skipped:
+        claim_row(v.evaluate(claim(), losses([(0.6, 0.3)])))
+    out = capfd.readouterr()
+    assert str(skipped.value) and str(skipped.value) not in out.out + out.err
+
+
 def test_holm_over_verdicts_already_corrected_is_the_same_correction():
     edge = losses([(0.3, 0.3 * x) for x in (1.5, 1.9, 1.7)])
     once = v.evaluate_all([claim(id=f"c{i}") for i in range(4)], edge)

@@ -143,14 +143,13 @@ class TestbedLibrary:
         of reach, or judged after a later trial; PASS with the verdict as the message."""
         found, why = self.site.claim_verdict(claim_id)
         if found is None:
-            logger.console(f"  {why}")
-            raise SkipExecution(why)
+            raise SkipExecution(why)   # Robot's console prints a SKIP's or a FAIL's message itself
         line = found.line()
-        logger.console(f"  {line}")
         if not found.judged:
             raise SkipExecution(line)
         if not found.passes:
             raise AssertionError(line)
+        logger.console(f"  {line}")
         BuiltIn().set_test_message(line)
         return found.verdict
 
