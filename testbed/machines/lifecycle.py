@@ -380,7 +380,8 @@ def down(site, echo=print):
     site.ssh().close_masters()   # no SSH process of the testbed outlives the VMs it reached
     # the domains it parks are gone from Vagrant's and libvirt's view; a site parked already
     # (a second `down`) is removed for good
-    if warm.park(site, echo=echo) is None and warm.parked(site):
+    parked = warm.park(site, echo=echo) is not None
+    if not parked and warm.parked(site):
         warm.discard(site)
         echo(f"removed the parked copy of {topo.name} ({warm.park_dir(site)})")
     run = VagrantRun(state.dir / "vagrant-down.log", started, {})
@@ -416,7 +417,7 @@ def down(site, echo=print):
     repair_record.clear(state)  # and what their suites could not restore
     demo_mark(topo.name).unlink(missing_ok=True)
     site_history.forget(state)
-    return _down_result(topo, left, started)
+    return _down_result(topo, left, started, "parked" if parked else "destroyed")
 
 
 def demo_mark(name):
@@ -437,12 +438,12 @@ def left_by_demo(name):
     return demo_mark(name).exists()
 
 
-def _down_result(topo, left, started):
+def _down_result(topo, left, started, how="deprovisioned"):
     """The last line of `down`; TestbedError naming the existing hosts it could not clean."""
     if left:
         raise TestbedError(f"site {topo.name}: {'VMs destroyed, but ' if topo.vm_hosts else ''}"
                            "existing host(s) not cleaned: " + "; ".join(f"{h}: {why}" for h, why in left.items()))
-    print(f"site {topo.name} {'destroyed' if topo.vm_hosts else 'deprovisioned'} "
+    print(f"site {topo.name} {how} "
           f"in {time.monotonic() - started:.0f} s")
     return 0
 
