@@ -67,8 +67,8 @@ def active_topology(root=PROJECT_ROOT):
 
 def setup_seconds():
     """The seconds `./tb` spent before the command began (the host's set-up: apt and the
-    virtualenv on a fresh machine, a check once done): TB_SETUP_SECONDS, which the command line sets from
-    `./tb`'s TB_STARTED as it starts; None without it."""
+    virtualenv on a fresh machine, a check once done): TB_SETUP_SECONDS, which the command
+    line sets from `./tb`'s TB_STARTED as it starts; None without it."""
     try:
         return round(float(os.environ["TB_SETUP_SECONDS"]), 1)
     except (KeyError, ValueError):
