@@ -119,11 +119,11 @@ class SSH:
         """The socket of the host's SSH master connection (one per address it is reached at)."""
         return self.state.dir / "ssh" / (f"cm-{host}-mgmt" if mgmt else f"cm-{host}")
 
-    def close_masters(self, hosts=None):
-        """End the master connections to `hosts` (default every host). A guest reverted to a
-        snapshot, or gone, no longer shares a master's TCP and cipher state: a command sent
-        through it hangs until ServerAliveInterval x 3 gives up, so they are closed first."""
-        for host in self.topo.hosts if hosts is None else hosts:
+    def close_masters(self):
+        """End the master connections to every host. A guest reverted to a snapshot, or gone,
+        no longer shares a master's TCP and cipher state: a command sent through it hangs
+        until ServerAliveInterval x 3 gives up, so they are closed first."""
+        for host in self.topo.hosts:
             for control in (self._control(host), self._control(host, mgmt=True)):
                 if control.exists():
                     try:
