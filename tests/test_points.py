@@ -235,6 +235,31 @@ def test_e2_cached_point_keeps_both_rounds_and_reports_what_the_cache_said():
     assert bad.failures == ["repeated reads of f1 still fetched from the origin"]
 
 
+def _bound(**over):
+    b = {"network": _round(aggregate=4.0, clients=4), "first": _round(aggregate=0.4, phase="bound_first_read-4"),
+         "write": {"rate": 0.2, "writers": 10, "write_mb": 1}, "profile": "default", "stripe_cache_size": 256,
+         "target_ratio": 0.046, "member_mb_per_s": 0.05, "cache_problem": None}
+    b.update(over)
+    return b
+
+
+def test_e2_array_bound_point_judges_the_cache_against_its_own_network_and_array():
+    m = e2_points.array_bound(_bound())
+    got = {r[0]: (r[1], r[3]) for r in m.records}
+    assert got["e2.cached_over_uncached"][0] == pytest.approx(0.1)
+    assert got["e2.cached_over_uncached"][1]["spindles"] == "array-bound"
+    assert got["e2.array_over_network"] == (0.05, {"target": 0.046, "stripe_cache_size": 256,
+                                                     "profile": "default", "spindles": "array-bound"})
+    assert got["e2.raid_write_rate"][1]["member_mb_per_s"] == 0.05
+    assert got["e2.first_read_rate"][1]["spindles"] == "array-bound"
+    assert m.verdict() is None
+    # an array that still outruns the paper's ratio by more than x2 is not the paper's regime
+    fast = e2_points.array_bound(_bound(write={"rate": 1.0, "writers": 10, "write_mb": 1}))
+    assert len(fast.failures) == 1 and "not within x2 of the paper's 0.046" in fast.failures[0]
+    empty = e2_points.array_bound(_bound(cache_problem="the first reads fetched nothing from the origin"))
+    assert empty.failures == ["the first reads fetched nothing from the origin"]
+
+
 def test_e3_cell_records_every_number_of_the_job_it_has():
     at = {"compute": "a", "storage": "b", "rtt_ms": 40, "cache_mb": 10.0, "reader": "root", "learn_entries": 100}
     r = {"at": at, "events_per_s": 50.0, "cpu_eff": 0.5, "mb_per_s": 2.0, "startup_s": 1.0, "read_calls": 12,

@@ -161,3 +161,24 @@ def test_inflight_names_the_busy_disks_only():
             "/sys/block/vdd/inflight:       0        1\n")
     assert siteinabox.inflight_text(text) == "requests in flight (reads/writes): vdc 4/24, vdd 0/1"
     assert siteinabox.inflight_text("/sys/block/vda/inflight: 0 0\n") == "no requests in flight"
+
+
+def test_the_papers_array_over_network_per_stripe_cache():
+    figures = [{"metric": "e2.raid_write_rate", "params": {"stripe_cache_size": 256}, "value": 60},
+               {"metric": "e2.raid_write_rate", "params": {"stripe_cache_size": 32768}, "value": 700},
+               {"metric": "e2.uncached_rate", "params": {"clients": 10}, "value": 1300}]
+    assert siteinabox.paper_array_over_network(256, figures) == pytest.approx(60 / 1300)
+    assert siteinabox.paper_array_over_network(32768, figures) == pytest.approx(700 / 1300)
+    assert siteinabox.paper_array_over_network(1024, figures) is None
+    # the kept paper file gives both
+    assert siteinabox.paper_array_over_network(256) == pytest.approx(60 / 1300)
+
+
+def test_member_limits_are_calibrated_to_the_target_array_rate():
+    assert siteinabox.first_member_limit(0.4, 4) == pytest.approx(0.1)
+    # the array wrote at 0.25 MB/s with members at 0.1: 0.4 needs 0.16
+    assert siteinabox.calibrated_limit(0.1, 0.25, 0.4) == pytest.approx(0.16)
+    with pytest.raises(ValueError):
+        siteinabox.calibrated_limit(0.1, 0.0, 0.4)
+    assert siteinabox.calibrating_write_mb(0.14, 10, 20) == 1       # never below 1 MB a writer
+    assert siteinabox.calibrating_write_mb(5.0, 10, 20) == 10

@@ -125,6 +125,57 @@ class SiteInABoxLibrary(ExperimentLibrary):
         return e2_points.cached(first, repeat, first_problem, repeat_problem, uncached[-1] if uncached else None,
                                 local)
 
+    def point_array_bound(self, profile):
+        """The largest client count through the emptied cache with the array slower than the
+        network by the paper's ratio at this stripe cache (60 or 700 MB/s against 1300): the
+        network measured through the pass-through proxy, the members' MB/s limit calibrated
+        by two RAID writes until the array writes at that fraction of it, then the first
+        reads; the run's limits back before the cache's records are judged."""
+        p = self.params()
+        if not int(p["array_bound_rows"]):
+            return Measured.skip("array_bound_rows is 0 in this run")
+        self.tb.site.apply_profile_if_needed(profile, echo=logger.console)
+        stripe = self._stripe()
+        target_ratio = siteinabox.paper_array_over_network(stripe)
+        if target_ratio is None:
+            return Measured.skip(f"the paper gives no RAID write rate at stripe cache {stripe}")
+        n, reads = p["clients"][-1], p["bound_reads_per_client"]
+        box, run_limits = self.box, self._limits()
+        network = self.read_origin_files_through_the_dtn(n, cached=False, label="network", reads_per_client=reads)
+        target = network["aggregate"] * target_ratio
+        box.clear_cache()
+        write_mb = siteinabox.calibrating_write_mb(target, p["writers"], p["bound_write_seconds"])
+        limit = siteinabox.first_member_limit(target, box.dtn.disks.data_disks)
+        try:
+            for _step in range(2):
+                limits = siteinabox.bytes_limit(limit)
+                box.apply_member_limits(limits, echo=logger.console)
+                write = self.write_to_raid6_in_parallel(limits=limits, write_mb=write_mb)
+                logger.console(f"  array at members of {limit:.3g} MB/s: {write['rate']:.3g} MB/s, target "
+                               f"{target:.3g} ({target_ratio:.3f} of the network's {network['aggregate']:.3g})")
+                last_limit, limit = limit, siteinabox.calibrated_limit(limit, write["rate"], target)
+            first = self.read_origin_files_through_the_dtn(n, cached=True, label="bound_first_read",
+                                                           reads_per_client=reads)
+        finally:
+            box.apply_member_limits(run_limits, echo=logger.console)
+        return e2_points.array_bound({"network": network, "write": write, "first": first, "profile": profile,
+                                      "stripe_cache_size": stripe, "target_ratio": target_ratio,
+                                      "member_mb_per_s": last_limit,
+                                      "cache_problem": self.fill_problem(first["names"])})
+
+    def fill_problem(self, names):
+        """None when the caching proxy has a record of every file the first reads asked for
+        and fetched bytes from the origin for them, else what is missing; logs the bytes each
+        way (hit, missed, bypassed: a proxy out of RAM for blocks passes reads through)."""
+        records, still_open = self.box.wait_cache_closed(names)
+        missing = sorted(set(names) - set(records))
+        if missing:
+            return f"the caching proxy has no .cinfo record of {', '.join(missing)}"
+        hit, miss, bypass = (sum(e2_cache.cache_bytes(r)[i] for r in records.values()) for i in range(3))
+        logger.console(f"  cache records of {len(records)} files ({len(still_open)} still open): {hit / 1e6:.0f} MB "
+                       f"hit, {miss / 1e6:.0f} MB missed, {bypass / 1e6:.0f} MB bypassed")
+        return None if miss + bypass > 0 else "the first reads fetched nothing from the origin (the cache was not empty)"
+
     @keyword
     def stripe_cache_speedup(self, spindles):
         """e2.raid_write_rate at stripe cache 32768 over 256 as this run recorded them with
@@ -138,7 +189,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
                            f"= {ratio:.2f}x (paper: {fig['value'] if fig else '?'}x)")
         return ratio
 
-    def read_origin_files_through_the_dtn(self, clients, cached=False, label=None):
+    def read_origin_files_through_the_dtn(self, clients, cached=False, label=None, reads_per_client=None):
         """`clients` parallel xrdcp clients on the workers, each reading random origin files
         through the DTN: the pass-through proxy (no cache) or the caching proxy. Returns
         aggregate and per_client (MB/s), bytes, failed (reads), names (files read), the
@@ -148,7 +199,8 @@ class SiteInABoxLibrary(ExperimentLibrary):
         cached = str(cached).lower() in ("true", "1", "yes")
         port = siteinabox.read_port(cached)
         label = label or ("cached" if cached else "uncached")
-        reads, names, net_series, md_series = self.box.sampled_read_round(port, clients, p["reads_per_client"],
+        reads_per_client = int(reads_per_client or p["reads_per_client"])
+        reads, names, net_series, md_series = self.box.sampled_read_round(port, clients, reads_per_client,
                                                                           seed=self.seed)
         s = e2_reads.summarise_reads(reads)
         logger.console(f"  {label:>11} {clients:2d} clients via :{port}: {s['aggregate']:.1f} MB/s aggregate, "
@@ -197,18 +249,19 @@ class SiteInABoxLibrary(ExperimentLibrary):
         measured = self.tb.site.set_wan_latency(box.dtn.name, box.origin.name, rtt_ms, echo=logger.console)
         return {"base": base, "measured": measured}
 
-    def write_to_raid6_in_parallel(self, limits=None):
+    def write_to_raid6_in_parallel(self, limits=None, write_mb=None):
         """The paper's 10 parallel dd writers (conv=fdatasync) on the RAID6, with the md
         stripe cache of the profile in force; RAID write rate sampled every second.
         Returns rate (MB/s), seconds, writers, write_mb, series, stripe_cache_size, profile,
         and the members' limits (spindles, member_mb_per_s, member_iops)."""
         limits = limits or self._limits()
         p = self.params()
-        rate, wall, series = self.box.sampled_raid_write(p["writers"], p["write_mb"])
+        write_mb = int(write_mb or p["write_mb"])
+        rate, wall, series = self.box.sampled_raid_write(p["writers"], write_mb)
         stripe = self._stripe()
-        logger.console(f"  RAID6 {p['writers']} writers x {p['write_mb']} MB, stripe_cache_size {stripe}, "
-                       f"spindles {limits.label}: {rate:.1f} MB/s ({wall:.1f} s)")
-        return {"rate": rate, "seconds": wall, "writers": p["writers"], "write_mb": p["write_mb"],
+        logger.console(f"  RAID6 {p['writers']} writers x {write_mb} MB, stripe_cache_size {stripe}, "
+                       f"spindles {limits.label}: {rate:.3g} MB/s ({wall:.1f} s)")
+        return {"rate": rate, "seconds": wall, "writers": p["writers"], "write_mb": write_mb,
                 "series": series, "stripe_cache_size": stripe, "profile": self.tb.site.profile_name,
                 **self._disk_params(limits)}
 

@@ -76,3 +76,34 @@ def cached(first, repeat, first_problem, repeat_problem, uncached_rate, local_ra
     m.check(repeat_problem is None, repeat_problem)
     m.check(local_rate > 0, f"the DTN read the cached files at {local_rate} MB/s")
     return m
+
+
+ARRAY_BOUND = "array-bound"   # the `spindles` of the rows whose members put the array below the network
+ARRAY_SLACK = 2.0             # the measured array/network ratio within this factor of the paper's
+
+
+def array_bound(b):
+    """The cache read with the array slower than the network by the paper's ratio: the
+    network's rate through the pass-through proxy, the array's write rate at the calibrated
+    member limit (both measured in this row), and the first reads through the emptied cache,
+    whose fill the array now has to take."""
+    m = Measured()
+    net, first, write = b["network"], b["first"], b["write"]
+    at = dict(stripe_cache_size=b["stripe_cache_size"], profile=b["profile"], spindles=ARRAY_BOUND)
+    m.record("e2.array_bound_network_rate", net["aggregate"], "MB/s", clients=net["clients"], **at)
+    m.record("e2.raid_write_rate", write["rate"], "MB/s", writers=write["writers"], write_mb=write["write_mb"],
+             member_mb_per_s=round(b["member_mb_per_s"], 4), member_iops=0, **at)
+    ratio = write["rate"] / net["aggregate"] if net["aggregate"] else None
+    m.record_known("e2.array_over_network", ratio, "ratio", target=round(b["target_ratio"], 4), **at)
+    _record_cached_round(m, dict(first, spindles=ARRAY_BOUND), "e2.first_read_rate", "e2.first_read_per_client_rate")
+    if net["aggregate"]:
+        m.record("e2.cached_over_uncached", first["aggregate"] / net["aggregate"], "ratio", clients=first["clients"],
+                 **at)
+    m.check(net["failed"] == 0, f"{net['failed']} of {net['reads']} reads through the pass-through proxy failed")
+    m.check(first["failed"] == 0, f"{first['failed']} of {first['reads']} first reads through the cache failed")
+    m.check(ratio is not None and b["target_ratio"] / ARRAY_SLACK <= ratio <= b["target_ratio"] * ARRAY_SLACK,
+            f"the array wrote at {write['rate']:.3g} MB/s against a network of {net['aggregate']:.3g} MB/s "
+            f"({ratio if ratio is None else round(ratio, 3)}), not within x{ARRAY_SLACK:g} of the paper's "
+            f"{b['target_ratio']:.3f}")
+    m.check(b["cache_problem"] is None, b["cache_problem"])
+    return m

@@ -1,14 +1,15 @@
 """E2's generated rows (the registry entry in e2_site names them): the uncached reads, one
 row per client count of the full scale; the RAID writes with the emulated spindles and with
 their limits lifted, per row profile; the cached reads and the read/write competition per
-row profile. The speed-up summaries between the writes and the cached reads stay
+row profile, and the cached reads with the array slower than the network by the paper's
+ratio. The speed-up summaries between the writes and the cached reads stay
 hand-written in the suite, so the block of writes ends before them. Every row is one
 `Measure Point` (SiteInABoxLibrary.point_*, e2_points).
 """
 
 POINTS = {"uncached": {"n": "clients"}, "raid-write": {"profile": "profile"},
           "raid-write-unlimited": {"profile": "profile"}, "cached": {"profile": "profile"},
-          "read-write": {"profile": "profile"}}
+          "read-write": {"profile": "profile"}, "array-bound": {"profile": "profile"}}
 from testbed.harness.points import POINT_TEMPLATE
 from testbed.harness.rows import Axis, Block, Case, Rows
 
@@ -45,5 +46,14 @@ ROWS = (
                   "raid-read-write-raid-stripe-32768": "The same at stripe cache 32768, the paper's setting when "
                                                        "its cached\nreads stopped at ~700 MB/s while the cache was "
                                                        "being written."}),
+        Case("cached-reads-array-bound-{profile}", POINT_TEMPLATE, args=("array-bound", "profile={profile}"),
+             tags=("cached", "array-bound", "profile:{profile}"),
+             doc={"cached-reads-array-bound-default": "The cache when the array, not the network, is the slow "
+                                                      "part: the members'\nMB/s limit calibrated (two RAID "
+                                                      "writes) so that the array writes at the\npaper's 60 of "
+                                                      "1300 MB/s of the network measured in the row, then first\n"
+                                                      "reads through the emptied cache. Stripe cache 256.",
+                  "cached-reads-array-bound-raid-stripe-32768": "The same at stripe cache 32768, against the "
+                                                                "paper's 700 of 1300 MB/s."}),
         axes=(PROFILE,))),
 )

@@ -61,6 +61,13 @@ EXPERIMENT = Experiment(
                                       "1: with kXR_pgread, XRootD 5's default (through the pass-through "
                                       "proxy an XrdCl before 5.9.2 re-reads pages, one origin round trip each)",
                                minimum=0, maximum=1),
+        "array_bound_rows": Param("int", "1: also read through the cache with the members limited so that the "
+                                         "array writes slower than this run's network by the paper's ratio "
+                                         "(60 or 700 MB/s against 1300); 0: not", minimum=0, maximum=1),
+        "bound_reads_per_client": Param("int", "origin files each client reads in the array-bound rows (the "
+                                               "cache fills at the array's rate, so few)", minimum=1, maximum=100),
+        "bound_write_seconds": Param("int", "seconds each calibrating RAID write of the array-bound rows aims "
+                                            "at (its MB follow from the target rate)", minimum=5, maximum=DAY_S),
     },
     scales={
         # CI: minutes on the small site under TCG: two clients reading one file each,
@@ -68,15 +75,18 @@ EXPERIMENT = Experiment(
         # the member limits are the topology's unless --set; fio runs a few seconds per check
         "ci": {"clients": [2], "reads_per_client": 1, "writers": 10, "write_mb": 32, "origin_rtt_ms": 20,
                "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1, "fio_seconds": 3,
-               "rw_readers": 4, "rw_seconds": 8, "latency_rows": 0, "client_pgread": 0},
+               "rw_readers": 4, "rw_seconds": 8, "latency_rows": 0, "client_pgread": 0,
+               "array_bound_rows": 0, "bound_reads_per_client": 1, "bound_write_seconds": 20},
         "quick": {"clients": [1, 2, 4], "reads_per_client": 2, "writers": 10, "write_mb": 64,
                   "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
                   "fio_seconds": 5, "rw_readers": 4, "rw_seconds": 15, "latency_rows": 1,
-                  "client_pgread": 0},
+                  "client_pgread": 0, "array_bound_rows": 1, "bound_reads_per_client": 1,
+                  "bound_write_seconds": 20},
         "full": {"clients": [1, 2, 4, 10], "reads_per_client": 5, "writers": 10, "write_mb": 128,
                  "origin_rtt_ms": 20, "member_mb_per_s": None, "member_iops": None, "unlimited_rows": 1,
                  "fio_seconds": 10, "rw_readers": 10, "rw_seconds": 30, "latency_rows": 1,
-                 "client_pgread": 0},
+                 "client_pgread": 0, "array_bound_rows": 1, "bound_reads_per_client": 2,
+                 "bound_write_seconds": 30},
     },
     profiles=("default", "raid-stripe-32768"), row_profiles=("default", "raid-stripe-32768"),
     metrics=("e2.uncached_rate", "e2.uncached_per_client_rate", "e2.dtn_tx_rate", "e2.first_read_rate",
@@ -87,7 +97,8 @@ EXPERIMENT = Experiment(
              "e2.round_trips_per_mb", "e2.submit_to_start",
              "e2.member_seq_mb_per_s", "e2.member_rand_iops", "e2.member_seq_over_limit",
              "e2.member_iops_over_limit", "e2.raid_rw_read_rate", "e2.raid_rw_write_rate",
-             "e2.raid_read_under_writes", "e2.raid_write_under_reads"),
+             "e2.raid_read_under_writes", "e2.raid_write_under_reads", "e2.array_bound_network_rate",
+             "e2.array_over_network"),
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
     doc_figures=e2_figures.DOC_FIGURES,   # the RAID writes and the cache's reads on its docs page
@@ -188,6 +199,40 @@ def speedup(fast, slow):
 def paper_speedup():
     """The paper's stripe-cache speedup figure (e2.raid_write_speedup), or None."""
     return compare.paper_match(compare.load_paper(), "e2.raid_write_speedup", {})
+
+
+def paper_array_over_network(stripe_cache_size, figures=None):
+    """The paper's RAID6 write rate at this stripe cache over its network's read rate
+    (60 / 1300 at 256 pages, 700 / 1300 at 32768), from results/paper/e2.yaml; None when
+    the paper gives no write rate for this stripe cache."""
+    figures = compare.load_paper() if figures is None else figures
+    array = compare.paper_match(figures, "e2.raid_write_rate", {"stripe_cache_size": int(stripe_cache_size)})
+    network = compare.paper_match(figures, "e2.uncached_rate", {"clients": 10})
+    return array["value"] / network["value"] if array and network else None
+
+
+def first_member_limit(target_mb_per_s, data_disks):
+    """A member MB/s limit to start from: the target array rate spread over the data members."""
+    return target_mb_per_s / max(1, data_disks)
+
+
+def bytes_limit(mb_per_s):
+    """Member limits of MB/s only, operations lifted: the array-bound rows slow the members'
+    bandwidth, as the paper's array was slow to write, not to seek."""
+    return disks.Limits(mb_per_s, 0)
+
+
+def calibrated_limit(limit, measured, target):
+    """The member limit that moves the array's write rate from `measured` (at `limit`) to
+    `target`: the members bound the writes, so the rate scales with their limit."""
+    if measured <= 0:
+        raise ValueError(f"the array wrote at {measured} MB/s at members of {limit} MB/s")
+    return limit * target / measured
+
+
+def calibrating_write_mb(target_mb_per_s, writers, seconds):
+    """MB per writer so that `writers` writing at `target_mb_per_s` take about `seconds`."""
+    return max(1, int(round(target_mb_per_s * seconds / max(1, writers))))
 
 
 def read_port(cached):
