@@ -239,3 +239,66 @@ def test_e2_times_the_pass_through_with_both_request_kinds_and_the_cache_miss(tb
     trips = lib.round_trips_per_mb(near, far)
     assert set(trips) == {"direct", "direct-pgread", "cache-miss"}
     assert trips["direct-pgread"] == pytest.approx(1.0 / 0.02 / 8) and trips["cache-miss"] == 0
+
+
+def test_e2_array_bound_calibrates_the_members_then_reads_and_restores_the_run_limits(tb, monkeypatch):
+    """cached-reads-array-bound: the network measured first, the members limited so that the
+    array writes at the paper's fraction of it (a guess, then one correction), the first reads
+    through the emptied cache, and the run's limits back even when a read fails."""
+    lib_class = load("SiteInABoxLibrary")
+    steps = []
+
+    class Box:
+        dtn = types.SimpleNamespace(name="dtn", disks=types.SimpleNamespace(data_disks=4))
+
+        def apply_member_limits(self, limits, echo=None):
+            steps.append(("limits", round(limits.mb_per_s, 4), limits.iops))
+
+        def clear_cache(self):
+            steps.append("clear")
+
+        def wait_cache_closed(self, names):
+            return {n: {"accesses": [{"B_miss": 8_000_000}]} for n in names}, []
+
+    def read(self, clients, cached=False, label=None, reads_per_client=None):
+        steps.append(("read", cached, reads_per_client))
+        if tb.fail_read and cached:
+            raise RuntimeError("xrdcp failed")
+        rate = 0.5 if cached else 10.0
+        return {"aggregate": rate, "per_client": rate / clients, "failed": 0, "reads": clients, "names": ["f1"],
+                "net_series": [], "md_series": [], "phase": f"{label}-{clients}", "clients": clients,
+                "profile": "default", "stripe_cache_size": 256}
+
+    def write(self, limits=None, write_mb=None):
+        steps.append(("write", write_mb))
+        # the array writes at 3x its members' limit (4 data members, some parity lost)
+        return {"rate": 3 * limits.mb_per_s, "writers": 10, "write_mb": write_mb}
+
+    tb.fail_read = False
+    tb.site.apply_profile_if_needed = lambda name, echo=None: None
+    tb.site.profile_in_force = None
+    lib = lib_class("quick")
+    monkeypatch.setattr(lib_class, "box", property(lambda self: Box()))
+    monkeypatch.setattr(lib_class, "_limits", lambda self: types.SimpleNamespace(mb_per_s=40.0, iops=150, label="emulated"))
+    monkeypatch.setattr(lib_class, "params", lambda self: {"array_bound_rows": 1, "clients": [1, 2, 4],
+                                                           "bound_reads_per_client": 1, "writers": 10,
+                                                           "bound_write_seconds": 20})
+    monkeypatch.setattr(lib_class, "read_origin_files_through_the_dtn", read)
+    monkeypatch.setattr(lib_class, "write_to_raid6_in_parallel", write)
+    m = lib.point_array_bound("default")
+    target = 10.0 * 60 / 1300
+    assert steps[0] == ("read", False, 1) and steps[1] == "clear"
+    assert steps[2] == ("limits", round(target / 4, 4), 0)
+    assert steps[4] == ("limits", round(target / 3, 4), 0)      # corrected: 3x the limit was measured
+    assert steps[-2] == ("read", True, 1) and steps[-1] == ("limits", 40.0, 150)
+    got = {r[0]: r[1] for r in m.records}
+    assert got["e2.array_over_network"] == pytest.approx(target / 10.0)
+    assert got["e2.cached_over_uncached"] == pytest.approx(0.05)
+    assert m.verdict() is None
+    steps.clear()
+    tb.fail_read = True
+    with pytest.raises(RuntimeError):
+        lib.point_array_bound("default")
+    assert steps[-1] == ("limits", 40.0, 150)
+    monkeypatch.setattr(lib_class, "params", lambda self: {"array_bound_rows": 0})
+    assert lib.point_array_bound("default").skipped == "array_bound_rows is 0 in this run"
