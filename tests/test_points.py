@@ -256,8 +256,8 @@ def test_e2_array_bound_point_judges_the_cache_against_its_own_network_and_array
     # an array that still outruns the paper's ratio by more than x2 is not the paper's regime
     fast = e2_points.array_bound(_bound(write={"rate": 1.0, "writers": 10, "write_mb": 1}))
     assert len(fast.failures) == 1 and "not within x2 of the paper's 0.046" in fast.failures[0]
-    empty = e2_points.array_bound(_bound(cache_problem="the first reads fetched nothing from the origin"))
-    assert empty.failures == ["the first reads fetched nothing from the origin"]
+    empty = e2_points.array_bound(_bound(cache_problem="the caching proxy has no .cinfo record of f1"))
+    assert empty.failures == ["the caching proxy has no .cinfo record of f1"]
 
 
 def test_e3_cell_records_every_number_of_the_job_it_has():
