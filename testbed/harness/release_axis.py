@@ -1,6 +1,6 @@
-"""The release axis of `testbed run --box A --box B`: the same run on each box in turn. The
-site moves onto a box only when it runs another (taken down first when it is up); the last
-site stays up, as after any run."""
+"""The release axis of `testbed run --box A --box B` (the same run on each box in turn): its
+boxes, checked before a site moves, and the site moved onto each one, only when it runs
+another (taken down first when it is up); the last site stays up, as after any run."""
 from testbed.machines import box_choice, lifecycle, patched_box
 from testbed.model import boxspec, scaled_profiles
 from testbed.model.errors import TestbedError
