@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from testbed.machines import accel, lifecycle, plan
+from testbed.machines.patched_box import box_for
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
 from testbed.model.state import TestbedState
@@ -80,7 +81,9 @@ def test_a_guest_that_never_boots_is_named_with_its_phase_and_error(monkeypatch)
 def test_plan_file_carries_accel_cpu_and_console(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("TESTBED_CONSOLE_DIR", str(tmp_path / "console"))
-    path, data = plan.write(topology.load("small"), profiles.load("default"), TestbedState("small"), accelerator="tcg")
+    small = topology.load("small")
+    path, data = plan.write(small, profiles.load("default"), TestbedState("small"), accelerator="tcg",
+                            box=box_for(small.box_spec))
     saved = json.loads(path.read_text())
     assert saved["accel"] == "tcg" and saved["guest_cpu"]["model"] == "qemu64"
     assert "aes" in saved["guest_cpu"]["features"] and saved["guest_cpu"]["tb_cache_mb"] > 0

@@ -8,6 +8,7 @@ import pytest
 
 from testbed.experiments.e2 import e2_site
 from testbed.machines import disks, domains, plan
+from testbed.machines.patched_box import box_for
 from testbed.model import profiles, topology
 from testbed.model.constants import DISK_IOPS, DISK_MB_PER_S
 from testbed.model.errors import ConfigError, TestbedError
@@ -128,7 +129,7 @@ def test_pool_path_from_libvirt(libvirt):
 def test_plan_gives_every_data_disk_the_cache_mode_and_records_the_limits(tmp_path, small):
     cache = {"mode": "none", "why": "probe"}
     data = plan.build(small, profiles.load("default"), TestbedState("small", root=tmp_path), accelerator="tcg",
-                      cache=cache)
+                      cache=cache, box=box_for(small.box_spec))
     dtn = next(h for h in data["hosts"] if h["name"] == "dtn")
     assert dtn["disks"] == [{"size_gb": 1, "cache": "none"}] * 6
     assert all(h["disks"] == [] for h in data["hosts"] if h["name"] != "dtn")

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from testbed.machines import existing, ledger, lifecycle, plan, render, snapshots
+from testbed.machines.patched_box import box_for
 from testbed.model import constants as c, profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.state import TestbedState
@@ -348,7 +349,8 @@ def test_the_changes_list_names_everything_provisioning_may_touch(mixed, monkeyp
 
 def test_the_bundle_carries_the_changes_and_the_plan_marks_existing_hosts(mixed, monkeypatch):
     monkeypatch.setattr(ledger, "owner", lambda: OWNER)
-    path, data = plan.write(mixed, profiles.load("default"), TestbedState("mixed"), accelerator="tcg")
+    path, data = plan.write(mixed, profiles.load("default"), TestbedState("mixed"), accelerator="tcg",
+                            box=box_for(mixed.box_spec))
     hosts = {h["name"]: h for h in data["hosts"]}
     assert hosts["lab1"]["existing"] == {"address": "192.168.1.20", "user": "admin", "interface": "ens4"}
     assert hosts["worker1"]["existing"] is None

@@ -11,6 +11,7 @@ import pytest
 from testbed import PROJECT_ROOT
 from testbed.cli import main
 from testbed.machines import plan
+from testbed.machines.patched_box import box_for
 from testbed.model import constants as c, hypervisors, profiles, topology
 from testbed.model.errors import ConfigError
 from testbed.model.state import TestbedState
@@ -201,7 +202,8 @@ def state(tmp_path, monkeypatch):
 
 
 def build(topo):
-    return plan.build(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg")
+    return plan.build(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg",
+                      box=box_for(topo.box_spec))
 
 
 def test_the_plan_places_each_vm_and_carries_the_vxlan(state):
@@ -281,7 +283,8 @@ def run_vagrantfile(topo, *args, **env):
     """The Vagrantfile evaluated on a written plan (its box taken as built), under VAGRANT_STUB."""
     if subprocess.run(["which", "ruby"], capture_output=True).returncode != 0:
         pytest.skip("no ruby here")
-    path, data = plan.write(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg")
+    path, data = plan.write(topo, profiles.load("default"), TestbedState(topo.name), accelerator="tcg",
+                            box=box_for(topo.box_spec))
     data["box"]["built"] = True
     path.write_text(json.dumps(data))
     future = time.time() + 60   # newer than every input: the Vagrantfile does not rewrite it
@@ -308,7 +311,7 @@ def test_the_vagrantfile_connects_each_vm_to_its_hypervisor(state):
     topo = topology.load(path)
     machines = vagrant_machines(state, topo)
     assert set(machines) == set(topo.hosts)
-    box = plan.box_for(topo.box_spec).name
+    box = box_for(topo.box_spec).name
     assert machines["worker2"]["uri"] == LAB2 and machines["dtn"]["storage_pool_name"] == "default"
     assert machines["dtn"]["kernel"] == f"{c.HYPERVISOR_BOOT_DIR}/{box}-vmlinuz"
     assert machines["cm1"]["uri"] == "qemu:///system" and "kernel" not in machines["cm1"]

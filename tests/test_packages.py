@@ -3,6 +3,7 @@ import copy
 import pytest
 
 from testbed.machines import packages, plan
+from testbed.machines.patched_box import box_for
 from testbed.model import profiles, topology
 from testbed.model.state import TestbedState
 
@@ -32,10 +33,12 @@ def test_plan_selects_el9_box_without_direct_kernel_boot(tmp_path):
     data = {"name": "el", "box": "el9", "hosts": {
         "submit": {"roles": ["submit"]}, "cm1": {"roles": ["cm"]}, "w1": {"roles": ["worker"]}}}
     topo = topology.parse(copy.deepcopy(data), "el.yaml")
-    p = plan.build(topo, profiles.load("default"), TestbedState("el", root=tmp_path), accelerator="kvm")
+    p = plan.build(topo, profiles.load("default"), TestbedState("el", root=tmp_path), accelerator="kvm",
+                   box=box_for(topo.box_spec))
     assert p["box"]["name"] == "almalinux/9" and p["box"]["direct_kernel_boot"] is False
     assert p["box"]["install"] == packages.install_commands("el9")
-    debian = plan.build(topology.load("small"), profiles.load("default"),
-                        TestbedState("small", root=tmp_path), accelerator="tcg")
+    small = topology.load("small")
+    debian = plan.build(small, profiles.load("default"), TestbedState("small", root=tmp_path), accelerator="tcg",
+                        box=box_for(small.box_spec))
     assert debian["box"]["direct_kernel_boot"] is True and debian["box"]["install"] == []
     assert [len(h["disks"]) for h in debian["hosts"]] == [0, 0, 0, 0, 6]

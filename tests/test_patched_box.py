@@ -73,12 +73,14 @@ def test_a_topology_selects_the_patched_box_and_the_plan_boots_it(tmp_path):
             "hosts": {"submit": {"roles": ["submit"]}, "cm1": {"roles": ["cm"]}, "w1": {"roles": ["worker"]}}}
     topo = topology.parse(copy.deepcopy(data), "tp.yaml")
     assert topo.box == "debian13" and topo.box_patches == (TRANSKEY,)
-    p = plan.build(topo, profiles.load("default"), TestbedState("tp", root=tmp_path), accelerator="tcg")
+    p = plan.build(topo, profiles.load("default"), TestbedState("tp", root=tmp_path), accelerator="tcg",
+                   box=box_for(topo.box_spec))
     stock = Box("debian13")
     assert p["box"]["name"].startswith(stock.name + "-patched-") and p["box"]["direct_kernel_boot"] is True
     assert p["box"]["kernel"] == str(box_for(topo.box_spec).dir / "vmlinuz") and p["box"]["built"] is False
     assert p["box"]["spec"] == "debian13+patch:htcondor-reconnect-transkey"
-    stock_plan = plan.build(SMALL, profiles.load("default"), TestbedState("small", root=tmp_path), accelerator="tcg")
+    stock_plan = plan.build(SMALL, profiles.load("default"), TestbedState("small", root=tmp_path), accelerator="tcg",
+                            box=box_for(SMALL.box_spec))
     assert stock_plan["box"]["name"] == stock.name and stock_plan["box"]["spec"] == "debian13"
 
 

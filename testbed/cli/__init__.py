@@ -9,7 +9,7 @@ import time
 
 from testbed.cli.common import tb_started
 from testbed.cli.experiment_commands import (cmd_compare, cmd_demo, cmd_reference_list, cmd_reference_save, cmd_run,
-                                             cmd_suites, cmd_test)
+                                             cmd_run_on_boxes, cmd_suites, cmd_test)
 from testbed.cli.report_commands import cmd_report_docs, verbs
 from testbed.cli.site_commands import (cmd_box_build, cmd_box_knobs, cmd_down, cmd_host_changes, cmd_host_undo,
                                        cmd_plan, cmd_provision, cmd_snapshot_delete, cmd_snapshot_list,
@@ -18,6 +18,15 @@ from testbed.cli.site_commands import (cmd_box_build, cmd_box_knobs, cmd_down, c
 from testbed.cli.tuning_commands import (cmd_profile_apply, cmd_profile_diff, cmd_profile_show, cmd_wan_clear,
                                          cmd_wan_set, cmd_wan_show)
 from testbed.model.errors import TestbedError
+
+
+class OnBoxes(argparse.Action):
+    """`run --box SPEC`, repeatable: a run that moves the site onto each box in turn is
+    `cmd_run_on_boxes`, not `cmd_run`, which runs on the site as it is."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), values])
+        namespace.func = cmd_run_on_boxes
 
 
 def build_parser():
@@ -175,7 +184,7 @@ def build_parser():
                         "experiment declares for the scale, 1 at ci and 3 at quick and full): each point gets a "
                         "mean and 95%% interval, each claim a verdict; another count is a run of its own, "
                         "never kept as the reference without --force")
-    s.add_argument("--box", action="append", default=[], metavar="SPEC",
+    s.add_argument("--box", action=OnBoxes, default=[], metavar="SPEC",
                    help="run on this box (repeat for a release axis: debian13 --box debian13+release:sid): "
                         "the site is brought up on each in turn, taken down first when it runs another, "
                         "and the runs are compared side by side")

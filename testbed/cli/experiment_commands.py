@@ -8,66 +8,54 @@ from testbed.cli.common import _profile, _site, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
-    """Run a suite on the site; with `--box A --box B`, the same points on each box in turn
-    (the site brought up on it, taken down first when it runs another box), every run side by
-    side at the end. The last site stays up, as after any run."""
-    from testbed.harness import runner
-    scale = getattr(args, "scale", None) or "quick"
-    sets = runner.parse_sets(args.set)
-    # bad input first: the parameters and their bounds whatever the topology and the site
-    exp = runner.check(args.suite, scale, args.profile or [], sets)
-    runner.trials_for(exp, scale, getattr(args, "repeat", None))
-    runner.check_selection(exp, args.test, args.include, scale, exp.parameters(scale, sets),
-                           args.profile or list(exp.profiles))
-    exp.check_topology(scale, exp.parameters(scale, sets),
-                       _site(args, running=False).topo)  # before the site is touched
-    specs = _box_specs(args.box or [], args.from_snapshot)   # every spec checked before a site moves
-    select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
+    """Run a suite on the site as it is; `run --box` is `cmd_run_on_boxes`."""
+    exp, scale, sets = _checked_run(args)
+    rc, run = _run_on_site(args, exp, scale, sets)
+    _print_comparison([run], against_paper=True)
+    return rc
+
+
+def cmd_run_on_boxes(args):
+    """`run --box A --box B` (the verb the parser picks when --box is given): the same points
+    on each box in turn (the site brought up on it, taken down first when it runs another
+    box), every run side by side at the end. The last site stays up, as after any run."""
+    from testbed.harness import release_axis
+    exp, scale, sets = _checked_run(args)
+    specs = release_axis.box_specs(args.box, args.from_snapshot)   # every spec checked before a site moves
     runs, rc = [], 0
-    for i, spec in enumerate(specs or [None], 1):
-        if spec:
-            _on_box(_site(args, running=False), spec, f"[box {i}/{len(specs)}] {spec}")
-        site = _site(args, change=f"run {args.suite}")
-        here = _sized_for_site(exp, scale, site.topo, site.state, sets)
-        if args.from_snapshot:  # a pristine site: repeated runs start from the same state
-            from testbed.machines import snapshots
-            from testbed.services import health
-            snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
-        rc_one, run = runner.run(site, args.suite, args.profile, scale, here, select=select,
-                                 repeat=getattr(args, "repeat", None), pause_unused=getattr(args, "pause_unused", None),
-                                 pin=getattr(args, "pin", None))  # writes summary.html
+    for i, spec in enumerate(specs, 1):
+        release_axis.bring_up_on(_site(args, running=False), spec, f"[box {i}/{len(specs)}] {spec}")
+        rc_one, run = _run_on_site(args, exp, scale, sets)
         runs.append(run)
         rc = rc or rc_one
     _print_comparison(runs, against_paper=True)
     return rc
 
 
-def _box_specs(texts, from_snapshot):
-    """The boxes of `run --box A --box B`, parsed; refused when one is named twice."""
-    from testbed.model import boxspec
-    specs = [boxspec.parse(text, "--box") for text in texts]
-    if len({str(s) for s in specs}) != len(specs):
-        raise TestbedError(f"--box: a box is named twice ({', '.join(texts)})")
-    if specs and from_snapshot:
-        raise TestbedError("--box and --from-snapshot do not go together: a snapshot belongs to one box's site")
-    return specs
+def _checked_run(args):
+    """(Experiment, scale, typed sets) of `run`'s options, refused on bad input before a site
+    moves: the parameters and their bounds whatever the topology, then whether the scale fits
+    the site's topology."""
+    from testbed.harness import runner
+    scale = args.scale or "quick"
+    exp, sets = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
+                                 args.test, args.include)
+    exp.check_topology(scale, exp.parameters(scale, sets), _site(args, running=False).topo)
+    return exp, scale, sets
 
 
-def _on_box(site, spec, label):
-    """The site brought up on box `spec`: kept when it runs it already, else taken down first
-    when it is up; raises unless healthy."""
-    from testbed.machines import box_choice, lifecycle
-    from testbed.machines.patched_box import box_for
-    from testbed.services import health
-    up_here = lifecycle.active_topology() == site.name
-    if up_here and box_choice.booted_box(site) == box_for(spec).name:
-        print(f"{label}: the site of {site.name} runs it already")
-        return
-    if up_here:
-        print(f"{label}: taking {site.name} down (it runs {box_choice.booted_box(site)})")
-        lifecycle.down(site)   # up's box choice replaces the box down leaves in the topology
-    print(f"{label}: bringing {site.name} up on it")
-    lifecycle.up(site, _profile("default"), health, box=str(spec))
+def _run_on_site(args, exp, scale, sets):
+    """One run of `run`'s suite on the site that is up: (robot rc, Run); writes summary.html."""
+    from testbed.harness import runner
+    site = _site(args, change=f"run {args.suite}")
+    here = _sized_for_site(exp, scale, site.topo, site.state, sets)
+    if args.from_snapshot:  # a pristine site: repeated runs start from the same state
+        from testbed.machines import snapshots
+        from testbed.services import health
+        snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
+    select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
+    return runner.run(site, args.suite, args.profile, scale, here, select=select, repeat=args.repeat,
+                      pause_unused=args.pause_unused, pin=args.pin)
 
 
 def _sized_for_site(exp, scale, topo, state, sets, label=None):

@@ -8,14 +8,16 @@ from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
     from testbed.machines import plan
+    from testbed.machines.patched_box import box_for
     if args.for_run:
         return plan_capacity(args)
     site = _site(args, running=False)
+    box = box_for(site.topo.box_spec)
     if args.write:
-        path, data = plan.write(site.topo, _profile(args.profile), site.state)
+        path, data = plan.write(site.topo, _profile(args.profile), site.state, box=box)
         print(f"plan written to {path}", file=sys.stderr)
     else:
-        data = plan.build(site.topo, _profile(args.profile), site.state)
+        data = plan.build(site.topo, _profile(args.profile), site.state, box=box)
     if args.json:
         print(json.dumps(data))
     else:

@@ -160,6 +160,17 @@ def check(suite, scale, profile_names, sets, topo=None):
     return exp
 
 
+def check_run(suite, scale, profile_names, set_items, repeat=None, tests=(), tags=()):
+    """What `testbed run` checks before the site is asked: the suite, the scale, the `--set`
+    items (keys, types and bounds), the profiles, `--repeat` and the `--test`/`--include`
+    selection. Returns (the Experiment, the typed sets)."""
+    sets = parse_sets(set_items)
+    exp = check(suite, scale, profile_names, sets)
+    trials_for(exp, scale, repeat)
+    check_selection(exp, tests, tags, scale, exp.parameters(scale, sets), profile_names or list(exp.profiles))
+    return exp, sets
+
+
 def check_selection(exp, tests=(), tags=(), scale="quick", params=None, profiles=()):
     """Refuse (ConfigError, one line) a `--test`/`--include` selection that picks no test of
     the suite, or only rows that are not points of this run (`params`: the experiment's at

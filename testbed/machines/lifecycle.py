@@ -389,7 +389,7 @@ def down(site, echo=print):
     if state.dir.exists() or other == topo.name:
         if not plan.plan_path(state).exists():  # the Vagrantfile needs it to know the machines
             from testbed.model import profiles
-            plan.write(topo, profiles.load("default"), state)
+            plan.write(topo, profiles.load("default"), state, box=box_for(topo.box_spec))
         destroy_failed = run(["vagrant", "destroy", "-f"], vagrant_env(topo)) != 0
     # Domains Vagrant lost track of (a bring-up killed while it created them, say) are
     # removed here whether or not `vagrant destroy` managed the rest.

@@ -9,7 +9,6 @@ import os
 import shutil
 
 from testbed.machines import accel, disks as disk_model, fabric, host_ledger, packages, render
-from testbed.machines.patched_box import box_for
 from testbed.model.clock import utc_iso
 from testbed.model.state import write_json
 from testbed.remote import console
@@ -35,9 +34,9 @@ def data_disks(host, cache):
     return [{"size_gb": host.disks.size_gb, "cache": cache["mode"]} for _ in range(host.disks.count)]
 
 
-def build(topo, profile, state, accelerator=None, cache=None, box=None):
+def build(topo, profile, state, accelerator=None, cache=None, *, box):
     """The plan the Vagrantfile reads, its bundles rendered into `state` (the site's TestbedState);
-    `box`: the topology's box, when the caller has it already."""
+    `box`: the topology's box (patched_box.box_for), resolved once by the caller."""
     state = state.ensure_secrets()
     accelerator = accelerator or accel.detect()
     dtn = topo.role_host("dtn")
@@ -48,7 +47,6 @@ def build(topo, profile, state, accelerator=None, cache=None, box=None):
             False, f"the pool of {where} is not probed from here (TESTBED_DISK_CACHE=none where it takes O_DIRECT)"))
     cache = cache or (disk_model.choose_cache_mode() if dtn and dtn.disks else {"mode": "default", "why": "no data disks"})
     bundles = render.write_all(state, topo, profile, accelerator)
-    box = box or box_for(topo.box_spec)
     local_boot = topo.box == "debian13"
     nets = topo.network_names()
     hosts = []
@@ -121,7 +119,7 @@ def plan_path(state):
     return state.dir / PLAN_FILE
 
 
-def write(topo, profile, state, accelerator=None, box=None):
+def write(topo, profile, state, accelerator=None, *, box):
     """Render the bundles and write plan.json atomically into `state`; returns (path, plan)."""
     state = state.ensure_secrets()
     data = build(topo, profile, state, accelerator, box=box)

@@ -112,9 +112,10 @@ def _each(topo, fn):
     return results
 
 
-def save(site, name, profile_name, echo=print):
+def save(site, name, profile_name, echo=print, extra=None):
     """Pause the whole site (testbed.remote.site.Site), checkpoint every domain (disks +
-    memory), resume; returns the record."""
+    memory), resume; returns the record. `extra`: fields the record carries beside the
+    snapshot's own (warm.py: the key a golden snapshot is kept under)."""
     topo, state = site.topo, site.state
     check_name(name)
     check_snapshottable(topo)
@@ -139,6 +140,7 @@ def save(site, name, profile_name, echo=print):
         _each(topo, lambda h: _virsh("resume", domains.domain_name(topo, h)))
     meta["seconds"] = round(time.monotonic() - started, 1)
     meta["disk_mb"] = max(0, disk_usage_mb(topo) - before)
+    meta.update(extra or {})
     record_dir(state).mkdir(parents=True, exist_ok=True)
     (record_dir(state) / f"{name}.json").write_text(json.dumps(meta, indent=1))
     echo(f"snapshot {name} saved in {meta['seconds']:.0f} s; it takes {meta['disk_mb']} MB of disk")

@@ -82,16 +82,15 @@ def keep(site, profile_name, echo=print):
     another key; returns the seconds it took, or None when the site cannot be kept."""
     if eligible(site.topo):
         return None
+    kept_under = key(site)
     if GOLDEN in snapshots.list_names(site.topo):
         snapshots.delete(site, GOLDEN, echo=lambda *_: None)
     started = time.monotonic()
     try:
-        meta = snapshots.save(site, GOLDEN, profile_name, echo=lambda *_: None)
+        meta = snapshots.save(site, GOLDEN, profile_name, echo=lambda *_: None, extra={"warm_key": kept_under})
     except TestbedError as exc:   # the site is up and healthy all the same: only `down` will not park it
         echo(f"not kept for a warm `up`: {exc}")
         return None
-    meta["warm_key"] = key(site)
-    golden_record(site).write_text(json.dumps(meta, indent=1))
     seconds = time.monotonic() - started
     echo(f"kept the site as it is now for a warm `up` after `down` ({seconds:.0f} s, {meta['disk_mb']} MB of disk; "
          f"`up --cold` boots it anew)")
