@@ -75,6 +75,18 @@ def test_a_run_is_kept_whole_under_its_experiment_scale_and_topology(tmp_path, p
     assert kept.label == "reference e1/quick-default"
 
 
+def test_a_variant_is_kept_beside_the_reference_of_its_key_never_in_its_place(tmp_path, paper):
+    whole, half = make_run(tmp_path), make_run(tmp_path, losses=((0.3, 0.9), (0.3, 0.95), (0.3, 0.92)))
+    reference.save(whole, root=tmp_path / "ref", paper_dir=paper)
+    kept, replaced = reference.save(half, root=tmp_path / "ref", paper_dir=paper, variant="array-bound")
+    assert kept.key == "quick-default+array-bound" and replaced is None
+    assert kept.origin()["variant"] == "array-bound"
+    assert [r.key for r in reference.listing(tmp_path / "ref")] == ["quick-default", "quick-default+array-bound"]
+    assert reference.find("e1", "quick-default", tmp_path / "ref").origin()["run"] == whole.label
+    with pytest.raises(ConfigError, match="cannot name a reference folder"):
+        reference.save(half, root=tmp_path / "ref", paper_dir=paper, variant="../up")
+
+
 def test_a_newer_run_replaces_the_reference_of_the_same_key(tmp_path, paper):
     first, second = make_run(tmp_path), make_run(tmp_path, losses=((0.3, 0.9), (0.3, 0.95)))
     reference.save(first, root=tmp_path / "ref", paper_dir=paper)

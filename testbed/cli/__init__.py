@@ -235,6 +235,10 @@ def build_parser():
     s.add_argument("--why", default="", metavar="TEXT",
                    help="why the reference this run replaces is replaced (kept with it in "
                         "results/reference/history/)")
+    s.add_argument("--variant", default="", metavar="NAME",
+                   help="keep it beside the reference of its key, as <scale>-<topology>+NAME: a run of other "
+                        "parameters or of some rows only (a scale model, one half of a suite), never in the "
+                        "place of the reference of the whole suite")
     s.set_defaults(func=cmd_reference_save)
     s = ref.add_parser("list", help="the references kept, with the verdicts of their claims")
     s.set_defaults(func=cmd_reference_list)

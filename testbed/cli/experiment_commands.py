@@ -113,7 +113,7 @@ def cmd_reference_save(args):
     if args.merge and args.add_trials:
         raise TestbedError("testbed reference save: --merge and --add-trials do not go together")
     kept, replaced = reference.save(run, force=args.force, merge=args.merge, add_trials=args.add_trials,
-                                    why=args.why)
+                                    why=args.why, variant=args.variant)
     print(reference.verdicts_text(kept))
     if args.add_trials:
         added = kept.origin()["added"][-1]

@@ -410,7 +410,9 @@ def run_costs_section(root=None, source="docs/first-run.md"):
         wall, total = _wall_time(seconds, ref.origin())
         rows.append([f"[{ref.experiment}]({pages_link(source)}{ref.experiment}.md)"
                      if ref.experiment in registry.experiments() else ref.experiment,
-                     f"`{m.get('scale', '?')}`", f"`{topo.get('name', '?')}`", trials_text(m),
+                     # the key's topology part names a release or a variant beside the site
+                     f"`{m.get('scale', '?')}`", f"`{ref.key.partition('-')[2] or topo.get('name', '?')}`",
+                     trials_text(m),
                      wall, _minutes(total / trials), vms, f"{ram / 1024:.1f} GB",
                      f"{str(m.get('accel', '?')).upper()}, {host.get('cores', '?')} cores",
                      str(m.get("start", ""))[:10]])

@@ -276,7 +276,7 @@ class _Kept(Run):
 
 
 def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc_iso, merge=False, add_trials=False,
-         why=""):
+         why="", variant=""):
     """Keep `run` as the reference of its experiment, scale and topology; returns
     (Reference, the label of the run it replaced or None). Refused (ConfigError) when
     `problems` finds any, unless `force`; always when the run has no metrics. With `merge`,
@@ -284,9 +284,14 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc_iso, 
     `add_trials`, `run`'s trials are added to the reference's (`with_trials_added`); both
     only from a run of the same provenance (results/provenance.py). A reference it replaces
     goes to history/ with `why`. A run of another trial count than its experiment declares
-    is refused unless `force`."""
+    is refused unless `force`. With `variant`, the key is `<key>+VARIANT`: a run of other
+    parameters or of some rows only, kept beside the reference of the whole suite."""
     manifest = run.manifest()
     experiment, key = key_of(manifest, run.manifest_path)
+    if variant:
+        if not SAFE_NAME.match(variant) or "/" in variant:
+            raise ConfigError("--variant", "", f"{variant!r} cannot name a reference folder")
+        key = f"{key}+{variant}"
     records = run.metrics()
     if not records:
         raise ConfigError(run.path, "metrics.jsonl", "no metrics to keep")
@@ -309,6 +314,8 @@ def save(run, root=None, force=False, paper_dir=compare.PAPER_DIR, now=utc_iso, 
     replaced = older.origin().get("run") if older else None
     # merged or added runs are refused unless of the same provenance (`refuse_mixed` above)
     origin = {"run": run.label, "kept": now(), "forced": bool(found), "overridden": found, "provenance_checked": True}
+    if variant:
+        origin["variant"] = variant
     if older is not None and not merge:
         keep_history(older, Path(root or REFERENCE_ROOT), run.label, why or "replaced", now)
     if merge and older:
