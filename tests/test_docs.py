@@ -208,6 +208,13 @@ def test_an_unknown_or_unclosed_section_is_a_one_line_error_naming_the_page():
         pages.render("<!-- generated: rows:e1 -->\ntext\n", "docs/x.md", sections)
 
 
+def test_a_section_key_may_name_a_variant_reference():
+    text = "<!-- generated: summary:e2:quick-default+array-bound -->\nold\n<!-- end generated: summary:e2:quick-default+array-bound -->\n"
+    assert markdown.keys(text) == ["summary:e2:quick-default+array-bound"]
+    out = markdown.fill(text, "page.md", lambda key: f"made from {key}")
+    assert "made from summary:e2:quick-default+array-bound" in out and "old" not in out
+
+
 def test_text_outside_the_sections_is_kept_and_a_table_cell_stays_one_cell():
     text = "intro\n<!-- generated: topologies -->\nold\n<!-- end generated: topologies -->\noutro\n"
     out = pages.render(text, "README.md", pages.makers())
