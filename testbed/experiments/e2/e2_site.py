@@ -64,9 +64,8 @@ EXPERIMENT = Experiment(
         "array_bound_rows": Param("int", "1: also read through the cache with the members limited so that the "
                                          "array writes slower than this run's network by the paper's ratio "
                                          "(60 or 700 MB/s against 1300); 0: not", minimum=0, maximum=1),
-        # with one file a client, every file is opened before the cache has written anything
-        # and the page cache takes the whole fill; from the second file on, the cache's opens
-        # meet its earlier writes still on their way to the array
+        # with one file a client the DTN's page cache takes the whole fill and the first reads
+        # run at the network's rate; with more, the later files wait on the array
         "bound_reads_per_client": Param("int", "origin files each client reads in the array-bound rows (the "
                                                "cache fills at the array's rate, so few)", minimum=1, maximum=100),
         "bound_write_seconds": Param("int", "seconds each calibrating RAID write of the array-bound rows aims "
@@ -220,8 +219,8 @@ def first_member_limit(target_mb_per_s, data_disks):
 
 
 def bytes_limit(mb_per_s):
-    """Member limits of MB/s only, operations lifted: the array-bound rows slow the members'
-    bandwidth, as the paper's array was slow to write, not to seek."""
+    """Member limits of MB/s only, operations lifted: at the array-bound rows' rates an IOPS
+    limit in proportion would be below one operation a second, which libvirt cannot set."""
     return disks.Limits(mb_per_s, 0)
 
 
