@@ -66,3 +66,7 @@ def test_names_what_is_still_open_when_the_time_is_up():
     ssh.looks = -10**6   # never closes
     records, pending = e2_cache.wait_closed(ssh, "dtn", ["file-001", "file-019"], timeout=0, interval=0)
     assert pending == ["file-019"] and e2_cache.is_open(records["file-019"])
+
+
+def test_total_bytes_sums_every_files_records():
+    assert e2_cache.total_bytes({"a": CLOSED, "b": CLOSED, "c": {}}) == (2200, 1800, 0)

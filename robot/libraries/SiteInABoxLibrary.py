@@ -145,22 +145,25 @@ class SiteInABoxLibrary(ExperimentLibrary):
         target = network["aggregate"] * target_ratio
         box.clear_cache()
         write_mb = siteinabox.calibrating_write_mb(target, p["writers"], p["bound_write_seconds"])
-        limit = siteinabox.first_member_limit(target, box.dtn.disks.data_disks)
+
+        def write_at(limit):
+            limits = siteinabox.bytes_limit(limit)
+            box.apply_member_limits(limits, echo=logger.console)
+            write = self.write_to_raid6_in_parallel(limits=limits, write_mb=write_mb)
+            logger.console(f"  array at members of {limit:.3g} MB/s: {write['rate']:.3g} MB/s, target "
+                           f"{target:.3g} ({target_ratio:.3f} of the network's {network['aggregate']:.3g})")
+            return write
+        guess = siteinabox.first_member_limit(target, box.dtn.disks.data_disks)
         try:
-            for _step in range(2):
-                limits = siteinabox.bytes_limit(limit)
-                box.apply_member_limits(limits, echo=logger.console)
-                write = self.write_to_raid6_in_parallel(limits=limits, write_mb=write_mb)
-                logger.console(f"  array at members of {limit:.3g} MB/s: {write['rate']:.3g} MB/s, target "
-                               f"{target:.3g} ({target_ratio:.3f} of the network's {network['aggregate']:.3g})")
-                last_limit, limit = limit, siteinabox.calibrated_limit(limit, write["rate"], target)
+            limit = siteinabox.calibrated_limit(guess, write_at(guess)["rate"], target)
+            write = write_at(limit)
             first = self.read_origin_files_through_the_dtn(n, cached=True, label="bound_first_read",
                                                            reads_per_client=reads)
         finally:
             box.apply_member_limits(run_limits, echo=logger.console)
         return e2_points.array_bound({"network": network, "write": write, "first": first, "profile": profile,
                                       "stripe_cache_size": stripe, "target_ratio": target_ratio,
-                                      "member_mb_per_s": last_limit,
+                                      "member_mb_per_s": limit,
                                       "cache_problem": self.fill_problem(first["names"])})
 
     def fill_problem(self, names):
@@ -171,7 +174,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
         missing = sorted(set(names) - set(records))
         if missing:
             return f"the caching proxy has no .cinfo record of {', '.join(missing)}"
-        hit, miss, bypass = (sum(e2_cache.cache_bytes(r)[i] for r in records.values()) for i in range(3))
+        hit, miss, bypass = e2_cache.total_bytes(records)
         logger.console(f"  cache records of {len(records)} files ({len(still_open)} still open): {hit / 1e6:.0f} MB "
                        f"hit, {miss / 1e6:.0f} MB missed, {bypass / 1e6:.0f} MB bypassed")
         return None
@@ -301,8 +304,7 @@ class SiteInABoxLibrary(ExperimentLibrary):
                     f"{e2_cache.CLOSE_TIMEOUT} s after the reads "
                     f"(the latest access record has no detach time)")
         verdicts = {n: e2_cache.cache_verdict(r) for n, r in records.items()}
-        hit = sum(e2_cache.cache_bytes(r)[0] for r in records.values())
-        miss = sum(e2_cache.cache_bytes(r)[1] for r in records.values())
+        hit, miss, _bypass = e2_cache.total_bytes(records)
         logger.console(f"  cache records of {len(records)} files: complete {sum(v['complete'] for v in verdicts.values())},"
                        f" pure hits on the latest access {sum(v['pure_hit'] for v in verdicts.values())};"
                        f" {hit / 1e6:.0f} MB hit, {miss / 1e6:.0f} MB missed in all accesses")

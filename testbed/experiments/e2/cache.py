@@ -33,6 +33,15 @@ def cache_bytes(record):
     return tuple(totals)
 
 
+def total_bytes(records):
+    """(bytes hit, missed, bypassed) summed over every file's records ({name: record})."""
+    totals = [0, 0, 0]
+    for record in records.values():
+        for i, v in enumerate(cache_bytes(record)):
+            totals[i] += v
+    return tuple(totals)
+
+
 def is_open(record):
     """True while the proxy holds the file open: its latest access record has no detach time."""
     accesses = record.get("accesses") or []
