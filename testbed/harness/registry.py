@@ -151,6 +151,17 @@ class Param:
 
 
 @dataclass(frozen=True)
+class ReleaseFinding:
+    """A metric the release matrix (docs/operations/release-matrix.md) reads on each release
+    beside the paper's claims: a result a site checks before an upgrade, such as an upstream
+    defect. One matrix row per parameter set of its records that match `where`."""
+    metric: str                    # a metric of the experiment's `metrics`
+    says: str                      # what the value shows, one line
+    where: dict = field(default_factory=dict)   # {record parameter: value} the rows are kept to
+    page: str | None = None        # the docs page (under docs/) that reports it in full
+
+
+@dataclass(frozen=True)
 class DocFigure:
     """One headline figure of an experiment's docs page, drawn by `testbed report docs` from
     its kept reference into docs/experiments/img/<experiment>-<what>.png. Either `draw`, a
@@ -207,6 +218,9 @@ class Experiment:
     # The headline figures of its docs page (DocFigure, at most about three: what the reader
     # looks at first), drawn from its kept reference by `testbed report docs`
     doc_figures: tuple = ()
+    # The results of its own the release matrix shows per release beside its claims
+    # (ReleaseFinding): what an upgrade may change
+    release_findings: tuple = ()
     # What `testbed demo` runs on a given site: sized(scale, accelerator, topology) ->
     # ({param: value} to set, [one line per change saying why]); None: the scale as it is.
     sized: Callable | None = None
@@ -283,6 +297,9 @@ class Experiment:
             raise ValueError(f"{self.name}: two doc_figures share a name: {whats}")
         if any(f.pick for f in self.doc_figures) and not self.figures:
             raise ValueError(f"{self.name}: a doc figure picks from its figures maker, and it declares none")
+        unrecorded = [f.metric for f in self.release_findings if f.metric not in self.metrics]
+        if unrecorded:
+            raise ValueError(f"{self.name}: release_findings name {unrecorded}, not among its metrics")
         check_declaration(self)
 
     @property

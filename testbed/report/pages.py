@@ -8,7 +8,7 @@ from pathlib import Path
 from testbed import PROJECT_ROOT
 from testbed.experiments.e1 import noise as e1_noise
 from testbed.model.errors import ConfigError
-from testbed.report import experiment_sections as ex, figure_sections as figs, site_sections as site
+from testbed.report import experiment_sections as ex, figure_sections as figs, release_matrix, site_sections as site
 from testbed.report.markdown import fill
 
 
@@ -48,6 +48,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
         "release-knobs": lambda arg, source: site.release_knobs_section(release_root),
         "by-release": lambda arg, source: ex.by_release_section(arg, reference_root),
+        "release-matrix": lambda arg, source: release_matrix.section(reference_root, source),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),
         "e1-noise": lambda arg, source: e1_noise.section(benchmark_root),

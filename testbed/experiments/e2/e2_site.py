@@ -18,7 +18,7 @@ import shlex
 
 from testbed.experiments.e2 import cache as e2_cache, e2_capacity, e2_figures, e2_rows
 from testbed.experiments.e2.reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
-from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param
+from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param, ReleaseFinding
 from testbed.machines import disks
 from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
                                      XROOTD_DIRECT_PORT)
@@ -104,6 +104,10 @@ EXPERIMENT = Experiment(
     x_params=("t", "clients", "writers"),
     paper="results/paper/e2.yaml",
     doc_figures=e2_figures.DOC_FIGURES,   # the RAID writes and the cache's reads on its docs page
+    # the pass-through proxy's round trips per MB, with and without the client's pgread: an
+    # XrdCl defect fixed in 5.9.2 and 6.0.0
+    release_findings=(ReleaseFinding("e2.round_trips_per_mb", "round trips per MB read at a 20 ms origin",
+                                     where={"origin_rtt_ms": "20.0"}, page="upstream/xrootd-pgread-pass-through.md"),),
     rows=e2_rows.ROWS, points=e2_rows.POINTS,
     # Every role: clients on the workers read the origin's files through the DTN; jobs go from
     # the submit host to the DTN's schedd (HTCondor-C) and flock on to the CMs' pool via CCB.

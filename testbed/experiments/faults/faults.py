@@ -13,7 +13,7 @@ import time
 
 from testbed.experiments.faults.fault_reconnect import ReconnectFlows
 from testbed.harness.capacity import base_site
-from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param
+from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param, ReleaseFinding
 from testbed.injectors.condor_faults import CondorFaults, compare_starts
 from testbed.injectors.network_faults import NetworkFaults
 from testbed.injectors.security_checks import SecurityChecks
@@ -98,6 +98,15 @@ EXPERIMENT = Experiment(
              "faults.transfer_seconds", "faults.transfer_rate", "faults.interrupt_exit_seconds"),
     x_params=("t",),
     paper=None,
+    # the reconnect rows' outcome per release: whether a worker's cut loses jobs (HTCondor's
+    # transfer-key defect on a same-shadow reconnect) and whether any output comes back wrong
+    release_findings=(
+        ReleaseFinding("faults.jobs_lost", "jobs started again after the fault (known_defect: lost to that "
+                       "upstream defect)", page="upstream/htcondor-transfer-key.md"),
+        ReleaseFinding("faults.files_corrupted", "outputs that came back wrong after the fault"),
+        ReleaseFinding("faults.reconnected_after_cut_seconds", "seconds from the cut's end until every job "
+                       "was reconnected"),
+    ),
     uses=ROLES,                    # faults in every role: the CMs, CCB, a worker, the RAID, the origin
     capacity=site_for,   # testbed plan: the hosts its parameters need
 )

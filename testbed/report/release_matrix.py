@@ -1,0 +1,129 @@
+"""The release matrix (docs/operations/release-matrix.md): for every experiment whose kept
+references ran the same points on more than one middleware release, one row per claim of
+its paper and per result it declares for the release axis (registry `release_findings`),
+one column per release, and whether the first and the last release's intervals are apart.
+
+References pair when their keys differ only by `+release-NAME` (reference.release_suffix):
+the same scale, topology and variant on another box. Each column is one kept reference,
+one run of one code revision, judged alone; the page names each reference's run and
+revision, so that a reader sees when the two columns come from different revisions."""
+import re
+from pathlib import Path
+
+from testbed.harness import registry
+from testbed.report.markdown import table
+from testbed.results import compare, intervals, reference, verdict
+
+RELEASE_PART = re.compile(r"\+release-[^+]+")
+
+
+def release_of(ref):
+    """'HTCondor X, XRootD Y' of a reference, from its manifest's versions."""
+    versions = ref.manifest().get("versions") or {}
+    xrootd = str(versions.get("xrootd", "?")).lstrip("v")
+    return f"HTCondor {versions.get('condor', '?')}, XRootD {xrootd}"
+
+
+def matrix_sets(root=None):
+    """{(experiment, key without its release part): [Reference, ...]} for the keys kept on two
+    releases or more, the stock box's reference first."""
+    groups = {}
+    for ref in reference.listing(root):
+        groups.setdefault((ref.experiment, RELEASE_PART.sub("", ref.key)), []).append(ref)
+    return {k: sorted(refs, key=lambda r: (RELEASE_PART.search(r.key) is not None, r.key))
+            for k, refs in sorted(groups.items()) if len({release_of(r) for r in refs}) > 1}
+
+
+def _cell(v):
+    """A claim's verdict and estimate in one cell."""
+    return f"**{v.verdict}** {v.estimate()}" if v.mean is not None else f"**{v.verdict}**"
+
+
+def claim_rows(exp, refs):
+    """One row per claim of the experiment's paper file: its verdict on each reference (Holm's
+    correction over each reference's own claims, as `compare` judges one run), and whether the
+    first and the last reference's trial values have 95% intervals apart."""
+    if not exp.paper:
+        return []
+    claims = verdict.load_file(exp.paper_path)
+    judged = [verdict.evaluate_all(claims, ref.metrics()) for ref in refs]
+    rows = []
+    for i, c in enumerate(claims):
+        per_ref = [vs[i] for vs in judged]
+        values = {ref.key: list(v.values) for ref, v in zip(refs, per_ref) if v.values}
+        rows.append([f"`{c.id}`", c.kind, c.paper_text()] + [_cell(v) for v in per_ref]
+                    + [compare.intervals_apart(values, [r.key for r in refs])])
+    return rows
+
+
+def _values(ref, finding):
+    """{parameter set (without trial): [values]} of a finding's metric on one reference."""
+    out = {}
+    for rec in ref.metrics():
+        params = {k: v for k, v in rec.get("params", {}).items() if k != "trial"}
+        if rec["name"] == finding.metric and all(str(params.get(k)) == str(v) for k, v in finding.where.items()):
+            out.setdefault(tuple(sorted((k, str(v)) for k, v in params.items())), []).append(rec["value"])
+    return out
+
+
+def _shown(vals):
+    if not vals:
+        return "not measured"
+    mean, _median, lo, hi = intervals.interval(vals)
+    trials = ", ".join(f"{v:.3g}" for v in vals)
+    # an interval only where the values differ: equal values are a count, not a spread
+    return f"{mean:.3g} [{lo:.3g}, {hi:.3g}] ({trials})" if len(set(vals)) > 1 else f"{mean:.3g} ({trials})"
+
+
+def finding_rows(exp, refs, base=""):
+    """One row per release finding and parameter set measured on any of the references."""
+    rows = []
+    for f in exp.release_findings:
+        per_ref = [_values(ref, f) for ref in refs]
+        for i, params in enumerate(sorted({p for values in per_ref for p in values})):
+            label = f"`{f.metric}`" + (f" ({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
+            # said once per finding, on its first row
+            says = "" if i else f"[{f.says}]({base}{f.page})" if f.page else f.says
+            cells = [_shown(values.get(params, [])) for values in per_ref]
+            apart = compare.intervals_apart({r.key: v[params] for r, v in zip(refs, per_ref) if params in v},
+                                            [r.key for r in refs])
+            rows.append([label, says] + cells + [apart])
+    return rows
+
+
+def section(root=None, source="docs/operations/release-matrix.md"):
+    """The matrix of every experiment kept on two releases or more; the experiments kept on
+    one release are named with the releases they have."""
+    parts = Path(source).parent.parts
+    base = "../" * (len(parts) - parts.index("docs") - 1) if "docs" in parts else "docs/"   # to docs/
+    sets = matrix_sets(root)
+    lines = []
+    for (name, key), refs in sets.items():
+        exp = registry.experiments().get(name)
+        if exp is None:
+            continue
+        columns = [f"{release_of(r)} (`{r.key}`)" for r in refs]
+        lines += [f"### {name} at `{key}`", ""]
+        lines += [f"- `{r.key}`: {release_of(r)}, run `{r.origin().get('run', '?')}`, "
+                  f"{reference.code_line(r)}" for r in refs] + [""]
+        claims = claim_rows(exp, refs)
+        if claims:
+            lines += [table(["claim", "kind", "paper"] + columns + ["apart"], claims), ""]
+        found = finding_rows(exp, refs, base)
+        if found:
+            lines += [table(["result", "what it shows"] + columns + ["apart"], found), ""]
+        if not claims and not found:
+            lines += [f"{name} declares no claims and no release findings.", ""]
+    single, paired = {}, {(r.experiment, r.key) for refs in sets.values() for r in refs}
+    for ref in reference.listing(root):
+        if (ref.experiment, ref.key) not in paired:
+            single.setdefault((ref.experiment, release_of(ref)), []).append(f"`{ref.key}`")
+    if single:
+        lines += ["Kept on one release only (no pair to read across):", ""]
+        lines += [f"- {name} on {release}: {', '.join(sorted(keys))}" for (name, release), keys in sorted(single.items())]
+    if not lines:
+        return "No reference kept yet."
+    lines += ["", "A verdict cell is the claim's verdict on that reference, with the mean [95% interval] "
+              "(trial values); `apart`: whether the 95% intervals of the first and the last column do not "
+              "overlap (`-` without two trials on each side)."]
+    return "\n".join(lines).rstrip()
