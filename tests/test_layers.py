@@ -4,8 +4,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "testbed"
-ORDER = ["model", "remote", "network", "machines", "services", "injectors", "results", "harness", "experiments", "report",
-         "cli"]
+from testbed import LAYERS
+
+ORDER = list(LAYERS)
 
 
 def imported_layers(path):

@@ -45,6 +45,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "topologies": lambda arg, source: site.topologies_section(),
         "topology-show": lambda arg, source: site.topology_show_section(arg or "small"),
         "guest-cpu": lambda arg, source: site.guest_cpu_section(),
+        "package-layers": lambda arg, source: site.package_layers_section(),
         "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
         "release-knobs": lambda arg, source: site.release_knobs_section(release_root),
         "by-release": lambda arg, source: ex.by_release_section(arg, reference_root),

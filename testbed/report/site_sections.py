@@ -1,7 +1,11 @@
 """The generated sections about the site itself: what each shipped topology needs from the
 host, what a kept bring-up took, every knob of each shipped profile, what the guests' CPU
 is, and the conditions of each kept reference run beside the papers' hardware (the
-fidelity table)."""
+fidelity table), and the package's own layers."""
+import ast
+from pathlib import Path
+
+from testbed import LAYERS, PROJECT_ROOT
 from testbed.machines import accel
 from testbed.model import profiles, topology
 from testbed.model.schema import load_yaml
@@ -194,3 +198,18 @@ def release_knobs_section(root=None):
                       [[n, "<br>".join(line for lines in r.get("xrootd_lines", {}).values() for line in lines)
                         or "none"] for n, r in zip(names, records)])]
     return "\n".join(out)
+
+
+def package_layers_section(root=None):
+    """The package's layers, lowest first (testbed.LAYERS), each with what its `__init__.py`
+    says it holds and its modules (an experiment's package: its name and modules)."""
+    root = Path(root or PROJECT_ROOT / "testbed")
+    rows = []
+    for layer in LAYERS:
+        folder = root / layer
+        what = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+        names = [f"`{p.stem}`" for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]
+        names += [f"`{pkg.name}/` ({', '.join(p.stem for p in sorted(pkg.glob('*.py')) if p.name != '__init__.py')})"
+                  for pkg in sorted(folder.iterdir()) if (pkg / "__init__.py").exists()]
+        rows.append([str(LAYERS.index(layer) + 1), f"`testbed/{layer}/`", " ".join(what.split()), ", ".join(names)])
+    return table(["layer", "folder", "what it holds", "modules"], rows)
