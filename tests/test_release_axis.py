@@ -84,7 +84,7 @@ def test_the_legend_names_each_runs_release_when_they_differ(tmp_path):
 
 
 def test_a_metric_across_the_kept_references_of_each_release(tmp_path):
-    from testbed.report import experiment_sections as ex
+    from testbed.report import release_matrix as ex
     for key, condor, xrootd, values in (("quick-default", "23.9.6", "v5.8.1", (132.0, 57.3, 75.9)),
                                         ("quick-small+release-sid", "25.14.1", "v6.2.0", (3.2, 7.6, 1.3))):
         run = results.Run.create("e2", ["default"], topology={}, profile_contents={}, accel="tcg",

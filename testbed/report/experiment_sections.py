@@ -8,7 +8,7 @@ from testbed.model.errors import ConfigError
 from testbed.model import site_history
 from testbed.report import suites
 from testbed.report.markdown import code, table
-from testbed.results import compare, intervals, reference, verdict
+from testbed.results import compare, reference, verdict
 from testbed.results.expressions import same
 from testbed.results.runs import trials_text
 
@@ -421,36 +421,3 @@ def run_costs_section(root=None, source="docs/first-run.md"):
     return table(["experiment", "scale", "topology", "trials", "wall time", "a trial", "VMs", "guest RAM",
                   "host", "run on"], rows)
 
-
-def by_release_section(arg, root=None):
-    """`by-release:EXPERIMENT:METRIC[:KEY=VALUE,...]`: one metric of every kept reference of an
-    experiment, one row per reference and parameter set (those matching the filter), with
-    the HTCondor and XRootD the reference ran on: a result read across releases."""
-    parts = arg.split(":")
-    if len(parts) not in (2, 3):
-        raise ConfigError("by-release", arg, "expected EXPERIMENT:METRIC[:KEY=VALUE,...]")
-    name, metric = parts[0], parts[1]
-    wanted = dict(kv.split("=", 1) for kv in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
-    rows = []
-    for ref in reference.listing(root):
-        if ref.experiment != name:
-            continue
-        versions = ref.manifest().get("versions") or {}
-        values = {}
-        for rec in ref.metrics():
-            params = {k: v for k, v in rec.get("params", {}).items() if k != "trial"}
-            if rec["name"] != metric or any(str(params.get(k)) != v for k, v in wanted.items()):
-                continue
-            values.setdefault(tuple(sorted(params.items())), []).append(rec["value"])
-        for params, vals in sorted(values.items(), key=lambda kv: str(kv[0])):
-            mean, _median, lo, hi = intervals.interval(vals)
-            # an interval only where the trials differ: equal values are a count, not a spread
-            shown = f"{mean:.3g} [{lo:.3g}, {hi:.3g}]" if len(set(vals)) > 1 else f"{mean:.3g}"
-            rows.append([f"`{ref.key}`", versions.get("condor", "?"), str(versions.get("xrootd", "?")).lstrip("v"),
-                         ", ".join(f"{k}={v}" for k, v in params), shown, ", ".join(f"{v:.3g}" for v in vals)])
-    if not rows:
-        return missing_line(name)
-    return "\n".join([table(["reference", "HTCondor", "XRootD", "parameters", f"`{metric}` mean [95% interval]",
-                             "trial values"], rows), "",
-                      "From the kept references of " + name + " (`results/reference/" + name + "/`), each on the "
-                      "release its manifest names."])

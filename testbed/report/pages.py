@@ -48,7 +48,7 @@ def makers(reference_root=None, extra=None, benchmark_root=None, figures=None, b
         "package-layers": lambda arg, source: site.package_layers_section(),
         "bringup-costs": lambda arg, source: site.bringup_costs_section(bringup_root),
         "release-knobs": lambda arg, source: site.release_knobs_section(release_root),
-        "by-release": lambda arg, source: ex.by_release_section(arg, reference_root),
+        "by-release": lambda arg, source: release_matrix.by_release_section(arg, reference_root),
         "release-matrix": lambda arg, source: release_matrix.section(reference_root, source),
         "profiles": lambda arg, source: site.profiles_section(),
         "fidelity": lambda arg, source: site.fidelity_section(reference_root),

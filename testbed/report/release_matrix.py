@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 from testbed.harness import registry
+from testbed.model.errors import ConfigError
+from testbed.report.experiment_sections import missing_line
 from testbed.report.markdown import table
 from testbed.results import compare, intervals, reference, verdict
 
@@ -66,13 +68,44 @@ def _values(ref, finding):
     return out
 
 
+def _interval(vals):
+    """The mean [95% interval] of trial values; the mean alone when they are all equal (a count,
+    not a spread)."""
+    mean, _median, lo, hi = intervals.interval(vals)
+    return f"{mean:.3g} [{lo:.3g}, {hi:.3g}]" if len(set(vals)) > 1 else f"{mean:.3g}"
+
+
 def _shown(vals):
     if not vals:
         return "not measured"
-    mean, _median, lo, hi = intervals.interval(vals)
-    trials = ", ".join(f"{v:.3g}" for v in vals)
-    # an interval only where the values differ: equal values are a count, not a spread
-    return f"{mean:.3g} [{lo:.3g}, {hi:.3g}] ({trials})" if len(set(vals)) > 1 else f"{mean:.3g} ({trials})"
+    return f"{_interval(vals)} ({', '.join(f'{v:.3g}' for v in vals)})"
+
+
+def by_release_section(arg, root=None):
+    """`by-release:EXPERIMENT:METRIC[:KEY=VALUE,...]`: one metric of every kept reference of an
+    experiment, one row per reference and parameter set (those matching the filter), with
+    the HTCondor and XRootD the reference ran on: a result read across releases."""
+    parts = arg.split(":")
+    if len(parts) not in (2, 3):
+        raise ConfigError("by-release", arg, "expected EXPERIMENT:METRIC[:KEY=VALUE,...]")
+    name, metric = parts[0], parts[1]
+    wanted = dict(kv.split("=", 1) for kv in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
+    finding = registry.ReleaseFinding(metric, "", where=wanted)
+    rows = []
+    for ref in reference.listing(root):
+        if ref.experiment != name:
+            continue
+        versions = ref.manifest().get("versions") or {}
+        for params, vals in sorted(_values(ref, finding).items(), key=lambda kv: str(kv[0])):
+            rows.append([f"`{ref.key}`", versions.get("condor", "?"), str(versions.get("xrootd", "?")).lstrip("v"),
+                         ", ".join(f"{k}={v}" for k, v in params), _interval(vals),
+                         ", ".join(f"{v:.3g}" for v in vals)])
+    if not rows:
+        return missing_line(name)
+    return "\n".join([table(["reference", "HTCondor", "XRootD", "parameters", f"`{metric}` mean [95% interval]",
+                             "trial values"], rows), "",
+                      "From the kept references of " + name + " (`results/reference/" + name + "/`), each on the "
+                      "release its manifest names."])
 
 
 def finding_rows(exp, refs, base=""):
