@@ -15,6 +15,7 @@ and benchmarks/e1_noise.py is what shows whether that lowers the spread on a giv
 """
 import os
 import time
+from functools import partial
 
 from testbed.machines import quiesce
 from testbed.model import constants as c, scaled_profiles
@@ -77,29 +78,28 @@ def site_records(state):
     return {"profile": prof.spec if prof else None, "links": wan.in_force(state).get("links") or []}
 
 
-def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTHY_S):
-    """Quiesce's after_resume: give the resumed guests the profile and WAN links the suite put
-    in force while they were paused (it applies both to the running guests only), then wait
-    until the site is healthy (an HTCondor daemon on a resumed guest may have missed updates
-    and reconnects). Returns what it did, for the manifest; TestbedError when not healthy."""
-    def after(resumed):
-        out, now = {}, site_records(state)
-        others = [h for h in topo.hosts if h not in resumed]
-        if now["profile"] and now["profile"] != at_pause["profile"]:
-            previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
-            prof = scaled_profiles.load(now["profile"])
-            with profile_record.failure_recorded(state, prof):   # the resumed guests may have it part way
-                tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
-            out["profile_applied"] = now["profile"]
-        if now["links"] != at_pause["links"]:
-            wan.apply(topo, ssh, [Link(**link) for link in now["links"]], skip=others)
-            out["wan_applied"] = True
-        started = time.monotonic()
-        health.wait_healthy(topo, ssh, timeout=healthy_timeout, echo=echo)
-        out["healthy_after_s"] = round(time.monotonic() - started, 1)
-        echo(f"quiet: site {topo.name} healthy {out['healthy_after_s']:g} s after the resume")
-        return out
-    return after
+def reapply_after_resume(topo, ssh, state, at_pause, resumed, echo=print, healthy_timeout=c.QUIET_HEALTHY_S):
+    """Quiesce's after_resume (`at_pause`: the `site_records` when the guests were paused): give
+    the `resumed` guests the profile and WAN links the suite put in force while they were paused
+    (it applies both to the running guests only), then wait until the site is healthy (an
+    HTCondor daemon on a resumed guest may have missed updates and reconnects). Returns what it
+    did, for the manifest; TestbedError when not healthy."""
+    out, now = {}, site_records(state)
+    others = [h for h in topo.hosts if h not in resumed]
+    if now["profile"] and now["profile"] != at_pause["profile"]:
+        previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
+        prof = scaled_profiles.load(now["profile"])
+        with profile_record.failure_recorded(state, prof):   # the resumed guests may have it part way
+            tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
+        out["profile_applied"] = now["profile"]
+    if now["links"] != at_pause["links"]:
+        wan.apply(topo, ssh, [Link(**link) for link in now["links"]], skip=others)
+        out["wan_applied"] = True
+    started = time.monotonic()
+    health.wait_healthy(topo, ssh, timeout=healthy_timeout, echo=echo)
+    out["healthy_after_s"] = round(time.monotonic() - started, 1)
+    echo(f"quiet: site {topo.name} healthy {out['healthy_after_s']:g} s after the resume")
+    return out
 
 
 def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None, cpus=None):
@@ -112,7 +112,7 @@ def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None,
     if the_plan.pause:
         ssh = ssh or site.ssh(timeout=120)
         the_plan, kept = keep_contacted(the_plan, Pool(topo, ssh))
-        hook = resume_hook(topo, ssh, site.state, site_records(site.state), echo)
+        hook = partial(reapply_after_resume, topo, ssh, site.state, site_records(site.state), echo=echo)
     entry = {"pause_unused": chosen["pause_unused"], "pin": chosen["pin"], "set_by": chosen["set_by"],
              "uses": list(exp.uses), "paused": list(the_plan.pause), "kept_running": kept,
              "pin_plan": dict(the_plan.pin)}
