@@ -113,7 +113,7 @@ def test_scale_option_and_its_aliases(monkeypatch):
     monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda site, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
+    monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profs, select=(), repeat=None, **_quiet:
                         seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):

@@ -314,7 +314,7 @@ def test_pausing_and_pinning_leave_the_guests_of_another_machine_alone():
 
 
 def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
-    from testbed.harness import runner
+    from testbed.harness import registry, runner
     from testbed.results import runs
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
@@ -322,11 +322,11 @@ def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     path = tmp_path / "two.yaml"
     path.write_text(yaml.safe_dump(TWO))
-    run = runner.open_run(Site(topology.load(path)), "smoke", [profiles.load("default")], "ci", [])
+    run = runner.open_run(Site(topology.load(path)), registry.get("smoke"), [profiles.load("default")], "ci", [])
     placement = run.manifest()["placement"]
     assert placement["worker2"] == {"hypervisor": "lab2", "uri": LAB2}
     assert placement["cm1"] == {"hypervisor": "here", "uri": HERE}
-    small = runner.open_run(Site(topology.load("small")), "smoke", [profiles.load("default")], "ci", [])
+    small = runner.open_run(Site(topology.load("small")), registry.get("smoke"), [profiles.load("default")], "ci", [])
     assert small.manifest()["placement"] == {h: {"hypervisor": "local", "uri": HERE} for h in topology.load("small").hosts}
 
 

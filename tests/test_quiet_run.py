@@ -287,7 +287,7 @@ def test_run_options_reach_the_runner(monkeypatch):
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
     monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
+    monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     for argv, want in (([], (None, None)), (["--pause-unused", "--pin"], (True, True)),
                        (["--no-pause-unused", "--no-pin"], (False, False))):
@@ -304,7 +304,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(default))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run", lambda site, suite, profiles, scale, sets, **k: seen.append(sets) or
+    monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profiles, **k: seen.append(sets) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     cpus = default.role_host("submit").cpus
     assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "rtts=0,80"]) == 0

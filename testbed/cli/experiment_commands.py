@@ -54,8 +54,8 @@ def _run_on_site(args, exp, scale, sets):
         from testbed.services import health
         snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
     select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
-    return runner.run(site, args.suite, args.profile, scale, here, select=select, repeat=args.repeat,
-                      pause_unused=args.pause_unused, pin=args.pin)
+    return runner.run_checked(site, exp, scale, here, args.profile, select=select, repeat=args.repeat,
+                              pause_unused=args.pause_unused, pin=args.pin)
 
 
 def _sized_for_site(exp, scale, topo, state, sets, label=None):
