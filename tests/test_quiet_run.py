@@ -285,7 +285,7 @@ def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
