@@ -46,9 +46,37 @@ def test_every_experiment_declares_the_roles_it_uses_and_measures_by_the_topolog
 def test_no_experiment_pauses_a_guest_of_the_pool_on_a_shipped_topology(topo_name):
     topo = topology.load(topo_name)
     for name, exp in registry.experiments().items():
-        for host in quiesce.hosts_to_pause(topo, exp.uses):
+        for host in quiet.hosts_to_pause(topo, exp.uses):
             roles = set(topo.hosts[host].roles)
             assert not roles & set(constants.POOL_ROLES) and not roles & set(exp.uses), (name, host)
+
+
+# --- what is paused and pinned -------------------------------------------------------------------
+def test_only_guests_outside_the_pool_whose_roles_the_experiment_does_not_use_are_paused():
+    default, small = topology.load("default"), topology.load("small")
+    e1 = ("submit", "cm", "ccb", "worker")
+    assert quiet.hosts_to_pause(default, e1) == ["dtn", "origin"]
+    assert quiet.hosts_to_pause(small, e1) == ["dtn"]              # small's submit host is also the origin
+    assert quiet.hosts_to_pause(default, ("submit", "cm", "ccb", "worker", "dtn")) == ["origin"]
+    # a declaration that leaves out the pool's roles still never pauses a CM, CCB, worker or submit host
+    assert quiet.hosts_to_pause(default, ("dtn",)) == ["origin"]
+    assert quiet.hosts_to_pause(default, topology.ROLES) == []
+
+
+def test_the_measured_roles_get_host_cpus_of_their_own():
+    default, small = topology.load("default"), topology.load("small")
+    assert quiet.pin_plan(small, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1", "worker2": "1"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1, 2, 3]) == {"submit": "0-1", "worker1": "2-3",
+                                                                           "worker2": "2-3"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1, 2]) == {"submit": "0-1", "worker1": "2",
+                                                                        "worker2": "2"}
+    assert quiet.pin_plan(default, ("cm", "submit", "dtn"), [0, 1]) == {"cm1": "0", "cm2": "0", "submit": "1",
+                                                                        "dtn": "0"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0]) == {}           # one CPU: nothing to set apart
+    assert quiet.pin_plan(default, ("submit",), [0, 1]) == {}                 # one role: nothing to set apart
+    assert quiet.pin_plan(small, ("submit", "origin", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
+    assert quiet.cpulist([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
 
 
 @pytest.mark.parametrize("uses, problem", [(None, "must declare uses"), (("submit", "gpu"), "not roles"),
