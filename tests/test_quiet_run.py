@@ -234,7 +234,7 @@ def test_the_resumed_guests_get_the_profile_and_wan_put_in_force_while_they_were
     monkeypatch.setattr(quiet.wan, "apply", lambda t, s, links, skip=(): tc.append((links, skip)))
     monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: {})
     def after_resume(resumed):
-        return quiet.reapply_after_resume(topo, None, state, at_pause, resumed, echo=lambda *_: None)
+        return quiet.reapply_after_resume(Site(topo, root=tmp_path), None, at_pause, resumed, echo=lambda *_: None)
     assert "profile_applied" not in after_resume(["dtn"]) and applied == []    # nothing changed meanwhile
     profile_record.record_profile(state, profiles.load("wan-tuned"))
     wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=80)])
@@ -256,7 +256,7 @@ def test_a_scaled_profile_put_in_force_while_paused_reaches_the_resumed_guests(t
     made = scaled_profiles.scaled(profiles.load("table4-updated"), 0.0086)   # E1's, made at run time
     profile_record.record_profile(state, made)
     assert quiet.site_records(state)["profile"] == "table4-updated@k=0.0086"
-    out = quiet.reapply_after_resume(topo, None, state, at_pause, ["dtn"], echo=lambda *_: None)
+    out = quiet.reapply_after_resume(Site(topo, root=tmp_path), None, at_pause, ["dtn"], echo=lambda *_: None)
     assert out["profile_applied"] == "table4-updated@k=0.0086"
     prof, previous = applied[0]
     assert prof.name == "table4-updated-scaled" and prof.roles == made.roles and previous == "table4-default"

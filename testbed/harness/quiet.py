@@ -129,12 +129,13 @@ def site_records(state):
     return {"profile": prof.spec if prof else None, "links": wan.in_force(state).get("links") or []}
 
 
-def reapply_after_resume(topo, ssh, state, at_pause, resumed, echo=print, healthy_timeout=c.QUIET_HEALTHY_S):
-    """Quiesce's after_resume (`at_pause`: the `site_records` when the guests were paused): give
-    the `resumed` guests the profile and WAN links the suite put in force while they were paused
-    (it applies both to the running guests only), then wait until the site is healthy (an
-    HTCondor daemon on a resumed guest may have missed updates and reconnects). Returns what it
-    did, for the manifest; TestbedError when not healthy."""
+def reapply_after_resume(site, ssh, at_pause, resumed, echo=print, healthy_timeout=c.QUIET_HEALTHY_S):
+    """Quiesce's after_resume (`at_pause`: the site's `site_records` when the guests were
+    paused): give the `resumed` guests the profile and WAN links the suite put in force while
+    they were paused (it applies both to the running guests only), then wait until the site is
+    healthy (an HTCondor daemon on a resumed guest may have missed updates and reconnects).
+    Returns what it did, for the manifest; TestbedError when not healthy."""
+    topo, state = site.topo, site.state
     out, now = {}, site_records(state)
     others = [h for h in topo.hosts if h not in resumed]
     if now["profile"] and now["profile"] != at_pause["profile"]:
@@ -163,7 +164,7 @@ def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None,
     if the_plan.pause:
         ssh = ssh or site.ssh(timeout=120)
         the_plan, kept = keep_contacted(the_plan, Pool(topo, ssh))
-        hook = partial(reapply_after_resume, topo, ssh, site.state, site_records(site.state), echo=echo)
+        hook = partial(reapply_after_resume, site, ssh, site_records(site.state), echo=echo)
     entry = {"pause_unused": chosen["pause_unused"], "pin": chosen["pin"], "set_by": chosen["set_by"],
              "uses": list(exp.uses), "paused": list(the_plan.pause), "kept_running": kept,
              "pin_plan": dict(the_plan.pin)}
