@@ -61,7 +61,7 @@ def test_the_demo_marks_its_site_and_says_it_is_up(monkeypatch, capsys, state_ro
     run = types.SimpleNamespace(path=state_root / "run")
     ups = []
     monkeypatch.setattr(lifecycle, "up", lambda site, profile, health=None, **kw: ups.append(kw) or 0)
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda *a, **k: {})
+    monkeypatch.setattr(runner, "sized_for_site", lambda *a, **k: {})
     monkeypatch.setattr(runner, "run_on_live_guests", lambda *a, **k: (0, [run], None))
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, against_paper=False: None)
     assert experiment_commands.cmd_demo(types.SimpleNamespace(topology=None)) == 0

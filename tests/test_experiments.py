@@ -110,10 +110,10 @@ def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"
-    monkeypatch.setattr(runner, "run", lambda site, suite, profs, scale, sets, select=(), repeat=None, **_quiet:
+    monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profs, select=(), repeat=None, **_quiet:
                         seen.append(scale) or (0, FakeRun()))
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     for argv, scale in ((["--scale", "ci"], "ci"), (["--quick"], "quick"), (["--full"], "full"), ([], "quick")):

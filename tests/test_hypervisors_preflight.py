@@ -7,7 +7,7 @@ import types
 import pytest
 import yaml
 
-from testbed.machines import domains, fabric, hypervisor_preflight, lifecycle, provision, quiesce, snapshots
+from testbed.machines import domains, fabric, hypervisor_preflight, lifecycle, provision, snapshots
 from testbed.machines.hypervisor_preflight import Ran
 from testbed.model import profiles, topology
 from testbed.model.errors import TestbedError
@@ -307,14 +307,15 @@ def test_a_whole_site_snapshot_refuses_vms_of_another_machine():
 
 
 def test_pausing_and_pinning_leave_the_guests_of_another_machine_alone():
+    from testbed.harness import quiet
     topo = two()
-    assert quiesce.hosts_to_pause(topo, uses=["submit"]) == []          # the remote dtn is not paused
-    assert quiesce.pin_plan(topo, ["submit", "worker"], [0, 1]) == {"submit": "0", "worker1": "1"}
-    assert quiesce.hosts_to_pause(topology.load("small"), uses=["submit"]) == ["dtn"]
+    assert quiet.hosts_to_pause(topo, uses=["submit"]) == []          # the remote dtn is not paused
+    assert quiet.pin_plan(topo, ["submit", "worker"], [0, 1]) == {"submit": "0", "worker1": "1"}
+    assert quiet.hosts_to_pause(topology.load("small"), uses=["submit"]) == ["dtn"]
 
 
 def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
-    from testbed.harness import runner
+    from testbed.harness import registry, runner
     from testbed.results import runs
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setenv("TESTBED_STATE_DIR", str(tmp_path / "state"))
@@ -322,11 +323,11 @@ def test_the_manifest_records_each_hosts_hypervisor(tmp_path, monkeypatch):
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     path = tmp_path / "two.yaml"
     path.write_text(yaml.safe_dump(TWO))
-    run = runner.open_run(Site(topology.load(path)), "smoke", [profiles.load("default")], "ci", [])
+    run = runner.open_run(Site(topology.load(path)), registry.get("smoke"), [profiles.load("default")], "ci", [])
     placement = run.manifest()["placement"]
     assert placement["worker2"] == {"hypervisor": "lab2", "uri": LAB2}
     assert placement["cm1"] == {"hypervisor": "here", "uri": HERE}
-    small = runner.open_run(Site(topology.load("small")), "smoke", [profiles.load("default")], "ci", [])
+    small = runner.open_run(Site(topology.load("small")), registry.get("smoke"), [profiles.load("default")], "ci", [])
     assert small.manifest()["placement"] == {h: {"hypervisor": "local", "uri": HERE} for h in topology.load("small").hosts}
 
 

@@ -98,34 +98,6 @@ def states(virsh):
     return {d.split("-", 2)[2]: v["state"] for d, v in virsh.dom.items()}
 
 
-# --- what is paused and pinned -------------------------------------------------------------------
-def test_only_guests_outside_the_pool_whose_roles_the_experiment_does_not_use_are_paused():
-    default, small = topology.load("default"), topology.load("small")
-    e1 = ("submit", "cm", "ccb", "worker")
-    assert quiesce.hosts_to_pause(default, e1) == ["dtn", "origin"]
-    assert quiesce.hosts_to_pause(small, e1) == ["dtn"]              # small's submit host is also the origin
-    assert quiesce.hosts_to_pause(default, ("submit", "cm", "ccb", "worker", "dtn")) == ["origin"]
-    # a declaration that leaves out the pool's roles still never pauses a CM, CCB, worker or submit host
-    assert quiesce.hosts_to_pause(default, ("dtn",)) == ["origin"]
-    assert quiesce.hosts_to_pause(default, topology.ROLES) == []
-
-
-def test_the_measured_roles_get_host_cpus_of_their_own():
-    default, small = topology.load("default"), topology.load("small")
-    assert quiesce.pin_plan(small, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
-    assert quiesce.pin_plan(default, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1", "worker2": "1"}
-    assert quiesce.pin_plan(default, ("submit", "worker"), [0, 1, 2, 3]) == {"submit": "0-1", "worker1": "2-3",
-                                                                             "worker2": "2-3"}
-    assert quiesce.pin_plan(default, ("submit", "worker"), [0, 1, 2]) == {"submit": "0-1", "worker1": "2",
-                                                                          "worker2": "2"}
-    assert quiesce.pin_plan(default, ("cm", "submit", "dtn"), [0, 1]) == {"cm1": "0", "cm2": "0", "submit": "1",
-                                                                          "dtn": "0"}
-    assert quiesce.pin_plan(default, ("submit", "worker"), [0]) == {}           # one CPU: nothing to set apart
-    assert quiesce.pin_plan(default, ("submit",), [0, 1]) == {}                 # one role: nothing to set apart
-    assert quiesce.pin_plan(small, ("submit", "origin", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
-    assert quiesce.cpulist([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
-
-
 @pytest.mark.parametrize("text", [NEW_STYLE, OLD_STYLE])
 def test_the_previous_pinning_is_read_from_either_virsh_layout(monkeypatch, text):
     out = {"vcpupin": text, "emulatorpin": EMULATOR}

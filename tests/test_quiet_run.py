@@ -46,9 +46,37 @@ def test_every_experiment_declares_the_roles_it_uses_and_measures_by_the_topolog
 def test_no_experiment_pauses_a_guest_of_the_pool_on_a_shipped_topology(topo_name):
     topo = topology.load(topo_name)
     for name, exp in registry.experiments().items():
-        for host in quiesce.hosts_to_pause(topo, exp.uses):
+        for host in quiet.hosts_to_pause(topo, exp.uses):
             roles = set(topo.hosts[host].roles)
             assert not roles & set(constants.POOL_ROLES) and not roles & set(exp.uses), (name, host)
+
+
+# --- what is paused and pinned -------------------------------------------------------------------
+def test_only_guests_outside_the_pool_whose_roles_the_experiment_does_not_use_are_paused():
+    default, small = topology.load("default"), topology.load("small")
+    e1 = ("submit", "cm", "ccb", "worker")
+    assert quiet.hosts_to_pause(default, e1) == ["dtn", "origin"]
+    assert quiet.hosts_to_pause(small, e1) == ["dtn"]              # small's submit host is also the origin
+    assert quiet.hosts_to_pause(default, ("submit", "cm", "ccb", "worker", "dtn")) == ["origin"]
+    # a declaration that leaves out the pool's roles still never pauses a CM, CCB, worker or submit host
+    assert quiet.hosts_to_pause(default, ("dtn",)) == ["origin"]
+    assert quiet.hosts_to_pause(default, topology.ROLES) == []
+
+
+def test_the_measured_roles_get_host_cpus_of_their_own():
+    default, small = topology.load("default"), topology.load("small")
+    assert quiet.pin_plan(small, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1]) == {"submit": "0", "worker1": "1", "worker2": "1"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1, 2, 3]) == {"submit": "0-1", "worker1": "2-3",
+                                                                           "worker2": "2-3"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0, 1, 2]) == {"submit": "0-1", "worker1": "2",
+                                                                        "worker2": "2"}
+    assert quiet.pin_plan(default, ("cm", "submit", "dtn"), [0, 1]) == {"cm1": "0", "cm2": "0", "submit": "1",
+                                                                        "dtn": "0"}
+    assert quiet.pin_plan(default, ("submit", "worker"), [0]) == {}           # one CPU: nothing to set apart
+    assert quiet.pin_plan(default, ("submit",), [0, 1]) == {}                 # one role: nothing to set apart
+    assert quiet.pin_plan(small, ("submit", "origin", "worker"), [0, 1]) == {"submit": "0", "worker1": "1"}
+    assert quiet.cpulist([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
 
 
 @pytest.mark.parametrize("uses, problem", [(None, "must declare uses"), (("submit", "gpu"), "not roles"),
@@ -205,11 +233,12 @@ def test_the_resumed_guests_get_the_profile_and_wan_put_in_force_while_they_were
     monkeypatch.setattr(quiet.tuning, "apply", lambda *a, **k: applied.append((a[2].name, a[3].name, k["skip"])))
     monkeypatch.setattr(quiet.wan, "apply", lambda t, s, links, skip=(): tc.append((links, skip)))
     monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: {})
-    hook = quiet.resume_hook(topo, None, state, at_pause, echo=lambda *_: None)
-    assert "profile_applied" not in hook(["dtn"]) and applied == []            # nothing changed meanwhile
+    def after_resume(resumed):
+        return quiet.reapply_after_resume(Site(topo, root=tmp_path), None, at_pause, resumed, echo=lambda *_: None)
+    assert "profile_applied" not in after_resume(["dtn"]) and applied == []    # nothing changed meanwhile
     profile_record.record_profile(state, profiles.load("wan-tuned"))
     wan.record(state, [netem.Link(a="submit", b="worker", rtt_ms=80)])
-    out = hook(["dtn", "origin"])
+    out = after_resume(["dtn", "origin"])
     assert out["profile_applied"] == "wan-tuned" and out["wan_applied"]
     name, previous, skip = applied[0]
     assert (name, previous) == ("wan-tuned", "default") and set(skip) == set(topo.hosts) - {"dtn", "origin"}
@@ -224,11 +253,11 @@ def test_a_scaled_profile_put_in_force_while_paused_reaches_the_resumed_guests(t
     applied = []
     monkeypatch.setattr(quiet.tuning, "apply", lambda *a, **k: applied.append((a[2], a[3].name)))
     monkeypatch.setattr(quiet.health, "wait_healthy", lambda *a, **k: {})
-    hook = quiet.resume_hook(topo, None, state, at_pause, echo=lambda *_: None)
     made = scaled_profiles.scaled(profiles.load("table4-updated"), 0.0086)   # E1's, made at run time
     profile_record.record_profile(state, made)
     assert quiet.site_records(state)["profile"] == "table4-updated@k=0.0086"
-    assert hook(["dtn"])["profile_applied"] == "table4-updated@k=0.0086"
+    out = quiet.reapply_after_resume(Site(topo, root=tmp_path), None, at_pause, ["dtn"], echo=lambda *_: None)
+    assert out["profile_applied"] == "table4-updated@k=0.0086"
     prof, previous = applied[0]
     assert prof.name == "table4-updated-scaled" and prof.roles == made.roles and previous == "table4-default"
 
@@ -284,9 +313,9 @@ def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, state, sets: sets)
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
+    monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     for argv, want in (([], (None, None)), (["--pause-unused", "--pin"], (True, True)),
                        (["--no-pause-unused", "--no-pin"], (False, False))):
@@ -303,7 +332,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(default))
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run", lambda site, suite, profiles, scale, sets, **k: seen.append(sets) or
+    monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profiles, **k: seen.append(sets) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
     cpus = default.role_host("submit").cpus
     assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "rtts=0,80"]) == 0

@@ -18,7 +18,7 @@ def axis(monkeypatch, tmp_path):
     events, state = [], {"up": None, "box": None}
     site = Site(topology.load("small"), root=tmp_path)
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: site)
-    monkeypatch.setattr(experiment_commands, "_sized_for_site", lambda exp, scale, topo, st, sets, label=None: sets)
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(patched_box, "box_for", lambda spec: type("B", (), {"name": str(spec)})())
     monkeypatch.setattr(box_choice, "booted_box", lambda s: state["box"])
     monkeypatch.setattr(lifecycle, "active_topology", lambda: state["up"])
@@ -32,9 +32,9 @@ def axis(monkeypatch, tmp_path):
         events.append(("down", state["box"]))
         state.update(up=None, box=None)
 
-    def run(s, suite, profiles, scale, sets, select=(), **kw):
+    def run(s, exp, scale, sets, profiles, select=(), **kw):
         events.append(("run", state["box"], tuple(select)))
-        made = results.Run.create(suite, ["default"], topology={"box": state["box"]}, profile_contents={},
+        made = results.Run.create(exp.name, ["default"], topology={"box": state["box"]}, profile_contents={},
                                   accel="tcg", root=tmp_path / "results")
         made.record("smoke.x", 1.0, "s", profile="default")
         made.finish("complete")
@@ -42,7 +42,7 @@ def axis(monkeypatch, tmp_path):
 
     monkeypatch.setattr(lifecycle, "up", up)
     monkeypatch.setattr(lifecycle, "down", down)
-    monkeypatch.setattr(runner, "run", run)
+    monkeypatch.setattr(runner, "run_checked", run)
     monkeypatch.setattr(experiment_commands, "_print_comparison",
                         lambda runs, against_paper=False, html=None: events.append(("compare", len(runs))))
     return events, state

@@ -39,7 +39,7 @@ def test_a_site_nothing_recorded_is_of_unknown_history_and_counts_no_runs(tmp_pa
 
 
 def test_open_run_writes_the_site_into_the_manifest_and_counts_the_run(tmp_path, monkeypatch):
-    from testbed.harness import runner
+    from testbed.harness import registry, runner
     from testbed.model import profiles, topology
     from testbed.results import runs
     monkeypatch.setattr(runs, "RESULTS_ROOT", tmp_path / "results")
@@ -48,7 +48,7 @@ def test_open_run_writes_the_site_into_the_manifest_and_counts_the_run(tmp_path,
     monkeypatch.setattr(runner.disks, "describe", lambda topo: {})
     topo = topology.load("small")
     site_history.began(TestbedState("small"), "bring-up")
-    one = runner.open_run(Site(topo), "smoke", [profiles.load("default")], "ci", [])
-    two = runner.open_run(Site(topo), "smoke", [profiles.load("default")], "ci", [])
+    one = runner.open_run(Site(topo), registry.get("smoke"), [profiles.load("default")], "ci", [])
+    two = runner.open_run(Site(topo), registry.get("smoke"), [profiles.load("default")], "ci", [])
     assert one.manifest()["site"]["runs_before"] == []
     assert two.manifest()["site"]["runs_before"] == [one.path.name]

@@ -78,7 +78,8 @@ class TestbedLibrary:
             self.site.run = self.context.open_run()
         else:
             names = self.profiles_to_compare()
-            self.site.run = runner.open_run(self.site.site, suite, [scaled_profiles.for_run(n) for n in names],
+            self.site.run = runner.open_run(self.site.site, registry.get(suite),
+                                            [scaled_profiles.for_run(n) for n in names],
                                             self.scale, self._robot_overrides(suite))
         self.site.run.update(versions=self.site.guest_versions())
         hosts = self.site.existing_host_facts()

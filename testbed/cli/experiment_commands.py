@@ -47,22 +47,21 @@ def _checked_run(args):
 def _run_on_site(args, exp, scale, sets):
     """One run of `run`'s suite on the site that is up: (robot rc, Run); writes summary.html."""
     from testbed.harness import runner
+    from testbed.machines import plan
     site = _site(args, change=f"run {args.suite}")
-    here = _sized_for_site(exp, scale, site.topo, site.state, sets)
+    here = runner.sized_for_site(exp, scale, site.topo, plan.recorded_accel(site.state), sets, echo=_say)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
         from testbed.services import health
         snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
     select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
-    return runner.run(site, args.suite, args.profile, scale, here, select=select, repeat=args.repeat,
-                      pause_unused=args.pause_unused, pin=args.pin)
+    return runner.run_checked(site, exp, scale, here, args.profile, select=select, repeat=args.repeat,
+                              pause_unused=args.pause_unused, pin=args.pin)
 
 
-def _sized_for_site(exp, scale, topo, state, sets, label=None):
-    from testbed.harness import runner
-    from testbed.machines import plan
-    return runner.sized_for_site(exp, scale, topo, plan.recorded_accel(state), sets, label=label,
-                                 echo=lambda line: print(line, flush=True))
+def _say(line):
+    """One line on the terminal at once, before a long step that prints nothing."""
+    print(line, flush=True)
 
 
 def _print_comparison(runs, against_paper=False, html=None):
@@ -259,7 +258,7 @@ def make_room_for(topo, echo=None):
     """Before `testbed test` brings up `topo`: the site `testbed demo` left up in this checkout
     is taken down (one line says so); any other topology up here is refused in one line."""
     from testbed.machines import lifecycle
-    echo = echo or (lambda line: print(line, flush=True))
+    echo = echo or _say
     other = lifecycle.active_topology()
     if not other or other == topo.name:
         return None
@@ -372,14 +371,14 @@ def cmd_demo(args):
         # on a fresh machine have no room for it (the next cold `up` keeps one)
         lifecycle.up(site, _profile("default"), health, keep_warm=False)
         from testbed.machines import plan
-        sets = _sized_for_site(head, "quick", topo, state, {}, label="demo")
+        accelerator = plan.recorded_accel(state)
+        sets = runner.sized_for_site(head, "quick", topo, accelerator, {}, label="demo", echo=_say)
         for name, value in head.demo_sets.items():
             if name not in sets:
                 sets[name] = value
-                runner.scale_line("demo", plan.recorded_accel(state),
+                runner.scale_line("demo", accelerator,
                                   f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
-                                  f"the paper reads, so the demo stays within half an hour",
-                                  echo=lambda line: print(line, flush=True))
+                                  f"the paper reads, so the demo stays within half an hour", echo=_say)
         print(f"demo: one trial of {head.name} at quick scale, to stay within half an hour on a fresh "
               f"machine; its claims' verdicts need repeated trials: `./tb run {head.name}` (3 trials)", flush=True)
         profiles = list(head.demo_profiles or head.profiles)
@@ -388,7 +387,7 @@ def cmd_demo(args):
             lifecycle.down(site)
             lifecycle.up(site, _profile("default"), health, keep_warm=False)
         rc, runs, recovered = runner.run_on_live_guests(site, head.name, profiles, "quick", bring_back,
-                                                        echo=lambda line: print(line, flush=True), sets=sets,
+                                                        echo=_say, sets=sets,
                                                         repeat=1, pause_unused=False, pin=False)
         run = runs[-1]  # its folder has summary.html
         if recovered:

@@ -15,6 +15,7 @@ and benchmarks/e1_noise.py is what shows whether that lowers the spread on a giv
 """
 import os
 import time
+from functools import partial
 
 from testbed.machines import quiesce
 from testbed.model import constants as c, scaled_profiles
@@ -44,6 +45,57 @@ def settings(scale, topo, pause_unused=None, pin=None):
     return out | {"set_by": set_by}
 
 
+def hosts_to_pause(topo, uses):
+    """The hosts none of whose roles the experiment uses (`uses`: role names) and none of
+    whose roles is the main pool's (constants.POOL_ROLES), in the topology's order; none of
+    another machine's hypervisor."""
+    keep = set(uses) | set(c.POOL_ROLES)
+    return [h.name for h in topo.hosts.values() if not keep & set(h.roles) and _here(topo, h.name)]
+
+
+def _here(topo, name):
+    """Not a VM of another machine's hypervisor: pausing and pinning act on this machine's
+    libvirt and CPUs only (a remote guest keeps running as it is)."""
+    hv = topo.hypervisor_of(name)
+    return hv is None or hv.on_this_machine
+
+
+def cpulist(cpus):
+    """[0, 1, 2, 5] -> '0-2,5' (virsh's CPU list)."""
+    runs = []
+    for cpu in sorted(set(cpus)):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def pin_plan(topo, roles, cpus):
+    """{host: CPU list}: each measured role's guests on host CPUs of their own, the first role on
+    the first CPUs; {} with one host CPU or fewer than two of the roles present (nothing to set
+    apart). With more roles than CPUs the roles take the CPUs in turn; a guest with two measured
+    roles goes with the first. 2 host CPUs, E1 (submit, worker): submit on 0, the workers on 1."""
+    groups, seen = [], set()
+    for role in roles:
+        hosts = [h.name for h in topo.with_role(role) if h.name not in seen and _here(topo, h.name)]
+        seen.update(hosts)
+        if hosts:
+            groups.append(hosts)
+    cpus = sorted(set(cpus))
+    if len(cpus) < 2 or len(groups) < 2:
+        return {}
+    shares, start = [], 0
+    for i in range(len(groups)):
+        if len(groups) > len(cpus):
+            shares.append([cpus[i % len(cpus)]])
+            continue
+        size = len(cpus) // len(groups) + (1 if i < len(cpus) % len(groups) else 0)
+        shares.append(cpus[start:start + size])
+        start += size
+    return {host: cpulist(share) for hosts, share in zip(groups, shares) for host in hosts}
+
+
 def host_cpus():
     """The host CPUs this process may run on (every CPU of the host, unless restricted)."""
     return sorted(os.sched_getaffinity(0))
@@ -51,8 +103,8 @@ def host_cpus():
 
 def plan(exp, topo, chosen, cpus=None):
     """The quiesce.Plan of a run of `exp` with the chosen `settings`."""
-    pause = quiesce.hosts_to_pause(topo, exp.uses) if chosen["pause_unused"] else []
-    pin = quiesce.pin_plan(topo, exp.measured, host_cpus() if cpus is None else cpus) if chosen["pin"] else {}
+    pause = hosts_to_pause(topo, exp.uses) if chosen["pause_unused"] else []
+    pin = pin_plan(topo, exp.measured, host_cpus() if cpus is None else cpus) if chosen["pin"] else {}
     return quiesce.Plan(pause=pause, pin=pin)
 
 
@@ -77,29 +129,29 @@ def site_records(state):
     return {"profile": prof.spec if prof else None, "links": wan.in_force(state).get("links") or []}
 
 
-def resume_hook(topo, ssh, state, at_pause, echo, healthy_timeout=c.QUIET_HEALTHY_S):
-    """Quiesce's after_resume: give the resumed guests the profile and WAN links the suite put
-    in force while they were paused (it applies both to the running guests only), then wait
-    until the site is healthy (an HTCondor daemon on a resumed guest may have missed updates
-    and reconnects). Returns what it did, for the manifest; TestbedError when not healthy."""
-    def after(resumed):
-        out, now = {}, site_records(state)
-        others = [h for h in topo.hosts if h not in resumed]
-        if now["profile"] and now["profile"] != at_pause["profile"]:
-            previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
-            prof = scaled_profiles.load(now["profile"])
-            with profile_record.failure_recorded(state, prof):   # the resumed guests may have it part way
-                tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
-            out["profile_applied"] = now["profile"]
-        if now["links"] != at_pause["links"]:
-            wan.apply(topo, ssh, [Link(**link) for link in now["links"]], skip=others)
-            out["wan_applied"] = True
-        started = time.monotonic()
-        health.wait_healthy(topo, ssh, timeout=healthy_timeout, echo=echo)
-        out["healthy_after_s"] = round(time.monotonic() - started, 1)
-        echo(f"quiet: site {topo.name} healthy {out['healthy_after_s']:g} s after the resume")
-        return out
-    return after
+def reapply_after_resume(site, ssh, at_pause, resumed, echo=print, healthy_timeout=c.QUIET_HEALTHY_S):
+    """Quiesce's after_resume (`at_pause`: the site's `site_records` when the guests were
+    paused): give the `resumed` guests the profile and WAN links the suite put in force while
+    they were paused (it applies both to the running guests only), then wait until the site is
+    healthy (an HTCondor daemon on a resumed guest may have missed updates and reconnects).
+    Returns what it did, for the manifest; TestbedError when not healthy."""
+    topo, state = site.topo, site.state
+    out, now = {}, site_records(state)
+    others = [h for h in topo.hosts if h not in resumed]
+    if now["profile"] and now["profile"] != at_pause["profile"]:
+        previous = scaled_profiles.load(at_pause["profile"]) if at_pause["profile"] else None
+        prof = scaled_profiles.load(now["profile"])
+        with profile_record.failure_recorded(state, prof):   # the resumed guests may have it part way
+            tuning.apply(topo, ssh, prof, previous, echo=echo, skip=others)
+        out["profile_applied"] = now["profile"]
+    if now["links"] != at_pause["links"]:
+        wan.apply(topo, ssh, [Link(**link) for link in now["links"]], skip=others)
+        out["wan_applied"] = True
+    started = time.monotonic()
+    health.wait_healthy(topo, ssh, timeout=healthy_timeout, echo=echo)
+    out["healthy_after_s"] = round(time.monotonic() - started, 1)
+    echo(f"quiet: site {topo.name} healthy {out['healthy_after_s']:g} s after the resume")
+    return out
 
 
 def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None, cpus=None):
@@ -112,7 +164,7 @@ def prepare(site, exp, scale, pause_unused=None, pin=None, echo=print, ssh=None,
     if the_plan.pause:
         ssh = ssh or site.ssh(timeout=120)
         the_plan, kept = keep_contacted(the_plan, Pool(topo, ssh))
-        hook = resume_hook(topo, ssh, site.state, site_records(site.state), echo)
+        hook = partial(reapply_after_resume, site, ssh, site_records(site.state), echo=echo)
     entry = {"pause_unused": chosen["pause_unused"], "pin": chosen["pin"], "set_by": chosen["set_by"],
              "uses": list(exp.uses), "paused": list(the_plan.pause), "kept_running": kept,
              "pin_plan": dict(the_plan.pin)}

@@ -20,12 +20,13 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from testbed import PROJECT_ROOT
 from testbed.machines import accel, box_choice, disks, quiesce
 from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
 from testbed.results import compare, release_record, runs
-from testbed.harness import points, quiet, registry, session
+from testbed.harness import points, quiet, registry
 from testbed.model.errors import ConfigError, TestbedError
 from testbed.model.schema import load_yaml
 from testbed.network import wan
@@ -111,16 +112,17 @@ def scale_line(label, accelerator, line, echo=print):
     echo(f"{label} scale ({accelerator.upper()}, {os.cpu_count()} host cores): {line}")
 
 
-def open_run(site, suite, profile_list, scale, sets):
+def open_run(site, exp, profile_list, scale, sets):
     """The results folder with the run's context in its manifest: the site's topology
-    (contents and absolute file), profiles, scale, typed `--set` overrides, the suite's
-    parameters and each host's hypervisor."""
-    overrides, params = session.resolve(suite, scale, sets)
+    (contents and absolute file), profiles, scale, typed `--set` overrides, the experiment
+    `exp`'s parameters with them and each host's hypervisor."""
+    params = exp.parameters(scale, sets)
+    overrides = {str(k).lower(): params[str(k).lower()] for k in sets}   # the `--set` values, typed
     topo, state = site.topo, site.state
     run = runs.Run.create(
-        suite, [p.name for p in profile_list],
+        exp.name, [p.name for p in profile_list],
         # the box as booted: `up --box` may have chosen another than the file's
-        topology=load_yaml(topo.source) | {"file": session.topology_file(topo), "box": str(topo.box_spec)},
+        topology=load_yaml(topo.source) | {"file": str(Path(topo.source).resolve()), "box": str(topo.box_spec)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
         scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
         placement=hypervisors.placement(topo), site=site_history.for_run(state))
@@ -308,15 +310,27 @@ def dead_text(topo, died):
 
 def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
-    """Run one suite on the site (testbed.remote.site.Site) `repeat` times (default: the
-    trials it declares at the scale) into one new results folder, close its manifest and
-    write its report; returns (robot rc, Run): the first non-zero rc of the trials, else 0. Without profile names, the experiment's own defaults.
+    """`run_checked` for the suite named `suite`, checked first (`check`) against the site's
+    topology, as `testbed test`, the demo and the benchmarks ask for it; `sets`: --set items
+    or the typed sets."""
+    sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
+    exp = check(suite, scale, list(profile_names or []), sets, site.topo)
+    return run_checked(site, exp, scale, sets, profile_names, echo=echo, select=select, repeat=repeat,
+                       pause_unused=pause_unused, pin=pin)
+
+
+def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(), repeat=None,
+                pause_unused=None, pin=None):
+    """Run the experiment `exp` (registry.Experiment; the scale, the typed `sets` and the
+    profiles already checked for it: `check`) on the site (testbed.remote.site.Site) `repeat`
+    times (default: the trials it declares at the scale) into one new results folder, close
+    its manifest and write its report; returns (robot rc, Run): the first non-zero rc of the
+    trials, else 0. Without profile names, the experiment's own defaults.
     `pause_unused`, `pin` (None: the topology's or the scale's choice, harness/quiet.py):
     the guests the experiment does not use are paused and the measured ones pinned for all
     the trials, and resumed and unpinned after them, however the run ends."""
     topo, state = site.topo, site.state
-    sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
-    exp = check(suite, scale, list(profile_names or []), sets, topo)
+    suite = exp.name
     profile_names = list(profile_names or exp.profiles)
     trials = trials_for(exp, scale, repeat)
     died = dead_guests(topo)
@@ -331,7 +345,7 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
         release_record.refuse_unknown_knobs(prof, box_choice.booted_box(site))
     quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
-    run_ = open_run(site, suite, profile_list, scale, sets)
+    run_ = open_run(site, exp, profile_list, scale, sets)
     run_.update(trials=trials, trials_declared=exp.trials[scale], quiet=entry, **({"selection": list(select)} if select else {}))
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
          + (f", {trials} trials" if trials > 1 else ""))
@@ -348,7 +362,7 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
 
 
 def _trials(site, exp, scale, select, trials, run_, echo):
-    """The trials of `run`, each one robot process; closes the manifest and writes the report."""
+    """The trials of `run_checked`, each one robot process; closes the manifest and writes the report."""
     topo, state = site.topo, site.state
     started, rcs = time.monotonic(), []
     ack = run_.path / SIGNALS_FILE

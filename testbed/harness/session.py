@@ -12,7 +12,6 @@ one per suite, and the area and experiment libraries reach it there.
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from testbed.harness import registry
 from testbed.machines import existing
@@ -66,12 +65,6 @@ class RunContext:
             return dict(self.experiment_parameters)
         exp = registry.get(name)
         return exp.parameters(self.scale, {k: v for k, v in self.parameters.items() if k.lower() in exp.params})
-
-
-def resolve(suite, scale, sets):
-    """The typed `--set` overrides and the suite's parameters at `scale` with them."""
-    params = registry.get(suite).parameters(scale, sets)
-    return {str(k).lower(): params[str(k).lower()] for k in sets}, params
 
 
 class Session:
@@ -316,8 +309,3 @@ class Session:
             raise AssertionError(f"{filename} via {endpoint}: adler32 {got}, origin recorded {expected}")
         echo(f"  {filename} via caching proxy: adler32 {got} matches origin ({seconds:.1f} s)")
         return got
-
-
-def topology_file(topo):
-    """The absolute path of the file `topo` was read from (what a run context names)."""
-    return str(Path(topo.source).resolve())

@@ -2,11 +2,11 @@
 use, pin the measured guests' vCPU and emulator threads to host CPUs of their own, and undo
 both whatever happens - success, failure, Ctrl-C, SIGTERM.
 
-`Plan` says what to do: the hosts to pause (`hosts_to_pause`: none of their roles used, none
-of the main pool's) and the host CPUs of each measured guest (`pin_plan`). `Quiesce` is the
-context manager that does it. Before each change it writes what it is changing - the guests
-it pauses, each pinned guest's previous pinning - to the testbed's state folder, so that a
-run killed outright is undone by the next one (`undo_left`). On the way out it resumes the
+`Plan` says what to do: the hosts to pause, in order, and the host CPUs of each guest to pin
+(which ones a run chooses is harness/quiet.py's). `Quiesce` is the context manager that does
+it. Before each change it writes what it is changing - the guests it pauses, each pinned
+guest's previous pinning - to the testbed's state folder, so that a run killed outright is
+undone by the next one (`undo_left`). On the way out it resumes the
 guests (the last paused first) and puts the previous pinning back with Ctrl-C and SIGTERM
 held off (the third signal abandons, leaving the record); then it waits until each resumed
 guest answers over SSH and sets its clock from the host's: the guests run no time sync and
@@ -46,57 +46,6 @@ def _checked(res, what):
         detail = (res.stderr or res.stdout or "").strip().splitlines()
         raise TestbedError(f"{what}: {detail[-1] if detail else f'virsh exit {res.returncode}'}")
     return res.stdout
-
-
-def hosts_to_pause(topo, uses):
-    """The hosts none of whose roles the experiment uses (`uses`: role names) and none of
-    whose roles is the main pool's (constants.POOL_ROLES), in the topology's order; none of
-    another machine's hypervisor."""
-    keep = set(uses) | set(c.POOL_ROLES)
-    return [h.name for h in topo.hosts.values() if not keep & set(h.roles) and _here(topo, h.name)]
-
-
-def _here(topo, name):
-    """Not a VM of another machine's hypervisor: pausing and pinning act on this machine's
-    libvirt and CPUs only (a remote guest keeps running as it is)."""
-    hv = topo.hypervisor_of(name)
-    return hv is None or hv.on_this_machine
-
-
-def cpulist(cpus):
-    """[0, 1, 2, 5] -> '0-2,5' (virsh's CPU list)."""
-    runs = []
-    for cpu in sorted(set(cpus)):
-        if runs and cpu == runs[-1][1] + 1:
-            runs[-1][1] = cpu
-        else:
-            runs.append([cpu, cpu])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
-def pin_plan(topo, roles, cpus):
-    """{host: CPU list}: each measured role's guests on host CPUs of their own, the first role on
-    the first CPUs; {} with one host CPU or fewer than two of the roles present (nothing to set
-    apart). With more roles than CPUs the roles take the CPUs in turn; a guest with two measured
-    roles goes with the first. 2 host CPUs, E1 (submit, worker): submit on 0, the workers on 1."""
-    groups, seen = [], set()
-    for role in roles:
-        hosts = [h.name for h in topo.with_role(role) if h.name not in seen and _here(topo, h.name)]
-        seen.update(hosts)
-        if hosts:
-            groups.append(hosts)
-    cpus = sorted(set(cpus))
-    if len(cpus) < 2 or len(groups) < 2:
-        return {}
-    shares, start = [], 0
-    for i in range(len(groups)):
-        if len(groups) > len(cpus):
-            shares.append([cpus[i % len(cpus)]])
-            continue
-        size = len(cpus) // len(groups) + (1 if i < len(cpus) % len(groups) else 0)
-        shares.append(cpus[start:start + size])
-        start += size
-    return {host: cpulist(share) for hosts, share in zip(groups, shares) for host in hosts}
 
 
 def read_pinning(domain):

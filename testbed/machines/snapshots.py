@@ -201,9 +201,9 @@ def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
     topo = site.topo
     check_name(name)
     check_snapshottable(topo, "restored")
-    if name not in list_names(topo):
-        known = ", ".join(list_names(topo)) or "none"
-        raise TestbedError(f"no snapshot {name} of every VM of {topo.name} (snapshots: {known})")
+    known = list_names(topo)
+    if name not in known:
+        raise TestbedError(f"no snapshot {name} of every VM of {topo.name} (snapshots: {', '.join(known) or 'none'})")
     if health is None:
         raise TestbedError("restoring a snapshot waits for the site's health: pass health=testbed.services.health")
     started = time.monotonic()
