@@ -101,6 +101,13 @@ def test_up_box_is_kept_for_the_site_until_down_and_refused_over_vms_of_another_
     assert box_choice.apply_recorded(Site(topology.load("small"), root=tmp_path)).topo.box_patches == ()
 
 
+def test_a_dry_run_plans_on_the_box_asked_for_and_records_nothing(tmp_path):
+    site = Site(topology.load("small"), root=tmp_path)
+    box_choice.choose(site, "debian13+release:sid", exists=lambda: False, record=False)
+    assert str(site.topo.box_spec) == "debian13+release:sid"
+    assert str(box_choice.apply_recorded(Site(topology.load("small"), root=tmp_path)).topo.box_spec) == "debian13"
+
+
 # --- hashes and names ----------------------------------------------------------------------------
 def build_of(tmp_path, *texts, names=None, **kw):
     files = [write(tmp_path / "p" / f"{(names or [])[i] if names else f'fix{i}'}.patch", t)

@@ -32,9 +32,9 @@ def booted_box(site):
         return None
 
 
-def choose(site, text, exists=None):
+def choose(site, text, exists=None, record=True):
     """`up --box TEXT`: check it, refuse it if the site's VMs exist from another box, record
-    it for the site and apply it to the site's topology."""
+    it for the site (not for `up --dry-run`: `record` False) and apply it to the site's topology."""
     topo = site.topo
     spec = boxspec.parse(text, "--box")
     wanted = box_for(spec).name
@@ -43,8 +43,9 @@ def choose(site, text, exists=None):
     if made and made != wanted and exists():
         raise TestbedError(f"--box {text}: the VMs of {topo.name} were made from box {made}; "
                            f"`testbed -t {topo.name} down` first")
-    site.state.ensure_dirs()
-    (site.state.dir / RECORD).write_text(str(spec) + "\n")
+    if record:
+        site.state.ensure_dirs()
+        (site.state.dir / RECORD).write_text(str(spec) + "\n")
     topo.box, topo.box_patches, topo.box_release = spec.kind, spec.patches, spec.release
     return spec
 

@@ -225,9 +225,10 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if not dry_run:
         site_lock.hold(state, "up")
         demo_mark(topo.name).unlink(missing_ok=True)  # demo marks it again after
-    if box and not dry_run:
-        box_choice.choose(site, box)
-        echo(f"box of {topo.name}: {topo.box_spec} (until `testbed -t {topo.name} down`)")
+    if box:   # a dry run shows the plan on that box, and records nothing
+        box_choice.choose(site, box, record=not dry_run)
+        echo(f"box of {topo.name}: {topo.box_spec} "
+             + ("(dry run: not recorded)" if dry_run else f"(until `testbed -t {topo.name} down`)"))
     topology.check_fits(topo)
     started = time.monotonic()
     checked, hv_checked, accelerator = {}, {}, None
