@@ -146,3 +146,25 @@ def test_runs_on_two_releases_say_whether_their_intervals_are_apart(tmp_path):
     assert {r[-1] for r in compare.table([old, one_trial])[1]} == {"-"}
     # one release: no such column
     assert compare.table([old])[0][-1] == "ratio"
+
+
+def test_a_report_reads_each_runs_manifest_and_metrics_once(tmp_path, monkeypatch):
+    a = run_with(tmp_path, "e1", ["default"], [
+        ("e1.efficiency_lost", 0.1 * r, "ratio", {"rtt_ms": r}) for r in (0, 40, 80)])
+    b = run_with(tmp_path, "e1", ["default"], [
+        ("e1.efficiency_lost", 0.2 * r, "ratio", {"rtt_ms": r}) for r in (0, 40, 80)])
+    reads = []
+    for method in ("manifest", "metrics"):
+        original = getattr(results.Run, method)
+        monkeypatch.setattr(results.Run, method,
+                            lambda self, _read=original, _name=method: reads.append((self.label, _name)) or _read(self))
+    makers = {"tables": {"e1": lambda columns: "own table"}, "figures": {"e1": lambda columns, outdir: []}}
+
+    text = compare.render_text([a, b], compare.load_paper(), table_makers=makers["tables"])
+    assert "own table" in text and "reproduce the paper" in text    # every part drawn: the reads counted cover them
+    assert sorted(reads) == sorted((r.label, m) for r in (a, b) for m in ("manifest", "metrics"))
+
+    reads.clear()
+    compare.render_html([a, b], tmp_path / "report.html", compare.load_paper(), axes={"e1": ("rtt_ms",)},
+                        figure_makers=makers["figures"], table_makers=makers["tables"])
+    assert sorted(reads) == sorted((r.label, m) for r in (a, b) for m in ("manifest", "metrics"))

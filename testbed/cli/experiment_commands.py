@@ -68,6 +68,7 @@ def _print_comparison(runs, against_paper=False, html=None):
     from testbed.harness import registry
     from testbed.results import compare
     figures = compare.load_paper() if against_paper else None
+    runs = compare.snapshots(runs)    # the text and the HTML report from one reading
     print(compare.render_text(runs, figures, table_makers=registry.table_makers()))
     if html:
         path, pngs = compare.render_html(runs, html, figures, axes=registry.plot_axes(),
@@ -214,11 +215,12 @@ def cmd_test(args):
         experiments = [r for r in runs if r.manifest().get("suite") != "smoke"]
         if len(experiments) >= 2:
             report = experiments[-1].path / "compare-ci.html"
-            path, pngs = compare.render_html(experiments[-2:], report, compare.load_paper(),
+            compared = compare.snapshots(experiments[-2:])    # the HTML report and the text from one reading
+            path, pngs = compare.render_html(compared, report, compare.load_paper(),
                                              axes=registry.plot_axes(),
                                              figure_makers=registry.figure_makers(),
                                              table_makers=registry.table_makers())
-            print(compare.render_text(experiments[-2:], compare.load_paper(),
+            print(compare.render_text(compared, compare.load_paper(),
                                       table_makers=registry.table_makers()))
             if not path.exists() or not pngs:
                 failures.append("compare (no report)")

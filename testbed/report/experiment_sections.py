@@ -233,16 +233,17 @@ def reference_section(exp, root=None):
     for ref in refs:
         scale, _, topo = ref.key.partition("-")
         parts += [f"## `{scale}` scale on `{topo}`", "", _kept_line(ref), ""] + history_lines(ref, root)
-        total = len(compare.table([ref])[1])
-        headers, rows, _legend = compare.table([ref], figures, keep=keep)
+        read = compare.snapshots([ref])    # its table, tables and verdicts from one reading
+        total = len(compare.table(read)[1])
+        headers, rows, _legend = compare.table(read, figures, keep=keep)
         parts += [f"The metrics the paper gives a figure for or a claim reads ({len(rows)} rows; all {total}: "
                   f"`./tb compare results/reference/{ref.experiment}/{ref.key}`, or its records in "
                   f"`metrics.jsonl` there):", "",
                   table(headers, rows) if rows else "The reference holds none of them.", ""]
-        extra = compare.experiment_tables([ref], registry.table_makers())
+        extra = compare.experiment_tables(read, registry.table_makers())
         if extra:
             parts += [code(extra), ""]
-        judged = compare.verdicts([ref])
+        judged = compare.verdicts(read)
         if judged and ref.path == main.path:
             parts += [f"Its verdicts are at [the top of {exp.name}'s page]({exp.name}.md#verdicts).", ""]
         elif judged:

@@ -16,6 +16,9 @@ E4's idle tail) are drawn by the experiments themselves (Experiment.figures / .t
 suite's records split into the table's columns (`suite_columns`). Like the axes, callers
 pass them from the registry (`figure_makers`, `table_makers`: {suite: callable});
 without them there are only the table and the line plots.
+
+The functions given `runs` take Runs (or References) or their snapshots (RunSnapshot): a report
+reads each run's manifest and metrics once and hands that reading to every part of it.
 """
 import html
 import json
@@ -23,6 +26,7 @@ import math
 import statistics
 import sys
 from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
@@ -114,6 +118,29 @@ def _fmt(v):
     return str(v)
 
 
+@dataclass(frozen=True)
+class RunSnapshot:
+    """One run's manifest and metric records as read once for a report; its parts only read
+    them. A snapshot lives for one report rather than Run caching what it read: a Run is a
+    handle on a folder a suite still appends to (from the robot process too) and updates
+    (`finish`), so a cache on it would serve a later reader the records and status from
+    before the writer's."""
+    run: object        # the Run (or Reference) read: verdicts name it
+    label: str
+    manifest: dict
+    metrics: list
+
+    @classmethod
+    def read(cls, run):
+        return cls(run, run.label, run.manifest(), run.metrics())
+
+
+def snapshots(runs):
+    """Each run read once (a RunSnapshot is taken as it is): the entry points read the runs
+    and hand the snapshots to the parts they call, so no part reads a run again."""
+    return [r if isinstance(r, RunSnapshot) else RunSnapshot.read(r) for r in runs]
+
+
 def series_key(run_label, default_profile, record):
     profile = record["params"].get("profile")
     return (run_label, str(profile if profile is not None else default_profile))
@@ -123,7 +150,7 @@ def _axes_for(axes, run):
     if axes is None:
         return DEFAULT_AXES
     if isinstance(axes, dict):
-        return tuple(axes.get(run.manifest().get("suite"), DEFAULT_AXES))
+        return tuple(axes.get(run.manifest.get("suite"), DEFAULT_AXES))
     return tuple(axes)
 
 
@@ -137,10 +164,10 @@ def collect(runs, axes=None, trials=None):
     columns = []
     sums = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     series = defaultdict(lambda: defaultdict(list))
-    for run in runs:
-        default_profile = (run.manifest().get("profiles") or ["default"])[0]  # read once per run
+    for run in snapshots(runs):
+        default_profile = (run.manifest.get("profiles") or ["default"])[0]
         x_params = _axes_for(axes, run)
-        for rec in run.metrics():
+        for rec in run.metrics:
             col = series_key(run.label, default_profile, rec)
             if col not in columns:
                 columns.append(col)
@@ -211,14 +238,15 @@ def column_labels(columns, notes=None):
 
 
 def release_of(run):
-    """'HTCondor 25.14.1, XRootD 6.2.0, box debian13+release:sid': what a run ran on."""
-    m = run.manifest()
+    """'HTCondor 25.14.1, XRootD 6.2.0, box debian13+release:sid': what a run (its snapshot)
+    ran on."""
+    m = run.manifest
     topo = m.get("topology") if isinstance(m.get("topology"), dict) else {}
     return release_record.release_name(m.get("versions")) + (f", box {topo['box']}" if topo.get("box") else "")
 
 
 def release_notes(runs):
-    """{run label: its release} when the runs ran on more than one release, else {}."""
+    """{run label: its release} when the runs (snapshots) ran on more than one release, else {}."""
     notes = {r.label: release_of(r) for r in runs}
     return notes if len(set(notes.values())) > 1 else {}
 
@@ -227,10 +255,10 @@ def suite_columns(runs):
     """{suite: {column label: [records]}}: each suite's records by (run, profile) column,
     labelled as in the comparison table (`A:default` when several runs)."""
     by_col, suite_of = OrderedDict(), {}
-    for run in runs:
-        manifest = run.manifest()
+    for run in snapshots(runs):
+        manifest = run.manifest
         default_profile = (manifest.get("profiles") or ["default"])[0]
-        for rec in run.metrics():
+        for rec in run.metrics:
             col = series_key(run.label, default_profile, rec)
             by_col.setdefault(col, []).append(rec)
             suite_of[col] = manifest.get("suite")
@@ -272,6 +300,7 @@ def table(runs, figures=None, keep=None):
     """(headers, rows, legend) for the terminal and the report; `keep(metric, params)`, when
     given, picks the rows shown (the paper's figures this suite has no measurement for are
     always shown)."""
+    runs = snapshots(runs)
     spreads = {}
     columns, rows, _ = collect(runs, axes=DEFAULT_AXES, trials=spreads)
     if keep is not None:
@@ -311,17 +340,20 @@ def table(runs, figures=None, keep=None):
 
 
 def verdicts(runs, paper_dir=PAPER_DIR):
-    """[(run, [Verdict])]: each run's paper claims and their verdicts (results/verdict.py)."""
-    return verdict.for_runs(runs, sorted(Path(paper_dir).glob("*.yaml")))
+    """[(run, [Verdict])]: each run's paper claims and their verdicts (results/verdict.py). The pairs
+    name the Run, also when given its snapshot."""
+    return verdict.for_runs([(r.run, r.manifest.get("suite"), r.metrics) for r in snapshots(runs)],
+                            sorted(Path(paper_dir).glob("*.yaml")))
 
 
 def render_text(runs, figures=None, table_makers=None):
     """The comparison table, the experiments' own tables and, against the paper, the verdict
     of each of the paper's claims."""
+    runs = snapshots(runs)
     headers, rows, legend = table(runs, figures)
     if not rows:
         return "no metrics recorded in " + ", ".join(r.label for r in runs)
-    status = [f"{r.label}: {r.manifest().get('status')}" for r in runs]
+    status = [f"{r.label}: {r.manifest.get('status')}" for r in runs]
     extra = experiment_tables(runs, table_makers)
     judged = verdict.render_text(verdicts(runs)) if figures is not None else ""
     return "\n".join(legend + [tables.render(headers, rows)] + (["", extra, ""] if extra else [])
@@ -335,6 +367,7 @@ def plots(runs, outdir, axes=None, figure_makers=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    runs = snapshots(runs)
     columns, _, series = collect(runs, axes)
     labels = dict(zip(columns, column_labels(columns)[0]))
     outdir = Path(outdir)
@@ -393,6 +426,7 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
                 table_makers=None):
     """The HTML report of `runs` (tables, plots, verdicts) written at `report_path(path)`;
     returns (the path written, [PNGs])."""
+    runs = snapshots(runs)
     path = report_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pngs = plots(runs, path.parent / (path.stem + "-plots"), axes, figure_makers)
@@ -405,7 +439,7 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
              f"<h1>{esc(title)}</h1>"]
     parts.append("<h2>Runs</h2><ul>")
     for r in runs:
-        m = r.manifest()
+        m = r.manifest
         parts.append(f"<li><b>{esc(r.label)}</b>: suite {esc(str(m.get('suite')))}, profiles "
                      f"{esc(', '.join(m.get('profiles', [])))}, scale {esc(str(m.get('scale')))}, "
                      f"{esc(str(m.get('accel')))}, status <b>{esc(str(m.get('status')))}</b>, "

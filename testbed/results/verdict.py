@@ -480,15 +480,15 @@ def load_file(path):
 
 
 def for_runs(runs, paper_files):
-    """[(run, [Verdict])] for each run whose suite has a paper file with claims."""
+    """[(run, [Verdict])] for each (run, suite, records) of `runs` whose suite has a paper
+    file with claims: the caller has read the run (compare.RunSnapshot)."""
     files = {Path(p).stem: p for p in paper_files}
     out = []
-    for run in runs:
-        suite = run.manifest().get("suite")
+    for run, suite, records in runs:
         if suite in files:
             claims = load_file(files[suite])
             if claims:
-                out.append((run, evaluate_all(claims, run.metrics())))
+                out.append((run, evaluate_all(claims, records)))
     return out
 
 
