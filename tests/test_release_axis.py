@@ -102,3 +102,18 @@ def test_a_metric_across_the_kept_references_of_each_release(tmp_path):
     assert "| 23.9.6 | 5.8.1 |" in lines[0] and "88.4 [" in lines[0]
     assert "| 25.14.1 | 6.2.0 |" in lines[1] and "`quick-small+release-sid`" in lines[1] and "4.03 [" in lines[1]
     assert "No reference run kept yet for `e1`" in ex.by_release_section("e1:e1.x", tmp_path)
+
+
+def test_runs_on_two_releases_print_beside_the_paper_figures_they_did_not_measure(tmp_path):
+    made = []
+    for condor, box in (("23.9.6", "debian13"), ("25.14.1", "debian13+release:sid")):
+        run = results.Run.create("e2", ["default"], topology={"box": box}, profile_contents={}, accel="tcg",
+                                 root=tmp_path)
+        run.update(versions={"condor": condor, "xrootd": "v6.2.0"})
+        run.record("e2.submit_to_start", 1.0, "s", profile="default")
+        run.finish("complete")
+        made.append(run)
+    headers, rows, _legend = compare.table(made, compare.load_paper())
+    assert "apart" in headers and "paper" in headers
+    assert len(rows) > 1 and all(len(row) == len(headers) for row in rows)   # the paper's rows too
+    assert "e2.submit_to_start" in compare.render_text(made, compare.load_paper())

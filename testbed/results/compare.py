@@ -335,7 +335,7 @@ def table(runs, figures=None, keep=None):
             if id(fig) not in matched and fig["metric"].split(".")[0] in prefixes:
                 shown = _fmt(fig["value"]) if fig["value"] is not None else fig["expect"]
                 out.append([fig["metric"], format_params(fig["params"]), fig["unit"]] + ["-"] * len(columns)
-                           + ["-", shown, fig["source"]])
+                           + ["-"] + (["-"] if notes else []) + [shown, fig["source"]])
     return headers, out, legend
 
 
