@@ -14,26 +14,20 @@ from testbed.harness import registry
 from testbed.model.errors import ConfigError
 from testbed.report.experiment_sections import missing_line
 from testbed.report.markdown import table
-from testbed.results import compare, intervals, reference, verdict
+from testbed.results import compare, intervals, reference, release_record, verdict
 
 RELEASE_PART = re.compile(r"\+release-[^+]+")
 
 
-def release_of(ref):
-    """'HTCondor X, XRootD Y' of a reference, from its manifest's versions."""
-    versions = ref.manifest().get("versions") or {}
-    xrootd = str(versions.get("xrootd", "?")).lstrip("v")
-    return f"HTCondor {versions.get('condor', '?')}, XRootD {xrootd}"
-
-
-def matrix_sets(root=None):
-    """{(experiment, key without its release part): [Reference, ...]} for the keys kept on two
-    releases or more, the stock box's reference first."""
+def matrix_sets(refs, release):
+    """{(experiment, key without its release part): [Reference, ...]} of the references `refs`
+    for the keys kept on two releases or more (`release`: {Reference: its release}), the stock
+    box's reference first."""
     groups = {}
-    for ref in reference.listing(root):
+    for ref in refs:
         groups.setdefault((ref.experiment, RELEASE_PART.sub("", ref.key)), []).append(ref)
-    return {k: sorted(refs, key=lambda r: (RELEASE_PART.search(r.key) is not None, r.key))
-            for k, refs in sorted(groups.items()) if len({release_of(r) for r in refs}) > 1}
+    return {k: sorted(group, key=lambda r: (RELEASE_PART.search(r.key) is not None, r.key))
+            for k, group in sorted(groups.items()) if len({release[r] for r in group}) > 1}
 
 
 def _cell(v):
@@ -42,28 +36,30 @@ def _cell(v):
 
 
 def claim_rows(exp, refs):
-    """One row per claim of the experiment's paper file: its verdict on each reference (Holm's
-    correction over each reference's own claims, as `compare` judges one run), and whether the
-    first and the last reference's trial values have 95% intervals apart."""
+    """One row per claim of the experiment's paper file: its verdict on each reference (its
+    compare.RunSnapshot; Holm's correction over each reference's own claims, as `compare`
+    judges one run), and whether the first and the last reference's trial values have 95%
+    intervals apart."""
     if not exp.paper:
         return []
     claims = verdict.load_file(exp.paper_path)
-    judged = [verdict.evaluate_all(claims, ref.metrics()) for ref in refs]
+    judged = [verdict.evaluate_all(claims, ref.metrics) for ref in refs]
     rows = []
     for i, c in enumerate(claims):
         per_ref = [vs[i] for vs in judged]
-        values = {ref.key: list(v.values) for ref, v in zip(refs, per_ref) if v.values}
+        values = {ref.label: list(v.values) for ref, v in zip(refs, per_ref) if v.values}
         rows.append([f"`{c.id}`", c.kind, c.paper_text()] + [_cell(v) for v in per_ref]
-                    + [compare.intervals_apart(values, [r.key for r in refs])])
+                    + [compare.intervals_apart(values, [r.label for r in refs])])
     return rows
 
 
-def _values(ref, finding):
-    """{parameter set (without trial): [values]} of a finding's metric on one reference."""
+def _values(records, metric, where):
+    """{parameter set (without trial): [values]} of one metric's records whose parameters
+    match `where` ({parameter: value})."""
     out = {}
-    for rec in ref.metrics():
+    for rec in records:
         params = {k: v for k, v in rec.get("params", {}).items() if k != "trial"}
-        if rec["name"] == finding.metric and all(str(params.get(k)) == str(v) for k, v in finding.where.items()):
+        if rec["name"] == metric and all(str(params.get(k)) == str(v) for k, v in where.items()):
             out.setdefault(tuple(sorted((k, str(v)) for k, v in params.items())), []).append(rec["value"])
     return out
 
@@ -90,13 +86,12 @@ def by_release_section(arg, root=None):
         raise ConfigError("by-release", arg, "expected EXPERIMENT:METRIC[:KEY=VALUE,...]")
     name, metric = parts[0], parts[1]
     wanted = dict(kv.split("=", 1) for kv in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
-    finding = registry.ReleaseFinding(metric, "", where=wanted)
     rows = []
     for ref in reference.listing(root):
         if ref.experiment != name:
             continue
         versions = ref.manifest().get("versions") or {}
-        for params, vals in sorted(_values(ref, finding).items(), key=lambda kv: str(kv[0])):
+        for params, vals in sorted(_values(ref.metrics(), metric, wanted).items(), key=lambda kv: str(kv[0])):
             rows.append([f"`{ref.key}`", versions.get("condor", "?"), str(versions.get("xrootd", "?")).lstrip("v"),
                          ", ".join(f"{k}={v}" for k, v in params), _interval(vals),
                          ", ".join(f"{v:.3g}" for v in vals)])
@@ -109,17 +104,18 @@ def by_release_section(arg, root=None):
 
 
 def finding_rows(exp, refs, base=""):
-    """One row per release finding and parameter set measured on any of the references."""
+    """One row per release finding and parameter set measured on any of the references (their
+    compare.RunSnapshot)."""
     rows = []
     for f in exp.release_findings:
-        per_ref = [_values(ref, f) for ref in refs]
+        per_ref = [_values(ref.metrics, f.metric, f.where) for ref in refs]
         for i, params in enumerate(sorted({p for values in per_ref for p in values})):
             label = f"`{f.metric}`" + (f" ({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
             # said once per finding, on its first row
             says = "" if i else f"[{f.says}]({base}{f.page})" if f.page else f.says
             cells = [_shown(values.get(params, [])) for values in per_ref]
-            apart = compare.intervals_apart({r.key: v[params] for r, v in zip(refs, per_ref) if params in v},
-                                            [r.key for r in refs])
+            apart = compare.intervals_apart({r.label: v[params] for r, v in zip(refs, per_ref) if params in v},
+                                            [r.label for r in refs])
             rows.append([label, says] + cells + [apart])
     return rows
 
@@ -129,28 +125,31 @@ def section(root=None, source="docs/operations/release-matrix.md"):
     one release are named with the releases they have."""
     parts = Path(source).parent.parts
     base = "../" * (len(parts) - parts.index("docs") - 1) if "docs" in parts else "docs/"   # to docs/
-    sets = matrix_sets(root)
+    refs = reference.listing(root)
+    release = {r: release_record.release_name(r.manifest().get("versions")) for r in refs}
+    sets = matrix_sets(refs, release)
     lines = []
-    for (name, key), refs in sets.items():
+    for (name, key), paired in sets.items():
         exp = registry.experiments().get(name)
         if exp is None:
             continue
-        columns = [f"{release_of(r)} (`{r.key}`)" for r in refs]
+        read = compare.snapshots(paired)   # each reference's records read once for both tables
+        columns = [f"{release[r]} (`{r.key}`)" for r in paired]
         lines += [f"### {name} at `{key}`", ""]
-        lines += [f"- `{r.key}`: {release_of(r)}, run `{r.origin().get('run', '?')}`, "
-                  f"{reference.code_line(r)}" for r in refs] + [""]
-        claims = claim_rows(exp, refs)
+        lines += [f"- `{r.key}`: {release[r]}, run `{r.origin().get('run', '?')}`, "
+                  f"{reference.code_line(r)}" for r in paired] + [""]
+        claims = claim_rows(exp, read)
         if claims:
             lines += [table(["claim", "kind", "paper"] + columns + ["apart"], claims), ""]
-        found = finding_rows(exp, refs, base)
+        found = finding_rows(exp, read, base)
         if found:
             lines += [table(["result", "what it shows"] + columns + ["apart"], found), ""]
         if not claims and not found:
             lines += [f"{name} declares no claims and no release findings.", ""]
-    single, paired = {}, {(r.experiment, r.key) for refs in sets.values() for r in refs}
-    for ref in reference.listing(root):
-        if (ref.experiment, ref.key) not in paired:
-            single.setdefault((ref.experiment, release_of(ref)), []).append(f"`{ref.key}`")
+    single, in_sets = {}, {r for group in sets.values() for r in group}
+    for ref in refs:
+        if ref not in in_sets:
+            single.setdefault((ref.experiment, release[ref]), []).append(f"`{ref.key}`")
     if single:
         lines += ["Kept on one release only (no pair to read across):", ""]
         lines += [f"- {name} on {release}: {', '.join(sorted(keys))}" for (name, release), keys in sorted(single.items())]
