@@ -67,15 +67,22 @@ def test_a_box_named_twice_or_unknown_is_refused_before_a_site_moves(axis, capsy
     assert events == []
 
 
-def test_the_legend_names_each_runs_release_when_they_differ(tmp_path):
+def runs_on_two_releases(root, suite, metric):
+    """Two finished runs of `suite`, one record of `metric` each: on the stock box (HTCondor
+    23.9.6) and on the sid release box (HTCondor 25.14.1)."""
     made = []
     for condor, box in (("23.9.6", "debian13"), ("25.14.1", "debian13+release:sid")):
-        run = results.Run.create("smoke", ["default"], topology={"box": box}, profile_contents={}, accel="tcg",
-                                 root=tmp_path)
+        run = results.Run.create(suite, ["default"], topology={"box": box}, profile_contents={}, accel="tcg",
+                                 root=root)
         run.update(versions={"condor": condor, "xrootd": "v6.2.0"})
-        run.record("smoke.x", 1.0, "s", profile="default")
+        run.record(metric, 1.0, "s", profile="default")
         run.finish("complete")
         made.append(run)
+    return made
+
+
+def test_the_legend_names_each_runs_release_when_they_differ(tmp_path):
+    made = runs_on_two_releases(tmp_path, "smoke", "smoke.x")
     _headers, _rows, legend = compare.table(made)
     assert legend[0].endswith("(HTCondor 23.9.6, XRootD 6.2.0, box debian13)")
     assert legend[1].endswith("(HTCondor 25.14.1, XRootD 6.2.0, box debian13+release:sid)")
@@ -105,14 +112,7 @@ def test_a_metric_across_the_kept_references_of_each_release(tmp_path):
 
 
 def test_runs_on_two_releases_print_beside_the_paper_figures_they_did_not_measure(tmp_path):
-    made = []
-    for condor, box in (("23.9.6", "debian13"), ("25.14.1", "debian13+release:sid")):
-        run = results.Run.create("e2", ["default"], topology={"box": box}, profile_contents={}, accel="tcg",
-                                 root=tmp_path)
-        run.update(versions={"condor": condor, "xrootd": "v6.2.0"})
-        run.record("e2.submit_to_start", 1.0, "s", profile="default")
-        run.finish("complete")
-        made.append(run)
+    made = runs_on_two_releases(tmp_path, "e2", "e2.submit_to_start")
     headers, rows, _legend = compare.table(made, compare.load_paper())
     assert "apart" in headers and "paper" in headers
     assert len(rows) > 1 and all(len(row) == len(headers) for row in rows)   # the paper's rows too
