@@ -155,42 +155,42 @@ def test_data_disks_are_found_by_serial_not_by_device_name():
 
 def test_apply_sets_every_member_once_and_is_idempotent(small, libvirt):
     echoed = []
-    record = disks.apply(small, echo=echoed.append)
+    record = disks.set_limits(small, echo=echoed.append)
     assert len(libvirt.sets()) == 6 and set(libvirt.tune.values()) == {(40_000_000, 150)}
     assert record["limits"] == {"mb_per_s": 40.0, "iops": 150} and record["in_force"] == {"mb_per_s": 40.0, "iops": 150}
     assert record["cache"] == "none" and record["targets"]["tb-data-0"] == "vdg"
     assert "6 RAID members 40 MB/s, 150 IOPS each" in echoed[0]
-    disks.apply(small, echo=echoed.append)
+    disks.set_limits(small, echo=echoed.append)
     assert len(libvirt.sets()) == 6 and "already in force" in echoed[1]
 
 
 def test_a_run_can_lift_the_limits_and_put_them_back(small, libvirt):
-    disks.apply(small, echo=lambda *_: None)
-    record = disks.apply(small, disks.Limits(0, 0), echo=lambda *_: None)
+    disks.set_limits(small, echo=lambda *_: None)
+    record = disks.set_limits(small, disks.Limits(0, 0), echo=lambda *_: None)
     assert set(libvirt.tune.values()) == {(0, 0)} and record["spindles"] == "off"
-    disks.apply(small, disks.Limits.of(small.role_host("dtn").disks, 25, None), echo=lambda *_: None)
+    disks.set_limits(small, disks.Limits.of(small.role_host("dtn").disks, 25, None), echo=lambda *_: None)
     assert set(libvirt.tune.values()) == {(25_000_000, 150)}
 
 
 def test_a_stopped_domain_gets_the_persistent_limits_only(small, libvirt):
     libvirt.state = "shut off"
-    record = disks.apply(small, echo=lambda *_: None)
+    record = disks.set_limits(small, echo=lambda *_: None)
     assert all("--live" not in c and "--config" in c for c in libvirt.sets()) and record["in_force"] is None
 
 
 def test_missing_member_or_refused_limit_is_an_error_naming_the_disk(small, libvirt):
     libvirt.xml = lambda tune: domain_xml(count=5, tune=tune)
     with pytest.raises(TestbedError, match="no disk with serial tb-data-5 .*5 of 6 data disks"):
-        disks.apply(small, echo=lambda *_: None)
+        disks.set_limits(small, echo=lambda *_: None)
     libvirt.xml, libvirt.refuse = lambda tune: domain_xml(tune=tune), "error: Operation not supported"
     with pytest.raises(TestbedError, match=r"could not limit vdg \(tb-data-0\): error: Operation not supported"):
-        disks.apply(small, echo=lambda *_: None)
+        disks.set_limits(small, echo=lambda *_: None)
 
 
 def test_a_limit_libvirt_does_not_keep_is_an_error_naming_what_it_reads_back(small, libvirt):
     libvirt.lost = True
     with pytest.raises(TestbedError, match=r"dtn: vdg reads back 0 MB/s, 0 IOPS after setting 40 MB/s, 150 IOPS"):
-        disks.apply(small, echo=lambda *_: None)
+        disks.set_limits(small, echo=lambda *_: None)
 
 
 def test_limits_of_a_run_override_the_topology(small):
@@ -202,7 +202,7 @@ def test_limits_of_a_run_override_the_topology(small):
 
 # --- manifest ----------------------------------------------------------------------------
 def test_manifest_has_a_disks_section(small, libvirt, tmp_path):
-    disks.apply(small, echo=lambda *_: None)
+    disks.set_limits(small, echo=lambda *_: None)
     run = runs.Run.create("e2", ["default"], topology={}, profile_contents={}, accel="tcg", root=tmp_path,
                           disks=disks.describe(small))
     d = run.manifest()["disks"]

@@ -199,7 +199,7 @@ def test_apply_sets_up_each_hypervisor_once(tmp_path, fake_box):
     topo, state = two(), TestbedState("two", root=tmp_path / "state")
     fake = FakeHypervisors()
     out = []
-    fabric.apply(topo, state, fake_box, run=fake, console_dir="/var/log/tb-console", echo=out.append)
+    fabric.join(topo, state, fake_box, run=fake, console_dir="/var/log/tb-console", echo=out.append)
     lab2 = [c[1] for c in fake.calls if c[0] in (LAB2, "192.0.2.2")]
     assert lab2 == ["console", "boot", "upload", "upload", "net-dumpxml", "net-define", "net-start", "link up"]
     uploads = fake.did("upload")
@@ -219,7 +219,7 @@ def test_apply_sets_up_each_hypervisor_once(tmp_path, fake_box):
     # a second time: the networks are there and active, the box files in place
     fake.calls.clear()
     fake.answers[("192.0.2.2", "boot")] = Ran(0, "have=kernel\nhave=initrd\n", "")
-    fabric.apply(topo, state, fake_box, run=fake, console_dir="/var/log/tb-console", echo=out.append)
+    fabric.join(topo, state, fake_box, run=fake, console_dir="/var/log/tb-console", echo=out.append)
     assert not [c for c in fake.calls if c[1] in ("upload", "net-define", "net-start")]
 
 
@@ -228,7 +228,7 @@ def test_a_network_of_that_name_that_is_not_the_testbeds_is_refused(tmp_path, fa
                            "<ip address='10.170.0.1' netmask='255.255.255.0'/></network>", "active": True}
     fake = FakeHypervisors(networks={(HERE, "tb-two-site"): vagrant_made})
     with pytest.raises(TestbedError) as err:
-        fabric.apply(two(), TestbedState("two", root=tmp_path), fake_box, run=fake, echo=lambda *_: None)
+        fabric.join(two(), TestbedState("two", root=tmp_path), fake_box, run=fake, echo=lambda *_: None)
     assert str(err.value) == ("hypervisor here (qemu:///system): libvirt network tb-two-site exists and is not the "
                               "testbed's site network (its MTU is not 1450); `testbed -t two down` first")
     assert not fake.did("link up") and not fake.did("net-define")
@@ -256,7 +256,7 @@ def test_the_rendered_networks_are_isolated_and_joined_end_to_end():
 
 def test_remove_takes_the_ports_down_and_the_other_machines_networks_away():
     fake = FakeHypervisors()
-    fabric.remove(two(), run=fake, echo=lambda *_: None)
+    fabric.leave(two(), run=fake, echo=lambda *_: None)
     assert {c[0] for c in fake.did("link down")} == {"here", "192.0.2.2"}
     gone = [(c[0], c[1], c[2][-1]) for c in fake.calls if c[1] in ("net-destroy", "net-undefine")]
     assert gone == [(LAB2, "net-destroy", "tb-two-mgmt"), (LAB2, "net-undefine", "tb-two-mgmt"),

@@ -9,7 +9,7 @@ images are opened with cache='none' (O_DIRECT) where the pool's filesystem allow
 so the host's page cache does not stand behind all members at once; the plan probes
 the pool and falls back to 'writethrough' (recorded) where O_DIRECT is refused.
 
-Limits of 0 mean "no limit" (libvirt's own meaning). `apply` is idempotent (reads the
+Limits of 0 mean "no limit" (libvirt's own meaning). `set_limits` is idempotent (reads the
 limits back first, sets only what differs, reads them back again) and is run after
 bring-up, after a snapshot revert (a snapshot carries the limits it was taken with),
 and by a suite that changes them for a run (E2's --set member_mb_per_s=...).
@@ -156,7 +156,7 @@ def matches(got, want):
     return got.bytes_per_s == want.bytes_per_s and int(got.iops) == int(want.iops)
 
 
-def apply(topo, limits=None, echo=print):
+def set_limits(topo, limits=None, echo=print):
     """Give every data disk of the DTN these limits (default: the topology's), live and in
     the persistent definition, unless it has them already; read them back. Returns the
     record the manifest keeps (see `describe`)."""

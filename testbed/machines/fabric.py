@@ -204,7 +204,7 @@ def ensure_network(topo, hv, folder, run, echo=print):
              f"(bridge {topo.layout.bridges[hv.name]}, MTU {mtu()})")
 
 
-def apply(topo, state, box, run=None, console_dir=None, echo=print):
+def join(topo, state, box, run=None, console_dir=None, echo=print):
     """Before Vagrant: on each hypervisor of another machine the consoles' folder and the
     box's kernel and initrd; on each member of the VXLAN its site network and VXLAN port."""
     run, layout = run or hypervisor_preflight.run_command, topo.layout
@@ -227,7 +227,7 @@ def apply(topo, state, box, run=None, console_dir=None, echo=print):
              + ", ".join(context(topo, hv)["peers"]))
 
 
-def remove(topo, run=None, echo=print):
+def leave(topo, run=None, echo=print):
     """`down`: the VXLAN port on every member, and the site and management networks of the
     hypervisors on other machines (this machine's are `down`'s own). Returns what was left."""
     run, layout, left = run or hypervisor_preflight.run_command, topo.layout, []

@@ -289,7 +289,7 @@ def _boot_cold(site, profile, health, the_plan, record, started, direct, paralle
     if topo.vm_hosts:
         accel.converge_libvirtd(accelerator)  # set-up may have run before the box's kernel could tell
     if topo.remote_vm_hosts:  # the site network across hypervisors, and the box's kernel on each
-        fabric.apply(topo, state, direct, console_dir=plan.console_dir(), echo=lambda m: print(
+        fabric.join(topo, state, direct, console_dir=plan.console_dir(), echo=lambda m: print(
             f"[{time.monotonic() - started:6.0f}s] {m}", flush=True))
     log = state.dir / "vagrant-up.log"
     log.unlink(missing_ok=True)
@@ -326,7 +326,7 @@ def _boot_cold(site, profile, health, the_plan, record, started, direct, paralle
             record["phases"]["boot"] = round(time.monotonic() - started, 1)
             # the RAID members' MB/s and IOPS (the DTN's provisioning may already be under
             # way: the limits only slow it down, as real disks would)
-            record["disks"] = disks.apply(topo, echo=lambda m: print(
+            record["disks"] = disks.set_limits(topo, echo=lambda m: print(
                 f"[{time.monotonic() - started:6.0f}s] {m}", flush=True))
             print(f"[{time.monotonic() - started:6.0f}s] all VMs booted; waiting for their provisioning",
                   flush=True)
@@ -408,7 +408,7 @@ def down(site, echo=print):
         domains._virsh("net-destroy", net)
         domains._virsh("net-undefine", net)
     if topo.remote_vm_hosts:  # the VXLAN ports, and the networks of the other machines' libvirt
-        for line in fabric.remove(topo, echo=echo):
+        for line in fabric.leave(topo, echo=echo):
             echo(f"left: {line}")
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:

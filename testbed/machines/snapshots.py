@@ -217,7 +217,7 @@ def restore(site, name, ssh=None, wait_timeout=600, echo=print, health=None):
     done("revert")
     # a snapshot carries the RAID members' limits it was taken with: put the topology's back
     from testbed.machines import disks
-    disks.apply(topo, echo=echo)
+    disks.set_limits(topo, echo=echo)
     done("disk limits")
     ssh = ssh or site.ssh(timeout=60)
     ssh.close_masters()   # opened before the revert: the guests' side of them is gone

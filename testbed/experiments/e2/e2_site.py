@@ -323,7 +323,7 @@ class SiteInABox:
 
     def apply_member_limits(self, limits, echo=print):
         """Every RAID member's libvirt iotune (None: the topology's); returns the `disks` record."""
-        return disks.apply(self.topo, limits, echo=echo)
+        return disks.set_limits(self.topo, limits, echo=echo)
 
     def sampled_read_round(self, port, clients, reads_per_client, seed):
         """`read_round` with the DTN's network and RAID sampled: (reads, names, net, md series)."""
