@@ -12,7 +12,7 @@ from testbed.machines import existing, ledger, lifecycle, plan, render, snapshot
 from testbed.machines.patched_box import box_for
 from testbed.model import constants as c, profiles, topology
 from testbed.model.errors import ConfigError, TestbedError
-from testbed.model.state import TestbedState
+from testbed.model.state import TestbedState, state_root
 from testbed.remote.site import Site
 from testbed.remote.ssh import SSH, Result
 
@@ -407,6 +407,7 @@ def test_snapshot_save_from_the_cli_refuses_before_reading_health(mixed, tmp_pat
     path = tmp_path / "mixed.yaml"
     path.write_text(yaml.safe_dump(data))
     TestbedState("mixed").ensure_secrets()
+    (state_root() / lifecycle.ACTIVE).write_text("mixed")   # as `up` leaves it
     monkeypatch.setattr(health, "collect", lambda *a, **k: pytest.fail("health read"))
     assert cli.main(["-t", str(path), "snapshot", "save"]) == 2
     err = capsys.readouterr().err
@@ -505,7 +506,7 @@ def test_up_boots_only_the_vms_and_provisions_the_existing_hosts_beside_them(mix
     monkeypatch.setattr(lifecycle.accel, "converge_libvirtd", lambda a: None)
     monkeypatch.setattr(lifecycle.plan.accel, "detect", lambda: "tcg")
     monkeypatch.setattr(lifecycle, "boot", fake_boot)
-    monkeypatch.setattr(lifecycle.disks, "apply", lambda topo, echo: None)
+    monkeypatch.setattr(lifecycle.disks, "set_limits", lambda topo, echo: None)
     monkeypatch.setattr(Site, "ssh", lambda *a, **k: ssh)
     monkeypatch.setattr(lifecycle.provisioning, "first_contact_ssh", lambda *a: ssh)
     monkeypatch.setattr(lifecycle, "record_profile", lambda *a: None)

@@ -24,11 +24,26 @@ def _site(args, change=None, running=True):
     from testbed.remote.site import Site
     name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or lifecycle.active_topology() or "default"
     site = box_choice.apply_recorded(Site(topology.load(name)))
-    if running and not site.state.ssh_key.exists():
-        raise TestbedError(f"{site.state.dir}: no testbed {site.name} here; `testbed -t {site.name} up` first")
+    if running:
+        why = not_up(site)
+        if why:
+            raise TestbedError(why)
     if change:
         site_lock.hold(site.state, change)
     return site
+
+
+def not_up(site):
+    """Why the site is not up in this checkout ("" when it is): `down` keeps the state folder
+    (its keys and snapshots) but not the record of the topology that is up, so the folder
+    alone says nothing."""
+    from testbed.machines import lifecycle, warm
+    up_here = lifecycle.active_topology()
+    if up_here == site.name and site.state.ssh_key.exists():
+        return ""
+    how = ("parked by `down`; `up` brings it back" if warm.parked(site)
+           else f"topology {up_here} is" if up_here else "nothing is")
+    return f"site {site.name} is not up in this checkout ({how}); `testbed -t {site.name} up` first"
 
 
 def _profile(name):

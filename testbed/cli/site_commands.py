@@ -3,7 +3,7 @@ import json
 import os
 import sys
 
-from testbed.cli.common import _profile, _site
+from testbed.cli.common import _profile, _site, not_up
 from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
@@ -171,6 +171,10 @@ def cmd_status(args):
     from testbed.machines import quiesce
     from testbed.services import health
     site = _site(args, running=False)
+    why = not_up(site)
+    if why:  # nothing to probe: every host would time out one by one
+        print(f"testbed: {why}", file=sys.stderr)
+        return 1
     topo, ssh = site.topo, site.ssh(timeout=40)
     paused = quiesce.paused_now(site.state)  # by a `testbed run` going on: listed, not probed
     if args.wait:
