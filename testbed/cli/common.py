@@ -1,6 +1,7 @@
-"""What every verb group needs: the topology and profile named on the command line, its site,
-and when `./tb` started the command."""
+"""What every verb group needs: the topology and profile named on the command line, its site
+(and what is left of it after an interruption), and when `./tb` started the command."""
 import os
+import sys
 
 from testbed.model.errors import TestbedError
 
@@ -49,3 +50,24 @@ def not_up(site):
 def _profile(name):
     from testbed.model import scaled_profiles
     return scaled_profiles.load(name)
+
+
+def report_vms_left(topo, out=None):
+    """After an interruption: which VMs of `topo` exist and in which state, and how to take
+    them down (or that none is left). Returns {domain: state}."""
+    from testbed.machines import domains
+    out = out or (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        left = {domains.domain_name(topo, h): domains.state(topo, h) for h in topo.hosts}
+    except (OSError, TestbedError) as exc:
+        out(f"testbed: could not ask libvirt which VMs of {topo.name} are up ({exc}); "
+            f"`./tb -t {topo.name} status`, then `./tb -t {topo.name} down`")
+        return {}
+    left = {name: st for name, st in left.items() if st}
+    if not left:
+        out(f"testbed: no VM of topology {topo.name} is left")
+        return left
+    out(f"testbed: topology {topo.name} is (partly) up: {len(left)} of {len(topo.hosts)} VMs: "
+        + ", ".join(f"{name} ({st})" for name, st in sorted(left.items())))
+    out(f"testbed: take it down with `./tb -t {topo.name} down`")
+    return left

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site, tb_started
+from testbed.cli.common import _profile, _site, report_vms_left, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
@@ -307,27 +307,6 @@ def browse_docs(site_dir):
     print(f"testbed test: the documentation's pages and a reference's report rendered in Chromium: "
           f"{len(checked) or 'no'} problem{'s' * (len(checked) != 1)}", flush=True)
     return checked
-
-
-def report_vms_left(topo, out=None):
-    """After an interruption: which VMs of `topo` exist and in which state, and how to take
-    them down (or that none is left). Returns {domain: state}."""
-    from testbed.machines import domains
-    out = out or (lambda line: print(line, file=sys.stderr, flush=True))
-    try:
-        left = {domains.domain_name(topo, h): domains.state(topo, h) for h in topo.hosts}
-    except (OSError, TestbedError) as exc:
-        out(f"testbed: could not ask libvirt which VMs of {topo.name} are up ({exc}); "
-            f"`./tb -t {topo.name} status`, then `./tb -t {topo.name} down`")
-        return {}
-    left = {name: st for name, st in left.items() if st}
-    if not left:
-        out(f"testbed: no VM of topology {topo.name} is left")
-        return left
-    out(f"testbed: topology {topo.name} is (partly) up: {len(left)} of {len(topo.hosts)} VMs: "
-        + ", ".join(f"{name} ({st})" for name, st in sorted(left.items())))
-    out(f"testbed: take it down with `./tb -t {topo.name} down`")
-    return left
 
 
 class PhaseClock:

@@ -3,7 +3,7 @@ import json
 import os
 import sys
 
-from testbed.cli.common import _profile, _site, not_up
+from testbed.cli.common import _profile, _site, not_up, report_vms_left
 from testbed.model.errors import TestbedError
 
 def cmd_plan(args):
@@ -85,7 +85,6 @@ def cmd_up(args):
         return lifecycle.up(site, _profile(args.profile), health, parallel=not args.serial,
                             dry_run=args.dry_run, box=args.box, cold=getattr(args, "cold", False))
     except KeyboardInterrupt:  # the VMs booted so far stay: say which, and how to remove them
-        from testbed.cli.experiment_commands import report_vms_left
         report_vms_left(site.topo)
         raise
 
