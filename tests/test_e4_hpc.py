@@ -290,4 +290,5 @@ def test_a_scale_needing_more_nodes_than_worker_startds_is_refused_before_the_si
     assert str(e.value).startswith(f"{default.source}: e4 at full: nodes = 10 whole nodes")
     assert "4 startds" in str(e.value) and "--set nodes=4" in str(e.value)
     runner.check("e4", "full", [], {"nodes": "4"}, default)
-    assert runner.check("e4", "full", [], {}) is registry.get("e4")  # no topology: not checked
+    exp, params = runner.check("e4", "full", [], {})                 # no topology: not checked
+    assert exp is registry.get("e4") and params == exp.parameters("full")

@@ -435,7 +435,7 @@ def test_a_known_defect_is_skip_with_its_failure_as_reason_and_anything_else_fai
 def test_a_run_whose_only_failure_is_a_known_defect_is_complete(tmp_path, monkeypatch):
     run_ = runs.Run.create("faults", ["default"], topology={"name": "small"}, profile_contents={},
                            accel="tcg", root=tmp_path)
-    monkeypatch.setattr(runner, "check", lambda *a, **k: registry.get("faults"))
+    monkeypatch.setattr(runner, "check", lambda *a, **k: (registry.get("faults"), {}))
     monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
     monkeypatch.setattr(runner, "write_report", lambda *a, **k: None)
     seen = {}

@@ -84,7 +84,7 @@ def test_the_listener_goes_to_robot_before_the_suite(tmp_path):
 def test_an_interrupted_run_says_interrupted_whatever_its_teardown_wrote(tmp_path, monkeypatch):
     run_ = results.Run.create("smoke", ["default"], topology={"name": "small"}, profile_contents={},
                               accel="tcg", root=tmp_path)
-    monkeypatch.setattr(runner, "check", lambda *a, **k: registry.get("smoke"))
+    monkeypatch.setattr(runner, "check", lambda *a, **k: (registry.get("smoke"), {}))
     monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
     monkeypatch.setattr(runner, "robot_argv", lambda *a, **k: [sys.executable, "-m", "robot", "s.robot"])
 
@@ -108,7 +108,7 @@ def fake_site(tmp_path, monkeypatch, rcs):
         (tmp_path / f"tb-small-{host}.log").write_text("tb-small-host login: \n")
     run_ = results.Run.create("e1", ["default"], topology={"name": "small"}, profile_contents={},
                               accel="tcg", root=tmp_path / "results")
-    monkeypatch.setattr(runner, "check", lambda *a, **k: registry.get("e1"))
+    monkeypatch.setattr(runner, "check", lambda *a, **k: (registry.get("e1"), {}))
     monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
     monkeypatch.setattr(runner, "write_report", lambda *a, **k: None)
     trials = []

@@ -13,6 +13,7 @@ from testbed import PROJECT_ROOT
 from testbed.harness import registry, runner
 from testbed.model import topology
 from testbed.model.errors import ConfigError
+from testbed.model.schema import load_yaml
 from testbed.remote.site import Site
 from testbed.results import runs
 
@@ -87,6 +88,7 @@ def test_the_manifest_holds_the_resolved_context_and_the_runner_writes_one_repor
                          echo=lambda *_: None)
     m = run.manifest()
     assert m["topology"]["file"] == str(path.resolve()) and m["topology"]["name"] == "elsewhere"
+    assert m["topology"] == load_yaml(path) | {"file": str(path.resolve()), "box": "debian13"}  # the file as given
     assert m["parameters"] == {"rtts": [0, 20]} and m["experiment_parameters"]["rtts"] == [0, 20]
     assert m["scale"] == "ci" and m["profiles"] == ["default"] and m["status"] == "complete"
     assert (run.path / "summary.html").exists()

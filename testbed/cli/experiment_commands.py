@@ -38,9 +38,9 @@ def _checked_run(args):
     the site's topology."""
     from testbed.harness import runner
     scale = args.scale or "quick"
-    exp, sets = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
-                                 args.test, args.include)
-    exp.check_topology(scale, exp.parameters(scale, sets), _site(args, running=False).topo)
+    exp, sets, params = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
+                                         args.test, args.include)
+    exp.check_topology(scale, params, _site(args, running=False).topo)
     return exp, scale, sets
 
 

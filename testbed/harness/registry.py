@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from testbed import PROJECT_ROOT
-from testbed.harness.points import same_value
 from testbed.harness.rows import check_declaration, render_all
 from testbed.model.errors import ConfigError
 from testbed.results import verdict
@@ -335,7 +334,8 @@ class Experiment:
             params[name] = spec.parse(name, value)
             if spec.rows:
                 allowed = self.scales["full"][name]
-                extra = [v for v in params[name] if not any(same_value(v, a) for a in allowed)]
+                # both sides are typed (parsed above, the scales checked at import): 80 == 80.0
+                extra = [v for v in params[name] if v not in allowed]
                 if extra:
                     raise ConfigError("--set", f"{name}={value}",
                                       f"{self.suite} has rows for {name} {', '.join(str(a) for a in allowed)} "

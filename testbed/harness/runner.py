@@ -28,7 +28,6 @@ from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
 from testbed.results import compare, release_record, runs
 from testbed.harness import points, quiet, registry
 from testbed.model.errors import ConfigError, TestbedError
-from testbed.model.schema import load_yaml
 from testbed.network import wan
 from testbed.remote import console, profile_record, repair_record
 from testbed.remote.poll import wait_for
@@ -122,10 +121,10 @@ def open_run(site, exp, profile_list, scale, sets):
     run = runs.Run.create(
         exp.name, [p.name for p in profile_list],
         # the box as booted: `up --box` may have chosen another than the file's
-        topology=load_yaml(topo.source) | {"file": str(Path(topo.source).resolve()), "box": str(topo.box_spec)},
+        topology=topo.contents | {"file": str(Path(topo.source).resolve()), "box": str(topo.box_spec)},
         profile_contents={p.name: p.as_dict() for p in profile_list}, accel=accel.detect(),
-        scale=scale, parameters=overrides, disks=disks.describe(topo), experiment_parameters=params,
-        placement=hypervisors.placement(topo), site=site_history.for_run(state))
+        scale=scale, parameters=overrides, experiment_parameters=params,
+        placement=hypervisors.placement(topo), disks=disks.describe(topo), site=site_history.for_run(state))
     site_history.add_run(state, run.path.name)
     return run
 
@@ -152,25 +151,25 @@ def close_own_run(run, passed, echo=print):
 def check(suite, scale, profile_names, sets, topo=None):
     """Everything about a run that can be wrong before a VM is touched: the suite, the scale,
     `--set` keys and types, the profiles the suite has rows for and, given the topology,
-    whether the scale fits it. Returns the Experiment: the one place a run's suite name is
-    looked up."""
+    whether the scale fits it. Returns (the Experiment, its parameters at `scale` with the
+    sets): the one place a run's suite name is looked up and its parameters typed."""
     exp = registry.get(suite)
     params = exp.parameters(scale, sets)
     exp.check_profiles(profile_names)
     if topo is not None:
         exp.check_topology(scale, params, topo)
-    return exp
+    return exp, params
 
 
 def check_run(suite, scale, profile_names, set_items, repeat=None, tests=(), tags=()):
     """What `testbed run` checks before the site is asked: the suite, the scale, the `--set`
     items (keys, types and bounds), the profiles, `--repeat` and the `--test`/`--include`
-    selection. Returns (the Experiment, the typed sets)."""
+    selection. Returns (the Experiment, the typed sets, the experiment's parameters with them)."""
     sets = parse_sets(set_items)
-    exp = check(suite, scale, profile_names, sets)
+    exp, params = check(suite, scale, profile_names, sets)
     trials_for(exp, scale, repeat)
-    check_selection(exp, tests, tags, scale, exp.parameters(scale, sets), profile_names or list(exp.profiles))
-    return exp, sets
+    check_selection(exp, tests, tags, scale, params, profile_names or list(exp.profiles))
+    return exp, sets, params
 
 
 def check_selection(exp, tests=(), tags=(), scale="quick", params=None, profiles=()):
@@ -314,7 +313,7 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
     topology, as `testbed test`, the demo and the benchmarks ask for it; `sets`: --set items
     or the typed sets."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
-    exp = check(suite, scale, list(profile_names or []), sets, site.topo)
+    exp, _params = check(suite, scale, list(profile_names or []), sets, site.topo)
     return run_checked(site, exp, scale, sets, profile_names, echo=echo, select=select, repeat=repeat,
                        pause_unused=pause_unused, pin=pin)
 

@@ -107,6 +107,8 @@ class Topology:
     box_patches: tuple = ()
     # `box: debian13+release:NAME`: the release file of the middleware the box carries (None: the kind's own)
     box_release: Path = None
+    # the mapping it was parsed from, as the file gave it: a run's manifest keeps it
+    contents: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def box_spec(self):
@@ -362,7 +364,7 @@ def parse(data, source="<topology>"):
     topo = Topology(name=name, source=Path(str(source)), description=r.data.get("description", ""),
                     box=spec.kind, box_patches=spec.patches, box_release=spec.release,
                     management_net=mgmt, site_net=site,
-                    hosts=hosts, hypervisors=hypervisor_model.parse(r.sub("hypervisors"), source))
+                    hosts=hosts, hypervisors=hypervisor_model.parse(r.sub("hypervisors"), source), contents=data)
     _check_roles(topo, source)
     hypervisor_model.check(topo, source)
     topo.wan = _wan(r.list("wan", []), source, hosts)
