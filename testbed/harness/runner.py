@@ -361,9 +361,10 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
 
 
 def _trials(site, exp, scale, select, trials, run_, echo):
-    """The trials of `run_checked`, each one robot process; closes the manifest and writes the report."""
+    """The trials of `run_checked`, each one robot process, until the last, an interruption or
+    a site no later trial could run on; then closes the manifest and writes the report."""
     topo, state = site.topo, site.state
-    started, rcs = time.monotonic(), []
+    started, rcs, signals, left = time.monotonic(), [], [], []
     ack = run_.path / SIGNALS_FILE
     for trial in range(1, trials + 1):
         run_.update(trial=trial)
@@ -374,33 +375,38 @@ def _trials(site, exp, scale, select, trials, run_, echo):
         rc, signals = supervise(with_listener(argv, ack), ack, echo)
         rcs.append(rc)
         if signals:  # whatever the suite teardown wrote: the rows not reached did not run
-            run_.finish("interrupted")
-            try:
-                write_report(run_, echo)
-            except Exception as exc:  # the interruption is what the caller must see
-                echo(f"no report: {exc}")
-            for line in site_left(site):
-                echo(line)
-            echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
-                 f"(robot rc {rc}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
-                 f"kept, rows not reached skipped; {run_.path}")
-            raise KeyboardInterrupt
-        died = dead_guests(topo) if rc != 0 and trial < trials else {}
-        if died:  # every later trial would fail in its set-up
-            run_.update(stopped={"trial": trial, "dead_guests": died})
-            echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died)}")
+            left = site_left(site)   # as the teardown left the site's records
             break
-        unrepaired = repair_record.refusal(topo, state) if trial < trials else None
-        if unrepaired:  # the next trial would measure the site its teardown left
-            run_.update(stopped={"trial": trial, "needs_repair": repair_record.needed(state)})
-            echo(f"trials {trial + 1}-{trials} not run: {unrepaired}")
+        if trial == trials:
+            break
+        # a dead guest fails every later trial in its set-up; a teardown that could not
+        # restore the site leaves it for the next trial to measure
+        died = dead_guests(topo) if rc != 0 else {}
+        unrepaired = None if died else repair_record.refusal(topo, state)
+        if died or unrepaired:
+            run_.update(stopped={"trial": trial, **({"dead_guests": died} if died else
+                                                    {"needs_repair": repair_record.needed(state)})})
+            echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died) if died else unrepaired}")
             break
     rc = next((r for r in rcs if r != 0), 0)
-    status = "complete" if rc == 0 else "failed"
+    status = "interrupted" if signals else "complete" if rc == 0 else "failed"
     run_.finish(status)
-    echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc "
-         f"{', '.join(str(r) for r in rcs)}); {run_.path}")
-    write_report(run_, echo)
+    if not signals:
+        echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc "
+             f"{', '.join(str(r) for r in rcs)}); {run_.path}")
+    try:
+        write_report(run_, echo)
+    except Exception as exc:
+        if not signals:
+            raise
+        echo(f"no report: {exc}")  # the interruption is what the caller must see
+    if signals:
+        for line in left:
+            echo(line)
+        echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
+             f"(robot rc {rcs[-1]}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
+             f"kept, rows not reached skipped; {run_.path}")
+        raise KeyboardInterrupt
     return rc, run_
 
 

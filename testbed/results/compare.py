@@ -342,8 +342,8 @@ def table(runs, figures=None, keep=None):
 def verdicts(runs, paper_dir=PAPER_DIR):
     """[(run, [Verdict])]: each run's paper claims and their verdicts (results/verdict.py). The pairs
     name the Run, also when given its snapshot."""
-    return verdict.for_runs([(r.run, r.manifest.get("suite"), r.metrics) for r in snapshots(runs)],
-                            sorted(Path(paper_dir).glob("*.yaml")))
+    read = [(r.run, r.manifest.get("suite"), r.metrics) for r in snapshots(runs)]
+    return verdict.for_runs(read, sorted(Path(paper_dir).glob("*.yaml")))
 
 
 def render_text(runs, figures=None, table_makers=None):
@@ -430,6 +430,7 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
     path = report_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pngs = plots(runs, path.parent / (path.stem + "-plots"), axes, figure_makers)
+    extra = experiment_tables(runs, table_makers)
     headers, rows, legend = table(runs, figures)
     esc = html.escape
     parts = [f"<!doctype html><meta charset=utf-8><title>{esc(title)}</title>",
@@ -463,7 +464,6 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
                 parts.append(f"<tr style='background:{bg}'>" + "".join(f"<td>{esc(str(c))}</td>" for c in row)
                              + "</tr>")
             parts.append("</table><ul>" + "".join(f"<li>{esc(x.line())}</li>" for x in judged) + "</ul>")
-    extra = experiment_tables(runs, table_makers)
     if extra:
         parts.append(f"<h2>Tables</h2><pre>{esc(extra)}</pre>")
     parts.append("<h2>Plots</h2>")
