@@ -208,6 +208,20 @@ def test_a_ci_run_touches_no_guest_and_pinning_is_asked_for(vm_site):
     assert all(v["emulator"] == "0-1" for v in vm_site.virsh.dom.values())      # put back after the run
 
 
+def test_a_scaled_profile_is_checked_against_the_booted_release_by_its_base(vm_site, monkeypatch):
+    from testbed.results import release_record
+    kept = release_record.load_all()[0]["box"]   # a box with a parameter table kept: knobs are judged
+    monkeypatch.setattr(runner.box_choice, "booted_box", lambda site: kept)
+    checked = []
+    real = release_record.refuse_unknown_knobs
+    monkeypatch.setattr(runner.release_record, "refuse_unknown_knobs",
+                        lambda prof, box: checked.append((prof.name, box)) or real(prof, box))
+    rc, run = runner.run(Site(vm_site.topo), "e1", ["table4-default", "table4-default-scaled"], "ci",
+                         echo=lambda *_: None)
+    assert rc == 0 and checked == [("table4-default", kept), ("table4-default", kept)]
+    assert run.manifest()["profile_contents"]["table4-default-scaled"]["k"] is None
+
+
 def test_an_interrupted_run_resumes_the_paused_guests(vm_site, monkeypatch):
     monkeypatch.setattr(runner, "supervise", lambda argv, ack, echo: (0, ["SIGINT"]))
     lines = []

@@ -340,8 +340,10 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
-    for prof in profile_list:
-        release_record.refuse_unknown_knobs(prof, box_choice.booted_box(site))
+    booted = box_choice.booted_box(site)
+    for prof in profile_list:  # a scaled profile before its k sets its base's knobs
+        release_record.refuse_unknown_knobs(prof.base if isinstance(prof, scaled_profiles.AtRunTime) else prof,
+                                            booted)
     quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(site, exp, profile_list, scale, sets)
