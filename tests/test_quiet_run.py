@@ -327,6 +327,7 @@ def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
+    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
@@ -344,6 +345,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(default))
+    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profiles, **k: seen.append(sets) or

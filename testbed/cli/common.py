@@ -21,16 +21,29 @@ def _site(args, change=None, running=True):
     that changes or measures the site (`profile apply`): it holds the site until it ends,
     and is refused while another such command holds it."""
     from testbed.machines import box_choice, lifecycle
-    from testbed.model import site_lock, topology
+    from testbed.model import topology
     from testbed.remote.site import Site
     name = args.topology or os.environ.get("TESTBED_TOPOLOGY") or lifecycle.active_topology() or "default"
     site = box_choice.apply_recorded(Site(topology.load(name)))
-    if running:
-        why = not_up(site)
-        if why:
-            raise TestbedError(why)
     if change:
-        site_lock.hold(site.state, change)
+        return held(site, change)
+    if running:
+        refuse_unless_up(site)
+    return site
+
+
+def refuse_unless_up(site):
+    why = not_up(site)
+    if why:
+        raise TestbedError(why)
+
+
+def held(site, change):
+    """The site, up in this checkout, held for the command `change` until it ends (refused
+    while another such command holds it)."""
+    from testbed.model import site_lock
+    refuse_unless_up(site)
+    site_lock.hold(site.state, change)
     return site
 
 

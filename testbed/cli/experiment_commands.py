@@ -4,13 +4,13 @@ import sys
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site, report_vms_left, tb_started
+from testbed.cli.common import _profile, _site, held, report_vms_left, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
     """Run a suite on the site as it is; `run --box` is `cmd_run_on_boxes`."""
-    exp, scale, sets = _checked_run(args)
-    rc, run = _run_on_site(args, exp, scale, sets)
+    site, exp, scale, sets = _checked_run(args)
+    rc, run = _run_on_site(args, site, exp, scale, sets)
     _print_comparison([run], against_paper=True)
     return rc
 
@@ -20,12 +20,12 @@ def cmd_run_on_boxes(args):
     on each box in turn (the site brought up on it, taken down first when it runs another
     box), every run side by side at the end. The last site stays up, as after any run."""
     from testbed.harness import release_axis
-    exp, scale, sets = _checked_run(args)
+    site, exp, scale, sets = _checked_run(args)
     specs = release_axis.box_specs(args.box, args.from_snapshot)   # every spec checked before a site moves
     runs, rc = [], 0
     for i, spec in enumerate(specs, 1):
-        release_axis.bring_up_on(_site(args, running=False), spec, f"[box {i}/{len(specs)}] {spec}")
-        rc_one, run = _run_on_site(args, exp, scale, sets)
+        release_axis.bring_up_on(site, spec, f"[box {i}/{len(specs)}] {spec}")   # its topology's box is spec's then
+        rc_one, run = _run_on_site(args, site, exp, scale, sets)
         runs.append(run)
         rc = rc or rc_one
     _print_comparison(runs, against_paper=True)
@@ -33,22 +33,23 @@ def cmd_run_on_boxes(args):
 
 
 def _checked_run(args):
-    """(Experiment, scale, typed sets) of `run`'s options, refused on bad input before a site
-    moves: the parameters and their bounds whatever the topology, then whether the scale fits
-    the site's topology."""
+    """(site, Experiment, scale, typed sets) of `run`'s options, refused on bad input before a
+    site moves: the parameters and their bounds whatever the topology, then whether the scale
+    fits the site's topology. The one Site of the command: its runs are held on it."""
     from testbed.harness import runner
     scale = args.scale or "quick"
     exp, sets, params = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
                                          args.test, args.include)
-    exp.check_topology(scale, params, _site(args, running=False).topo)
-    return exp, scale, sets
+    site = _site(args, running=False)
+    exp.check_topology(scale, params, site.topo)
+    return site, exp, scale, sets
 
 
-def _run_on_site(args, exp, scale, sets):
-    """One run of `run`'s suite on the site that is up: (robot rc, Run); writes summary.html."""
+def _run_on_site(args, site, exp, scale, sets):
+    """One run of `run`'s suite on the site, which must be up: (robot rc, Run); writes summary.html."""
     from testbed.harness import runner
     from testbed.machines import plan
-    site = _site(args, change=f"run {args.suite}")
+    held(site, f"run {args.suite}")
     here = runner.sized_for_site(exp, scale, site.topo, plan.recorded_accel(site.state), sets, echo=_say)
     if args.from_snapshot:  # a pristine site: repeated runs start from the same state
         from testbed.machines import snapshots
