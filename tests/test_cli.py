@@ -169,13 +169,12 @@ def test_an_interrupted_up_says_which_vms_it_left_and_how_to_remove_them(monkeyp
     assert "take it down with `./tb -t small down`" in err and err.rstrip().endswith("testbed: interrupted")
 
 
-def _site_downed_here(monkeypatch, parked=False):
+def _site_downed_here(monkeypatch):
     """small's state folder as `down` leaves it (keys kept, no topology recorded as up)."""
-    from testbed.machines import lifecycle, warm
+    from testbed.machines import lifecycle
     from testbed.model.state import TestbedState
     TestbedState("small").ensure_secrets()
     monkeypatch.setattr(lifecycle, "active_topology", lambda: None)
-    monkeypatch.setattr(warm, "parked", lambda site: {"state": "parked"} if parked else None)
 
 
 def test_status_of_a_site_taken_down_says_so_without_probing(monkeypatch, capsys):
@@ -187,11 +186,11 @@ def test_status_of_a_site_taken_down_says_so_without_probing(monkeypatch, capsys
                                        "`testbed -t small up` first\n")
 
 
-def test_a_command_on_a_parked_site_refuses_in_one_line(monkeypatch, capsys):
-    _site_downed_here(monkeypatch, parked=True)
+def test_a_command_on_a_site_taken_down_refuses_in_one_line(monkeypatch, capsys):
+    _site_downed_here(monkeypatch)
     assert cli.main(["-t", "small", "profile", "apply", "default"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "parked by `down`; `up` brings it back" in err
+    assert err.count("\n") == 1 and "site small is not up in this checkout (nothing is)" in err
 
 
 def test_a_command_on_another_topology_than_the_one_up_names_it(monkeypatch, capsys):

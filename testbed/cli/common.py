@@ -51,13 +51,13 @@ def not_up(site):
     """Why the site is not up in this checkout ("" when it is): `down` keeps the state folder
     (its keys and snapshots) but not the record of the topology that is up, so the folder
     alone says nothing."""
-    from testbed.machines import lifecycle, warm
+    from testbed.machines import lifecycle
     up_here = lifecycle.active_topology()
     if up_here == site.name and site.state.ssh_key.exists():
         return ""
-    how = ("parked by `down`; `up` brings it back" if warm.parked(site)
-           else f"topology {up_here} is" if up_here else "nothing is")
-    return f"site {site.name} is not up in this checkout ({how}); `testbed -t {site.name} up` first"
+    # a site parked by `down` is not up either: `up` brings it back warm
+    return (f"site {site.name} is not up in this checkout ({f'topology {up_here} is' if up_here else 'nothing is'}); "
+            f"`testbed -t {site.name} up` first")
 
 
 def _profile(name):
