@@ -102,7 +102,7 @@ def _down_with_failing_destroy(tmp_path, monkeypatch, small, virsh):
     from testbed.machines import lifecycle
     state = tmp_path / "state"
     monkeypatch.setenv("TESTBED_STATE_DIR", str(state))
-    (state / "small").mkdir(parents=True)
+    (state / "small").mkdir(parents=True, exist_ok=True)
     (state / "small" / "plan.json").write_text("{}")
     (state / lifecycle.ACTIVE).write_text("small")
     me = checkout(tmp_path, "me")
@@ -193,3 +193,21 @@ def test_a_second_down_removes_the_parked_copy_for_good(tmp_path, monkeypatch, s
     monkeypatch.setattr(lifecycle.warm, "discard", lambda site: dropped.append(site.topo.name))
     assert _down_with_failing_destroy(tmp_path, monkeypatch, small, FakeVirsh({})) == 0
     assert dropped == ["small"] and "removed the parked copy of small" in capsys.readouterr().out
+
+
+def test_a_parked_site_keeps_its_box_choice_and_a_removed_one_forgets_it(tmp_path, monkeypatch, small):
+    from testbed.machines import box_choice, lifecycle
+    parked = {"now": True}
+    monkeypatch.setattr(lifecycle.warm, "park", lambda site, echo: {"key": "k"} if parked["now"] else None)
+    monkeypatch.setattr(lifecycle.warm, "parked", lambda site: None if parked["now"] else {"key": "k"})
+    monkeypatch.setattr(lifecycle.warm, "discard", lambda site: None)
+    choice = tmp_path / "state" / "small" / box_choice.RECORD
+    choice.parent.mkdir(parents=True)
+    choice.write_text("debian13+release:sid\n")          # `up --box debian13+release:sid`
+    assert _down_with_failing_destroy(tmp_path, monkeypatch, small, FakeVirsh({})) == 0
+    # a plain `up` brings the parked site back on its box, not on the topology file's
+    assert str(box_choice.apply_recorded(Site(topology.load("small"))).topo.box_spec) == "debian13+release:sid"
+    parked["now"] = False                                  # the second `down` removes it for good
+    (tmp_path / "state" / lifecycle.ACTIVE).write_text("small")
+    assert lifecycle.down(Site(small)) == 0
+    assert not choice.exists()

@@ -413,7 +413,8 @@ def down(site, echo=print):
     active = state_root() / ACTIVE
     if active.exists() and active.read_text().strip() == topo.name:
         active.unlink()
-    box_choice.forget(site)
+    if not parked:  # a parked site comes back on the box it was parked from: its choice stays
+        box_choice.forget(site)
     guest_known_hosts(state).unlink(missing_ok=True)  # the VMs and their keys are gone
     repair_record.clear(state)  # and what their suites could not restore
     demo_mark(topo.name).unlink(missing_ok=True)
