@@ -110,7 +110,6 @@ def test_scale_option_and_its_aliases(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     class FakeRun:
         path = PROJECT_ROOT / "nowhere"

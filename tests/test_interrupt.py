@@ -111,6 +111,7 @@ def fake_site(tmp_path, monkeypatch, rcs):
     monkeypatch.setattr(runner, "check", lambda *a, **k: (registry.get("e1"), {}))
     monkeypatch.setattr(runner, "open_run", lambda *a, **k: run_)
     monkeypatch.setattr(runner, "write_report", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     trials = []
 
     def robot_ran(argv, ack, echo):

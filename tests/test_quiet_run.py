@@ -211,14 +211,13 @@ def test_a_ci_run_touches_no_guest_and_pinning_is_asked_for(vm_site):
 def test_a_scaled_profile_is_checked_against_the_booted_release_by_its_base(vm_site, monkeypatch):
     from testbed.results import release_record
     kept = release_record.load_all()[0]["box"]   # a box with a parameter table kept: knobs are judged
-    monkeypatch.setattr(runner.box_choice, "booted_box", lambda site: kept)
+    monkeypatch.setattr(release_record.box_choice, "booted_box", lambda site: kept)
     checked = []
-    real = release_record.refuse_unknown_knobs
-    monkeypatch.setattr(runner.release_record, "refuse_unknown_knobs",
-                        lambda prof, box: checked.append((prof.name, box)) or real(prof, box))
+    real = release_record.load_all
+    monkeypatch.setattr(release_record, "load_all", lambda root=None: checked.append("judged") or real(root))
     rc, run = runner.run(Site(vm_site.topo), "e1", ["table4-default", "table4-default-scaled"], "ci",
                          echo=lambda *_: None)
-    assert rc == 0 and checked == [("table4-default", kept), ("table4-default", kept)]
+    assert rc == 0 and checked == ["judged"]        # the scaled one by its base: no AttributeError
     assert run.manifest()["profile_contents"]["table4-default-scaled"]["k"] is None
 
 
@@ -327,38 +326,58 @@ def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"])) or
+    monkeypatch.setattr(runner, "run_checked", lambda *a, **k: seen.append((k["pause_unused"], k["pin"],
+                                                                            k["from_snapshot"])) or
                         (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
-    for argv, want in (([], (None, None)), (["--pause-unused", "--pin"], (True, True)),
-                       (["--no-pause-unused", "--no-pin"], (False, False))):
+    for argv, want in (([], (None, None, None)), (["--pause-unused", "--pin"], (True, True, None)),
+                       (["--no-pause-unused", "--no-pin"], (False, False, None)),
+                       (["--from-snapshot", "clean"], (None, None, "clean"))):
         assert cli_main(["-t", "small", "run", "e1", "--scale", "ci"] + argv) == 0
         assert seen[-1] == want
 
 
-def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_user_set_it(monkeypatch, capsys):
-    from testbed.cli import experiment_commands
+def test_a_run_from_a_snapshot_reverts_the_site_before_it_looks_at_its_guests(monkeypatch, tmp_path):
+    events = []
+    monkeypatch.setattr(runner.snapshots, "restore", lambda site, name, ssh, health: events.append(("restore", name)))
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: events.append(("dead?",)) or {"submit": "Oops"})
+    with pytest.raises(runner.TestbedError, match="the kernel of submit"):
+        runner.run_checked(Site(topology.load("small"), root=tmp_path), registry.get("e1"), "ci", {},
+                           from_snapshot="clean")
+    assert events == [("restore", "clean"), ("dead?",)]
+
+
+def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_user_set_it(monkeypatch, capsys,
+                                                                                         tmp_path):
+    """`testbed run`, `testbed test` and the demo size a run in the runner, the one place."""
     from testbed.machines import plan
-    from testbed.model import topology
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
-    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(default))
-    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
-    monkeypatch.setattr(experiment_commands, "_print_comparison", lambda *a, **k: None)
-    monkeypatch.setattr(runner, "run_checked", lambda site, exp, scale, sets, profiles, **k: seen.append(sets) or
-                        (0, SimpleNamespace(path=PROJECT_ROOT / "nowhere")))
+    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})             # not this host's consoles
+    monkeypatch.setattr(runner.repair_record, "refusal", lambda topo, state: "")
+    real = runner.sized_for_site
+
+    class Sized(Exception):
+        pass
+
+    def sized(*a, **k):   # the sets the run goes on with; nothing after them is this test's
+        seen.append(real(*a, **k))
+        raise Sized
+    monkeypatch.setattr(runner, "sized_for_site", sized)
+
+    def run(sets):
+        with pytest.raises(Sized):
+            runner.run_checked(Site(default, root=tmp_path), registry.get("e1"), "quick", sets)
+        return seen[-1]
     cpus = default.role_host("submit").cpus
-    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "rtts=0,80"]) == 0
-    assert seen[-1]["saturation_jobs"] == 8 * cpus and "rtts" in seen[-1]
+    sets = run({"rtts": "0,80"})
+    assert sets["saturation_jobs"] == 8 * cpus and "rtts" in sets
     assert "quick scale (TCG, " in capsys.readouterr().out
-    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick", "--set", "saturation_jobs=16"]) == 0
-    assert str(seen[-1]["saturation_jobs"]) == "16"                  # the user's value stands
+    assert str(run({"saturation_jobs": "16"})["saturation_jobs"]) == "16"   # the user's value stands
     accel["now"] = "kvm"
-    assert cli_main(["-t", "default", "run", "e1", "--scale", "quick"]) == 0
-    assert "saturation_jobs" not in seen[-1]                         # KVM runs the scale as it is
+    assert "saturation_jobs" not in run({})                                  # KVM runs the scale as it is
 
 
 def fake_e1_run(root, values, quiet_entry, jobs=8):

@@ -18,7 +18,6 @@ def axis(monkeypatch, tmp_path):
     events, state = [], {"up": None, "box": None}
     site = Site(topology.load("small"), root=tmp_path)
     monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: site)
-    monkeypatch.setattr(experiment_commands, "held", lambda site, change: site)   # the site is up
     monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
     monkeypatch.setattr(patched_box, "box_for", lambda spec: type("B", (), {"name": str(spec)})())
     monkeypatch.setattr(box_choice, "booted_box", lambda s: state["box"])

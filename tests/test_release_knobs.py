@@ -87,8 +87,14 @@ def test_one_kept_release_has_nothing_to_compare(tmp_path):
         release_record.keep({"versions": {}}, "b", tmp_path)
 
 
-def test_a_profile_knob_the_booted_release_does_not_know_is_refused(tmp_path):
-    from testbed.model import profiles
+def on_box(monkeypatch, name):
+    """A site booted from box `name`, as release_record finds it."""
+    monkeypatch.setattr(release_record.box_choice, "booted_box", lambda site: site.box)
+    return SimpleNamespace(box=name)
+
+
+def test_a_profile_knob_the_booted_release_does_not_know_is_refused(tmp_path, monkeypatch):
+    from testbed.model import profiles, scaled_profiles
     from testbed.model.errors import ConfigError
     release_record.keep({"versions": {"condor": "23.9.6"}, "defaults": {"OLD_KNOB": "1", "MAX_CONCURRENT_DOWNLOADS": "10"}},
                         "box-23", tmp_path)
@@ -96,17 +102,23 @@ def test_a_profile_knob_the_booted_release_does_not_know_is_refused(tmp_path):
                         "box-25", tmp_path)
     prof = profiles.load("table4-default")
     assert "MAX_CONCURRENT_DOWNLOADS" in prof.section("submit", "condor")
-    release_record.refuse_unknown_knobs(prof, "box-25", tmp_path)           # known to both: taken
+    release_record.refuse_unknown_knobs([prof], on_box(monkeypatch, "box-25"), tmp_path)    # known to both: taken
     prof.roles["submit"]["condor"]["OLD_KNOB"] = 2
-    release_record.refuse_unknown_knobs(prof, "box-23", tmp_path)           # 23.9.6 knows it
-    release_record.refuse_unknown_knobs(prof, "box-unkept", tmp_path)       # no record: nothing to judge by
+    release_record.refuse_unknown_knobs([prof], on_box(monkeypatch, "box-23"), tmp_path)    # 23.9.6 knows it
+    release_record.refuse_unknown_knobs([prof], on_box(monkeypatch, "box-unkept"), tmp_path)  # nothing to judge by
     with pytest.raises(ConfigError, match=r"table4-default.yaml: roles.submit.condor.OLD_KNOB: unknown to "
                                           r"HTCondor 25.14.1, XRootD \? on box box-25 .*HTCondor 23.9.6"):
-        release_record.refuse_unknown_knobs(prof, "box-25", tmp_path)
+        release_record.refuse_unknown_knobs([prof], on_box(monkeypatch, "box-25"), tmp_path)
+    scaled = scaled_profiles.AtRunTime("table4-default-scaled")   # named before its k: its base's knobs
+    scaled.base.roles["submit"]["condor"]["OLD_KNOB"] = 2
+    with pytest.raises(ConfigError, match="OLD_KNOB: unknown to HTCondor 25.14.1"):
+        release_record.refuse_unknown_knobs([profiles.load("default"), scaled], on_box(monkeypatch, "box-25"),
+                                            tmp_path)
 
 
-def test_no_profile_of_the_project_sets_a_knob_a_kept_release_lacks():
+def test_no_profile_of_the_project_sets_a_knob_a_kept_release_lacks(monkeypatch):
     from testbed.model import profiles
+    on_box(monkeypatch, None)
     for record in release_record.load_all():
         for path in sorted(profiles.PROFILE_DIR.glob("*.yaml")):
-            release_record.refuse_unknown_knobs(profiles.load(path.stem), record["box"])
+            release_record.refuse_unknown_knobs([profiles.load(path.stem)], SimpleNamespace(box=record["box"]))

@@ -4,12 +4,12 @@ import sys
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.cli.common import _profile, _site, held, report_vms_left, tb_started
+from testbed.cli.common import _profile, _site, report_vms_left, tb_started
 from testbed.model.errors import TestbedError
 
 def cmd_run(args):
     """Run a suite on the site as it is; `run --box` is `cmd_run_on_boxes`."""
-    site, exp, scale, sets = _checked_run(args)
+    site, exp, scale, sets = _checked_run(args, running=True)
     rc, run = _run_on_site(args, site, exp, scale, sets)
     _print_comparison([run], against_paper=True)
     return rc
@@ -20,7 +20,7 @@ def cmd_run_on_boxes(args):
     on each box in turn (the site brought up on it, taken down first when it runs another
     box), every run side by side at the end. The last site stays up, as after any run."""
     from testbed.harness import release_axis
-    site, exp, scale, sets = _checked_run(args)
+    site, exp, scale, sets = _checked_run(args, running=False)
     specs = release_axis.box_specs(args.box, args.from_snapshot)   # every spec checked before a site moves
     runs, rc = [], 0
     for i, spec in enumerate(specs, 1):
@@ -32,32 +32,25 @@ def cmd_run_on_boxes(args):
     return rc
 
 
-def _checked_run(args):
+def _checked_run(args, running):
     """(site, Experiment, scale, typed sets) of `run`'s options, refused on bad input before a
-    site moves: the parameters and their bounds whatever the topology, then whether the scale
-    fits the site's topology. The one Site of the command: its runs are held on it."""
+    site moves: the parameters and their bounds whatever the topology, the site (`running`:
+    refused unless it is up), then whether the scale fits the site's topology."""
     from testbed.harness import runner
     scale = args.scale or "quick"
     exp, sets, params = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
                                          args.test, args.include)
-    site = _site(args, running=False)
+    site = _site(args, running=running)
     exp.check_topology(scale, params, site.topo)
     return site, exp, scale, sets
 
 
 def _run_on_site(args, site, exp, scale, sets):
-    """One run of `run`'s suite on the site, which must be up: (robot rc, Run); writes summary.html."""
+    """One run of `run`'s suite on the site, which is up: (robot rc, Run); writes summary.html."""
     from testbed.harness import runner
-    from testbed.machines import plan
-    held(site, f"run {args.suite}")
-    here = runner.sized_for_site(exp, scale, site.topo, plan.recorded_accel(site.state), sets, echo=_say)
-    if args.from_snapshot:  # a pristine site: repeated runs start from the same state
-        from testbed.machines import snapshots
-        from testbed.services import health
-        snapshots.restore(site, args.from_snapshot, site.ssh(), health=health)
     select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
-    return runner.run_checked(site, exp, scale, here, args.profile, select=select, repeat=args.repeat,
-                              pause_unused=args.pause_unused, pin=args.pin)
+    return runner.run_checked(site, exp, scale, sets, args.profile, select=select, repeat=args.repeat,
+                              pause_unused=args.pause_unused, pin=args.pin, from_snapshot=args.from_snapshot)
 
 
 def _say(line):

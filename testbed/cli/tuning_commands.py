@@ -33,7 +33,6 @@ def cmd_profile_diff(args):
 
 
 def cmd_profile_apply(args):
-    from testbed.machines import box_choice
     from testbed.network import netem, wan
     from testbed.remote import profile_record
     from testbed.results import release_record
@@ -41,7 +40,7 @@ def cmd_profile_apply(args):
     site = _site(args, change="profile apply")
     topo, ssh, state = site.topo, site.ssh(), site.state
     prof = _profile(args.name)
-    release_record.refuse_unknown_knobs(prof, box_choice.booted_box(site))
+    release_record.refuse_unknown_knobs([prof], site)
     with profile_record.failure_recorded(state, prof):   # some hosts may have it: none is known in force
         outcome = tuning.apply(topo, ssh, prof, profile_record.recorded_profile(state))
     if prof.wan:

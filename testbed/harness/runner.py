@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from testbed import PROJECT_ROOT
-from testbed.machines import accel, box_choice, disks, quiesce
+from testbed.machines import accel, disks, plan, quiesce, snapshots
 from testbed.model import hypervisors, scaled_profiles, site_history, site_lock
 from testbed.results import compare, release_record, runs
 from testbed.harness import points, quiet, registry
@@ -31,6 +31,7 @@ from testbed.model.errors import ConfigError, TestbedError
 from testbed.network import wan
 from testbed.remote import console, profile_record, repair_record
 from testbed.remote.poll import wait_for
+from testbed.services import health
 
 SCALES = registry.SCALES
 SET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -319,7 +320,7 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
 
 
 def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(), repeat=None,
-                pause_unused=None, pin=None):
+                pause_unused=None, pin=None, from_snapshot=None):
     """Run the experiment `exp` (registry.Experiment; the scale, the typed `sets` and the
     profiles already checked for it: `check`) on the site (testbed.remote.site.Site) `repeat`
     times (default: the trials it declares at the scale) into one new results folder, close
@@ -327,23 +328,25 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
     trials, else 0. Without profile names, the experiment's own defaults.
     `pause_unused`, `pin` (None: the topology's or the scale's choice, harness/quiet.py):
     the guests the experiment does not use are paused and the measured ones pinned for all
-    the trials, and resumed and unpinned after them, however the run ends."""
+    the trials, and resumed and unpinned after them, however the run ends.
+    `from_snapshot`: the site is reverted to that snapshot first, so repeated runs start from
+    the same state. The `--set` values are sized for the site (`sized_for_site`)."""
     topo, state = site.topo, site.state
     suite = exp.name
     profile_names = list(profile_names or exp.profiles)
     trials = trials_for(exp, scale, repeat)
+    sets = sized_for_site(exp, scale, topo, plan.recorded_accel(state), sets, echo=echo)
+    site_lock.hold(state, f"run {suite}")
+    if from_snapshot:
+        snapshots.restore(site, from_snapshot, site.ssh(), health=health)
     died = dead_guests(topo)
     if died:
         raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
-    site_lock.hold(state, f"run {suite}")
     unrepaired = repair_record.refusal(topo, state)
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
-    booted = box_choice.booted_box(site)
-    for prof in profile_list:  # a scaled profile before its k sets its base's knobs
-        release_record.refuse_unknown_knobs(prof.base if isinstance(prof, scaled_profiles.AtRunTime) else prof,
-                                            booted)
+    release_record.refuse_unknown_knobs(profile_list, site)
     quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
     site_quiet, entry = quiet.prepare(site, exp, scale, pause_unused, pin, echo=echo)
     run_ = open_run(site, exp, profile_list, scale, sets)

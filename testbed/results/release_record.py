@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+from testbed.machines import box_choice
+from testbed.model import scaled_profiles
 from testbed.model.errors import ConfigError
 from testbed.results.runs import RESULTS_ROOT, write_json_atomic
 
@@ -66,23 +68,27 @@ def in_force(record, knob):
     return {", ".join(roles): value for value, roles in by_value.items()}
 
 
-def refuse_unknown_knobs(profile, box_name, root=None):
-    """Raise ConfigError naming the first HTCondor knob `profile` sets that the release on
-    box `box_name` does not know: no entry in its parameter table while another kept
-    release has one. HTCondor takes any name without a word, so such a knob would
-    silently do nothing. Nothing is refused without a kept record of that box (a box rebuilt
-    from another recipe has another name, and no record until one is kept)."""
+def refuse_unknown_knobs(profiles, site, root=None):
+    """Raise ConfigError naming the first HTCondor knob one of `profiles` sets that the
+    release the site's VMs were made from does not know: no entry in its parameter table
+    while another kept release has one. HTCondor takes any name without a word, so such a
+    knob would silently do nothing. A scaled profile named before its k sets its base's
+    knobs. Nothing is refused without a kept record of that box (a box rebuilt from another
+    recipe has another name, and no record until one is kept)."""
+    box_name = box_choice.booted_box(site)
     records = load_all(root)
     record = next((r for r in records if box_name and r.get("box") == box_name), None)
     if record is None:
         return
     others = [r for r in records if r is not record]
-    for role in sorted(profile.roles):
-        for knob in profile.section(role, "condor"):
-            if record.get("defaults", {}).get(knob) is not None:
-                continue
-            knower = next((r for r in others if r.get("defaults", {}).get(knob) is not None), None)
-            if knower is not None:
-                raise ConfigError(profile.source, f"roles.{role}.condor.{knob}",
-                                  f"unknown to {release_name(record.get('versions'))} on box {box_name} "
-                                  f"(not in its parameter table; {release_name(knower.get('versions'))} has it)")
+    for profile in profiles:
+        profile = profile.base if isinstance(profile, scaled_profiles.AtRunTime) else profile
+        for role in sorted(profile.roles):
+            for knob in profile.section(role, "condor"):
+                if record.get("defaults", {}).get(knob) is not None:
+                    continue
+                knower = next((r for r in others if r.get("defaults", {}).get(knob) is not None), None)
+                if knower is not None:
+                    raise ConfigError(profile.source, f"roles.{role}.condor.{knob}",
+                                      f"unknown to {release_name(record.get('versions'))} on box {box_name} "
+                                      f"(not in its parameter table; {release_name(knower.get('versions'))} has it)")
