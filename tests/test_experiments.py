@@ -223,7 +223,7 @@ def test_demo_prints_what_it_scaled_and_passes_it_to_the_run(monkeypatch, capsys
                     quiet=(pause_unused, pin))
         return 0, FakeRun()
     monkeypatch.setattr(runner, "run", fake_run)
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # not this host's console logs
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(experiment_commands, "_print_comparison", lambda runs, **kw: None)
     args = type("A", (), {"topology": "default"})()
     assert experiment_commands.cmd_demo(args) == 0

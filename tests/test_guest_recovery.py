@@ -40,7 +40,7 @@ def site(monkeypatch):
     def bring_back():
         calls["brought_back"] += 1
     monkeypatch.setattr(runner, "run", run)
-    monkeypatch.setattr(runner, "dead_guests", dead)
+    monkeypatch.setattr(runner.console, "dead_guests", dead)
     return plan, calls, bring_back
 
 

@@ -142,7 +142,7 @@ def test_a_guest_whose_kernel_died_stops_the_remaining_trials(tmp_path, monkeypa
 def test_a_failed_trial_on_a_live_site_does_not_stop_the_run(tmp_path, monkeypatch):
     topo, run_, trials = fake_site(tmp_path, monkeypatch, [1, 0, 0])
     (tmp_path / "tb-small-submit.log").write_text("tb-small-host login: \n")
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # the failure was the suite's, not a guest's
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: {})   # the failure was the suite's, not a guest's
     rc, run = runner.run(Site(topo), "e1", ["default"], "quick", repeat=3, echo=lambda *_: None, pause_unused=False,
                              pin=False)
     assert trials == [1, 0, 0] and rc == 1 and "stopped" not in run.manifest()
@@ -375,7 +375,7 @@ def test_a_ctrl_c_during_tb_tests_tear_down_says_what_it_left(monkeypatch, capsy
     def down(site):
         raise KeyboardInterrupt  # and a second Ctrl-C stopped the tear-down
     monkeypatch.setattr(runner, "run", run)
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})   # not this host's console logs
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: {})   # not this host's console logs
     monkeypatch.setattr(lifecycle, "down", down)
     monkeypatch.setattr(domains, "state", lambda topo, host: "running" if host == "dtn" else None)
     with pytest.raises(KeyboardInterrupt):
@@ -439,7 +439,7 @@ def test_tb_test_brings_the_site_back_once_when_a_guests_kernel_died_and_says_so
     monkeypatch.setattr(registry, "experiments", lambda: {"smoke": types.SimpleNamespace(
         suite_path=PROJECT_ROOT / "robot" / "suites" / "smoke.robot", profiles=("default",), ci_profiles=())})
     deaths = [{}, {"submit": "traps: PANIC: double fault, error_code: 0x0"}]
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: deaths.pop(0) if deaths else {})
     monkeypatch.setattr(robot_output, "failure_lines", lambda path: [])
 
     def run(site, suite, profiles, scale, echo=print):

@@ -161,11 +161,11 @@ def test_a_bad_set_is_one_line_exit_2_before_the_site(setting, line, capsys, mon
 def test_a_good_set_goes_on_to_the_site(capsys, monkeypatch):
     from testbed.cli import experiment_commands
 
-    def not_up(site, change):
+    def not_up(args, change=None, running=True):
+        assert running
         raise TestbedError("no testbed small here; `testbed -t small up` first")
-    # the topology, to check the run fits it; then the site, which is not up
-    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(topology.load("small")))
-    monkeypatch.setattr(experiment_commands, "held", not_up)
+    # the parameters checked, then the site, which is not up
+    monkeypatch.setattr(experiment_commands, "_site", not_up)
     assert cli.main(["-t", "small", "run", "e1", "--set", "sweep_jobs=16"]) == 2
     assert capsys.readouterr().err == "testbed: no testbed small here; `testbed -t small up` first\n"
 

@@ -341,7 +341,7 @@ def test_run_options_reach_the_runner(monkeypatch):
 def test_a_run_from_a_snapshot_reverts_the_site_before_it_looks_at_its_guests(monkeypatch, tmp_path):
     events = []
     monkeypatch.setattr(runner.snapshots, "restore", lambda site, name, ssh, health: events.append(("restore", name)))
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: events.append(("dead?",)) or {"submit": "Oops"})
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: events.append(("dead?",)) or {"submit": "Oops"})
     with pytest.raises(runner.TestbedError, match="the kernel of submit"):
         runner.run_checked(Site(topology.load("small"), root=tmp_path), registry.get("e1"), "ci", {},
                            from_snapshot="clean")
@@ -355,7 +355,7 @@ def test_a_run_under_tcg_sizes_e1s_saturation_for_the_submit_host_unless_the_use
     default = topology.load("default")
     seen, accel = [], {"now": "tcg"}
     monkeypatch.setattr(plan, "recorded_accel", lambda state: accel["now"])
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})             # not this host's consoles
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: {})             # not this host's consoles
     monkeypatch.setattr(runner.repair_record, "refusal", lambda topo, state: "")
     real = runner.sized_for_site
 

@@ -72,7 +72,7 @@ def test_a_run_is_refused_on_a_site_that_needs_repair(site, monkeypatch):
     from testbed.harness import runner
     topo, state = site
     repair_record.record(state, "E2", "Restore The Topology Disk Limits", "virsh blkdeviotune failed")
-    monkeypatch.setattr(runner, "dead_guests", lambda topo: {})
+    monkeypatch.setattr(runner.console, "dead_guests", lambda topo: {})
     with pytest.raises(TestbedError, match="testbed run e2: site small needs repair"):
         runner.run(Site(topo), "e2", [], "ci")
 

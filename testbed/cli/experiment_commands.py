@@ -9,8 +9,9 @@ from testbed.model.errors import TestbedError
 
 def cmd_run(args):
     """Run a suite on the site as it is; `run --box` is `cmd_run_on_boxes`."""
-    site, exp, scale, sets = _checked_run(args, running=True)
-    rc, run = _run_on_site(args, site, exp, scale, sets)
+    from testbed.harness import runner
+    site, exp, scale, sets, how = _checked_run(args, running=True)
+    rc, run = runner.run_checked(site, exp, scale, sets, args.profile, **how)
     _print_comparison([run], against_paper=True)
     return rc
 
@@ -19,13 +20,13 @@ def cmd_run_on_boxes(args):
     """`run --box A --box B` (the verb the parser picks when --box is given): the same points
     on each box in turn (the site brought up on it, taken down first when it runs another
     box), every run side by side at the end. The last site stays up, as after any run."""
-    from testbed.harness import release_axis
-    site, exp, scale, sets = _checked_run(args, running=False)
+    from testbed.harness import release_axis, runner
+    site, exp, scale, sets, how = _checked_run(args, running=False)
     specs = release_axis.box_specs(args.box, args.from_snapshot)   # every spec checked before a site moves
     runs, rc = [], 0
     for i, spec in enumerate(specs, 1):
         release_axis.bring_up_on(site, spec, f"[box {i}/{len(specs)}] {spec}")   # its topology's box is spec's then
-        rc_one, run = _run_on_site(args, site, exp, scale, sets)
+        rc_one, run = runner.run_checked(site, exp, scale, sets, args.profile, **how)
         runs.append(run)
         rc = rc or rc_one
     _print_comparison(runs, against_paper=True)
@@ -33,24 +34,19 @@ def cmd_run_on_boxes(args):
 
 
 def _checked_run(args, running):
-    """(site, Experiment, scale, typed sets) of `run`'s options, refused on bad input before a
-    site moves: the parameters and their bounds whatever the topology, the site (`running`:
-    refused unless it is up), then whether the scale fits the site's topology."""
+    """(site, Experiment, scale, typed sets, how: run_checked's other options) of `run`'s
+    options, refused on bad input before a site moves: the parameters and their bounds
+    whatever the topology, the site (`running`: refused unless it is up), then whether the
+    scale fits the site's topology."""
     from testbed.harness import runner
     scale = args.scale or "quick"
     exp, sets, params = runner.check_run(args.suite, scale, args.profile or [], args.set, args.repeat,
                                          args.test, args.include)
     site = _site(args, running=running)
     exp.check_topology(scale, params, site.topo)
-    return site, exp, scale, sets
-
-
-def _run_on_site(args, site, exp, scale, sets):
-    """One run of `run`'s suite on the site, which is up: (robot rc, Run); writes summary.html."""
-    from testbed.harness import runner
     select = [a for name in args.test for a in ("--test", name)] + [a for tag in args.include for a in ("--include", tag)]
-    return runner.run_checked(site, exp, scale, sets, args.profile, select=select, repeat=args.repeat,
-                              pause_unused=args.pause_unused, pin=args.pin, from_snapshot=args.from_snapshot)
+    return site, exp, scale, sets, dict(select=select, repeat=args.repeat, pause_unused=args.pause_unused,
+                                        pin=args.pin, from_snapshot=args.from_snapshot)
 
 
 def _say(line):

@@ -295,19 +295,6 @@ def site_left(site):
     return lines
 
 
-def dead_guests(topo):
-    """{host: the console's line} of the site's VMs whose kernel died since they last booted
-    (TCG guests now and then panic under load): no trial can run on them."""
-    died = {h.name: console.kernel_death(console.console_log(topo.name, h.name)) for h in topo.vm_hosts}
-    return {h: line for h, line in died.items() if line}
-
-
-def dead_text(topo, died):
-    where = ", ".join(f"{h} ({line!r}, console {console.console_log(topo.name, h)})" for h, line in died.items())
-    return (f"the kernel of {where} died; bring the site back with "
-            f"./tb -t {topo.name} down && ./tb -t {topo.name} up")
-
-
 def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
     """`run_checked` for the suite named `suite`, checked first (`check`) against the site's
@@ -339,9 +326,9 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
     site_lock.hold(state, f"run {suite}")
     if from_snapshot:
         snapshots.restore(site, from_snapshot, site.ssh(), health=health)
-    died = dead_guests(topo)
+    died = console.dead_guests(topo)
     if died:
-        raise TestbedError(f"testbed run {suite}: {dead_text(topo, died)}")
+        raise TestbedError(f"testbed run {suite}: {console.dead_text(topo, died)}")
     unrepaired = repair_record.refusal(topo, state)
     if unrepaired:
         raise TestbedError(f"testbed run {suite}: {unrepaired}")
@@ -386,12 +373,12 @@ def _trials(site, exp, scale, select, trials, run_, echo):
             break
         # a dead guest fails every later trial in its set-up; a teardown that could not
         # restore the site leaves it for the next trial to measure
-        died = dead_guests(topo) if rc != 0 else {}
+        died = console.dead_guests(topo) if rc != 0 else {}
         unrepaired = None if died else repair_record.refusal(topo, state)
         if died or unrepaired:
             run_.update(stopped={"trial": trial, **({"dead_guests": died} if died else
                                                     {"needs_repair": repair_record.needed(state)})})
-            echo(f"trials {trial + 1}-{trials} not run: {dead_text(topo, died) if died else unrepaired}")
+            echo(f"trials {trial + 1}-{trials} not run: {console.dead_text(topo, died) if died else unrepaired}")
             break
     rc = next((r for r in rcs if r != 0), 0)
     status = "interrupted" if signals else "complete" if rc == 0 else "failed"
@@ -426,17 +413,17 @@ def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recove
     fails the suite as in `run`."""
     topo = site.topo
     done, recovered = [], None
-    died = dead_guests(topo)
+    died = console.dead_guests(topo)
     if died and may_recover:
-        recovered = f"before {suite}: {dead_text(topo, died)}"
+        recovered = f"before {suite}: {console.dead_text(topo, died)}"
         echo(f"testbed: {recovered}; bringing {topo.name} back before {suite}")
         bring_back()
     rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)
     done.append(run_)
-    died = dead_guests(topo) if rc != 0 else {}
+    died = console.dead_guests(topo) if rc != 0 else {}
     if died and may_recover and recovered is None:
         recovered = f"during {suite} (run {run_.label}, kept as {run_.manifest().get('status')}): " \
-                    f"{dead_text(topo, died)}"
+                    f"{console.dead_text(topo, died)}"
         echo(f"testbed: {recovered}; bringing {topo.name} back and running {suite} once more")
         bring_back()
         rc, run_ = run(site, suite, profile_names, scale, echo=echo, **run_args)

@@ -56,3 +56,16 @@ def kernel_death(path):
     line = since[start:end if end >= 0 else len(since)].strip()
     line = re.sub(r"^\S+ login: ", "", line)   # the prompt, when the kernel wrote after it
     return re.sub(r"^\[\s*[0-9.]+\]\s*", "", line)[:160]
+
+
+def dead_guests(topo):
+    """{host: the console's line} of the site's VMs whose kernel died since they last booted
+    (TCG guests now and then panic under load): no trial can run on them."""
+    died = {h.name: kernel_death(console_log(topo.name, h.name)) for h in topo.vm_hosts}
+    return {h: line for h, line in died.items() if line}
+
+
+def dead_text(topo, died):
+    where = ", ".join(f"{h} ({line!r}, console {console_log(topo.name, h)})" for h, line in died.items())
+    return (f"the kernel of {where} died; bring the site back with "
+            f"./tb -t {topo.name} down && ./tb -t {topo.name} up")
