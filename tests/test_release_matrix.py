@@ -7,11 +7,12 @@ from testbed.report import release_matrix
 from testbed.results import runs as results
 
 
-def keep(root, experiment, key, condor, xrootd, records):
+def keep(root, experiment, key, condor, xrootd, records, host="6.18.44-fc-v857", code=None):
     """A kept reference at root/experiment/key on a release, with {trial: [(metric, value, params)]}."""
     run = results.Run.create(experiment, ["default"], topology={}, profile_contents={}, accel="tcg",
                              path=root / experiment / key)
-    run.update(versions={"condor": condor, "xrootd": xrootd}, reference={"run": f"run-{key}"})
+    run.update(versions={"condor": condor, "xrootd": xrootd}, reference={"run": f"run-{key}"},
+               host={"kernel": host}, **({"code": {"measurement": code}} if code else {}))
     for trial, recs in records.items():
         for metric, value, params in recs:
             results.Run(run.path, trial=trial).record(metric, value, "x", **params)
@@ -71,3 +72,18 @@ def test_a_release_finding_must_be_a_metric_the_experiment_records():
     from dataclasses import replace
     with pytest.raises(ValueError, match="release_findings name"):
         replace(faults, release_findings=(registry.ReleaseFinding("faults.nothing", "x"),))
+
+
+def test_columns_that_differ_in_more_than_the_release_are_said_not_like_for_like(tmp_path):
+    keep(tmp_path, "faults", "quick-default", "23.9.6", "v5.8.1", jobs_lost([4, 4, 4]))
+    keep(tmp_path, "faults", "quick-default+release-sid", "25.14.1", "v6.2.0", jobs_lost([0, 1, 0]))
+    code = results.Run(tmp_path / "faults" / "quick-default").manifest()["code"]["measurement"]
+    text = release_matrix.section(tmp_path)
+    assert "Not like for like" not in text and "host `6.18.44-fc-v857`" in text   # one code, one host
+    keep(tmp_path, "faults", "quick-default+release-sid", "25.14.1", "v6.2.0", jobs_lost([0, 1, 0]),
+         host="6.18.44-fc-v782", code=code)
+    line = next(l for l in release_matrix.section(tmp_path).splitlines() if l.startswith("Not like for like"))
+    assert "differ in host as well as in the release" in line and "--box A --box B" in line
+    keep(tmp_path, "faults", "quick-default+release-sid", "25.14.1", "v6.2.0", jobs_lost([0, 1, 0]),
+         host="6.18.44-fc-v782", code="0" * 16)
+    assert "differ in measurement code and host as well" in release_matrix.section(tmp_path)

@@ -14,7 +14,7 @@ from testbed.harness import registry
 from testbed.model.errors import ConfigError
 from testbed.report.experiment_sections import missing_line
 from testbed.report.markdown import table
-from testbed.results import compare, intervals, reference, release_record, verdict
+from testbed.results import compare, intervals, provenance, reference, release_record, verdict
 
 RELEASE_PART = re.compile(r"\+release-[^+]+")
 
@@ -120,6 +120,27 @@ def finding_rows(exp, refs, base=""):
     return rows
 
 
+def _host(ref):
+    """The host a reference ran on, by its kernel build: the same machine type may be another
+    build, and faster or slower, from one day to the next."""
+    return provenance.field_of(ref.manifest(), "host.kernel") or "unrecorded"
+
+
+def _code(ref):
+    return provenance.field_of(ref.manifest(), "code.measurement")
+
+
+def _unlike_line(name, paired):
+    """[the line saying what else than the release differs between the columns, ""], or []
+    when only the release does: an interval apart is then not the release's alone."""
+    differs = [what for what, of in (("measurement code", _code), ("host", _host)) if len({of(r) for r in paired}) > 1]
+    if not differs:
+        return []
+    return [f"Not like for like: the columns differ in {' and '.join(differs)} as well as in the release, so a "
+            f"result apart here may be theirs, not the release's; `testbed run {name} --box A --box B` measures "
+            f"both releases with one code revision on one host, back to back.", ""]
+
+
 def section(root=None, source="docs/operations/release-matrix.md"):
     """The matrix of every experiment kept on two releases or more; the experiments kept on
     one release are named with the releases they have."""
@@ -137,7 +158,8 @@ def section(root=None, source="docs/operations/release-matrix.md"):
         columns = [f"{release[r]} (`{r.key}`)" for r in paired]
         lines += [f"### {name} at `{key}`", ""]
         lines += [f"- `{r.key}`: {release[r]}, run `{r.origin().get('run', '?')}`, "
-                  f"{reference.code_line(r)}" for r in paired] + [""]
+                  f"{reference.code_line(r)}, host `{_host(r)}`" for r in paired] + [""]
+        lines += _unlike_line(name, paired)
         claims = claim_rows(exp, read)
         if claims:
             lines += [table(["claim", "kind", "paper"] + columns + ["apart"], claims), ""]

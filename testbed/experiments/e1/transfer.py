@@ -30,7 +30,7 @@ from testbed.experiments.e1 import e1_capacity, e1_figures, e1_scale
 from testbed.experiments.e1.e1_capacity import SHADOWS_PER_TCG_CPU
 from testbed.experiments.e1.jobs import PAPER, output_bytes, rate_label
 from testbed.harness.points import POINT_TEMPLATE
-from testbed.harness.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param
+from testbed.harness.registry import DAY_S, MAX_JOBS, MAX_RTT_MS, Experiment, Param, ReleaseFinding
 from testbed.harness.rows import Axis, Block, Case, Rows
 from testbed.network.sampler import Sampler, active_mean, in_window
 from testbed.services.condor import JOB_AD_ATTRS, submit_description
@@ -117,6 +117,10 @@ EXPERIMENT = Experiment(
              "e1.window_capacity_over_demand"),
     x_params=("t", "rtt_ms", "jobs", "size_mb"),
     paper=PAPER,
+    # raw TCP between two guests: the host's emulated network, which no middleware release
+    # changes; apart between two releases' columns, it says the host differed, not the release
+    release_findings=(ReleaseFinding("e1.tcp_rate", "raw TCP from a worker to the submit host (iperf3): "
+                                                    "the host's network, the same on every release"),),
     tables=scale_table,
     doc_figures=e1_figures.DOC_FIGURES,   # Figure 2's sweep on its docs page
     sized=lambda scale, accelerator, topo: size_for_site(scale, accelerator, topo),
