@@ -457,3 +457,14 @@ def test_comparing_a_kept_reference_writes_its_report_outside_it(tmp_path, monke
 
 def test_a_value_on_the_edge_of_a_zero_width_interval_is_inside():
     assert reference.within(6.4, 6.4 + 1e-15, 6.4 + 1e-15) and not reference.within(6.5, 6.4, 6.4)
+
+
+def test_a_runs_page_lists_each_paper_source_once_and_numbers_its_rows():
+    from testbed.report.experiment_sections import sources_once
+    headers = ["metric", "parameters", "paper", "source"]
+    rows = [["a", "x=1", "60", "Figure 4: 'couldn't exceed'"], ["a", "x=2", "60", "Figure 4: 'couldn't exceed'"],
+            ["b", "", "700", "Figure 5"], ["c", "", "-", "-"]]
+    numbered, lines = sources_once(headers, rows)
+    assert [r[3] for r in numbered] == ["(1)", "(1)", "(2)", "-"]
+    assert lines == ["Sources of the paper's figures:", "", "1. Figure 4: 'couldn't exceed'", "2. Figure 5", ""]
+    assert sources_once(["metric", "value"], [["a", "1"]]) == ([["a", "1"]], [])

@@ -219,6 +219,21 @@ def headline_rows(figures, selectors):
     return keep
 
 
+def sources_once(headers, rows):
+    """(the rows with each paper source cell as its number, the lines that list each source
+    once): a source quoted in full on every row of its metric made a runs page long."""
+    if "source" not in headers:
+        return rows, []
+    i, numbered, out = headers.index("source"), {}, []
+    for row in rows:
+        if row[i] and row[i] != "-":
+            row = row[:i] + [f"({numbered.setdefault(row[i], len(numbered) + 1)})"] + row[i + 1:]
+        out.append(row)
+    if not numbered:
+        return out, []
+    return out, ["Sources of the paper's figures:", ""] + [f"{n}. {src}" for src, n in numbered.items()] + [""]
+
+
 def reference_section(exp, root=None):
     """Each kept reference of the experiment: where it came from, the metrics beside the
     paper's figures and the ones its claims read, the experiment's own tables, and the verdict
@@ -236,10 +251,11 @@ def reference_section(exp, root=None):
         read = compare.snapshots([ref])    # its table, tables and verdicts from one reading
         total = len(compare.table(read)[1])
         headers, rows, _legend = compare.table(read, figures, keep=keep)
+        rows, sources = sources_once(headers, rows)
         parts += [f"The metrics the paper gives a figure for or a claim reads ({len(rows)} rows; all {total}: "
                   f"`./tb compare results/reference/{ref.experiment}/{ref.key}`, or its records in "
                   f"`metrics.jsonl` there):", "",
-                  table(headers, rows) if rows else "The reference holds none of them.", ""]
+                  table(headers, rows) if rows else "The reference holds none of them.", ""] + sources
         extra = compare.experiment_tables(read, registry.table_makers())
         if extra:
             parts += [code(extra), ""]
