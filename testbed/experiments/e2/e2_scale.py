@@ -65,7 +65,7 @@ def scales(records, members):
     against direct); k None where the run did not measure its rate."""
     out = []
     parity = _mean(records, "e2.raid_write_rate", stripe_cache_size=32768, spindles="off")
-    paper = _paper("e2.raid_write_rate", {"stripe_cache_size": 32768})
+    paper = _paper("e2.raid_write_rate", {"stripe_cache_size": 32768, **e2_site.PAPER_WRITES})
     k = parity / paper if parity else None
     out.append(("parity throughput", k, member_limits(k, members) if k else None,
                 f"writers at stripe cache 32768, members unthrottled: {parity:.1f} / {paper:g} MB/s" if k else

@@ -207,12 +207,18 @@ def paper_speedup():
     return compare.paper_match(compare.load_paper(), "e2.raid_write_speedup", {})
 
 
+# the conditions of the paper's write rates (Figures 4 and 5): 10 dd writers on its spindles,
+# which the emulated members stand for; results/paper/e2.yaml keys the two figures by them
+PAPER_WRITES = {"spindles": "emulated", "writers": 10}
+
+
 def paper_array_over_network(stripe_cache_size, figures=None):
     """The paper's RAID6 write rate at this stripe cache over its network's read rate
     (60 / 1300 at 256 pages, 700 / 1300 at 32768), from results/paper/e2.yaml; None when
     the paper gives no write rate for this stripe cache."""
     figures = compare.load_paper() if figures is None else figures
-    array = compare.paper_match(figures, "e2.raid_write_rate", {"stripe_cache_size": int(stripe_cache_size)})
+    array = compare.paper_match(figures, "e2.raid_write_rate",
+                                {"stripe_cache_size": int(stripe_cache_size), **PAPER_WRITES})
     network = compare.paper_match(figures, "e2.uncached_rate", {"clients": 10})
     return array["value"] / network["value"] if array and network else None
 
