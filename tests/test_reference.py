@@ -460,11 +460,17 @@ def test_a_value_on_the_edge_of_a_zero_width_interval_is_inside():
 
 
 def test_a_runs_page_lists_each_paper_source_once_and_numbers_its_rows():
-    from testbed.report.experiment_sections import sources_once
+    from testbed.report.experiment_sections import number_sources, sources_lines
     headers = ["metric", "parameters", "paper", "source"]
     rows = [["a", "x=1", "60", "Figure 4: 'couldn't exceed'"], ["a", "x=2", "60", "Figure 4: 'couldn't exceed'"],
             ["b", "", "700", "Figure 5"], ["c", "", "-", "-"]]
-    numbered, lines = sources_once(headers, rows)
-    assert [r[3] for r in numbered] == ["(1)", "(1)", "(2)", "-"]
-    assert lines == ["Sources of the paper's figures:", "", "1. Figure 4: 'couldn't exceed'", "2. Figure 5", ""]
-    assert sources_once(["metric", "value"], [["a", "1"]]) == ([["a", "1"]], [])
+    numbered = {}
+    assert [r[3] for r in number_sources(headers, rows, numbered)] == ["(1)", "(1)", "(2)", "-"]
+    # a second reference's table on the same page reuses the numbers and adds its own
+    later = number_sources(headers, [["b", "", "700", "Figure 5"], ["d", "", "1", "Figure 6"]], numbered)
+    assert [r[3] for r in later] == ["(2)", "(3)"]
+    lines = sources_lines(numbered)
+    assert lines[0] == "## Sources of the paper's figures"
+    assert lines[-4:] == ["1. Figure 4: 'couldn't exceed'", "2. Figure 5", "3. Figure 6", ""]
+    assert number_sources(["metric", "value"], [["a", "1"]], numbered) == [["a", "1"]]
+    assert sources_lines({}) == []

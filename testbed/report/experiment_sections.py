@@ -14,6 +14,8 @@ from testbed.results.runs import trials_text
 
 
 MAIN_KEY = "quick-default"   # the reference every verdict table of the docs is judged on
+SOURCES_HEADING = "Sources of the paper's figures"
+SOURCES_ANCHOR = "sources-of-the-papers-figures"   # the heading's anchor as mkdocs writes it
 
 
 def experiment(name, source, key=None):
@@ -219,19 +221,23 @@ def headline_rows(figures, selectors):
     return keep
 
 
-def sources_once(headers, rows):
-    """(the rows with each paper source cell as its number, the lines that list each source
-    once): a source quoted in full on every row of its metric made a runs page long."""
+def number_sources(headers, rows, numbered):
+    """The rows with each paper source cell as its number in `numbered` ({source: n}, shared
+    by a page's tables and grown here): a source quoted in full on every row of its metric,
+    and again under every reference, made a runs page long."""
     if "source" not in headers:
-        return rows, []
-    i, numbered, out = headers.index("source"), {}, []
-    for row in rows:
-        if row[i] and row[i] != "-":
-            row = row[:i] + [f"({numbered.setdefault(row[i], len(numbered) + 1)})"] + row[i + 1:]
-        out.append(row)
+        return rows
+    i = headers.index("source")
+    return [row[:i] + [f"({numbered.setdefault(row[i], len(numbered) + 1)})"] + row[i + 1:]
+            if row[i] and row[i] != "-" else row for row in rows]
+
+
+def sources_lines(numbered):
+    """The page's list of the paper's sources, each once, by the number its rows carry."""
     if not numbered:
-        return out, []
-    return out, ["Sources of the paper's figures:", ""] + [f"{n}. {src}" for src, n in numbered.items()] + [""]
+        return []
+    return ([f"## {SOURCES_HEADING}", "", "The `source` column of the tables above numbers these:", ""]
+            + [f"{n}. {src}" for src, n in numbered.items()] + [""])
 
 
 def reference_section(exp, root=None):
@@ -244,18 +250,20 @@ def reference_section(exp, root=None):
     figures = compare.load_paper()
     keep = headline_rows(figures, claim_selectors(exp))
     main = main_reference(exp, root)
-    parts = []
+    parts, numbered = [], {}
     for ref in refs:
         scale, _, topo = ref.key.partition("-")
         parts += [f"## `{scale}` scale on `{topo}`", "", _kept_line(ref), ""] + history_lines(ref, root)
         read = compare.snapshots([ref])    # its table, tables and verdicts from one reading
         total = len(compare.table(read)[1])
         headers, rows, _legend = compare.table(read, figures, keep=keep)
-        rows, sources = sources_once(headers, rows)
+        rows = number_sources(headers, rows, numbered)
+        cited = rows and "source" in headers and any(r[headers.index("source")] != "-" for r in rows)
         parts += [f"The metrics the paper gives a figure for or a claim reads ({len(rows)} rows; all {total}: "
                   f"`./tb compare results/reference/{ref.experiment}/{ref.key}`, or its records in "
-                  f"`metrics.jsonl` there):", "",
-                  table(headers, rows) if rows else "The reference holds none of them.", ""] + sources
+                  f"`metrics.jsonl` there" + (f"; sources [at the end of the page](#{SOURCES_ANCHOR})" if cited else "")
+                  + "):", "",
+                  table(headers, rows) if rows else "The reference holds none of them.", ""]
         extra = compare.experiment_tables(read, registry.table_makers())
         if extra:
             parts += [code(extra), ""]
@@ -266,7 +274,7 @@ def reference_section(exp, root=None):
             vh, vrows = verdict.table(judged[0][1])
             parts += [f"Verdicts (paper claims: {verdict.tally(judged[0][1])}; {verdict.INTERVAL_METHOD}; "
                       f"{verdict.HOLM_METHOD}):", "", table(vh, vrows), ""]
-    return "\n".join(parts)
+    return "\n".join(parts + sources_lines(numbered))
 
 
 def overview_section(root=None):
