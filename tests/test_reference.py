@@ -460,7 +460,7 @@ def test_a_value_on_the_edge_of_a_zero_width_interval_is_inside():
 
 
 def test_a_runs_page_lists_each_paper_source_once_and_numbers_its_rows():
-    from testbed.report.experiment_sections import number_sources, sources_lines
+    from testbed.report.experiment_sections import cites, number_sources, sources_lines
     headers = ["metric", "parameters", "paper", "source"]
     rows = [["a", "x=1", "60", "Figure 4: 'couldn't exceed'"], ["a", "x=2", "60", "Figure 4: 'couldn't exceed'"],
             ["b", "", "700", "Figure 5"], ["c", "", "-", "-"]]
@@ -474,3 +474,6 @@ def test_a_runs_page_lists_each_paper_source_once_and_numbers_its_rows():
     assert lines[-4:] == ["1. Figure 4: 'couldn't exceed'", "2. Figure 5", "3. Figure 6", ""]
     assert number_sources(["metric", "value"], [["a", "1"]], numbered) == [["a", "1"]]
     assert sources_lines({}) == []
+    # a table links to the page's list only when a row names a source: "-" and "" name none
+    assert cites(headers, rows) and not cites(headers, [["c", "", "-", "-"], ["e", "", "1", ""]])
+    assert not cites(["metric", "value"], [["a", "1"]])

@@ -229,7 +229,17 @@ def number_sources(headers, rows, numbered):
         return rows
     i = headers.index("source")
     return [row[:i] + [f"({numbered.setdefault(row[i], len(numbered) + 1)})"] + row[i + 1:]
-            if row[i] and row[i] != "-" else row for row in rows]
+            if _cites(row[i]) else row for row in rows]
+
+
+def _cites(cell):
+    """Whether a table's source cell names a paper source ("-": the paper gives no figure)."""
+    return bool(cell) and cell != "-"
+
+
+def cites(headers, rows):
+    """Whether any row of the table names a paper source."""
+    return "source" in headers and any(_cites(r[headers.index("source")]) for r in rows)
 
 
 def sources_lines(numbered):
@@ -257,8 +267,8 @@ def reference_section(exp, root=None):
         read = compare.snapshots([ref])    # its table, tables and verdicts from one reading
         total = len(compare.table(read)[1])
         headers, rows, _legend = compare.table(read, figures, keep=keep)
+        cited = cites(headers, rows)
         rows = number_sources(headers, rows, numbered)
-        cited = rows and "source" in headers and any(r[headers.index("source")] != "-" for r in rows)
         parts += [f"The metrics the paper gives a figure for or a claim reads ({len(rows)} rows; all {total}: "
                   f"`./tb compare results/reference/{ref.experiment}/{ref.key}`, or its records in "
                   f"`metrics.jsonl` there" + (f"; sources [at the end of the page](#{SOURCES_ANCHOR})" if cited else "")
