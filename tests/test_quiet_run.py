@@ -322,6 +322,50 @@ def test_the_session_passes_its_paused_hosts_on(monkeypatch):
 
 
 # --- the command line and the benchmark ------------------------------------------------------
+def cli_run_on(vm_site, monkeypatch, capsys, argv=()):
+    """`testbed -t small run e1 --scale quick` on the fake site: (rc, the run, stdout)."""
+    from testbed.cli import experiment_commands
+    monkeypatch.setattr(experiment_commands, "_site", lambda args, change=None, running=True: Site(vm_site.topo))
+    monkeypatch.setattr(runner, "sized_for_site", lambda exp, scale, topo, accelerator, sets, **k: sets)
+    rc = cli_main(["-t", "small", "run", "e1", "--scale", "quick", *argv])
+    return rc, runs.resolve("latest-e1"), capsys.readouterr().out
+
+
+def test_testbed_run_writes_the_runs_report_after_printing_its_comparison(vm_site, monkeypatch, capsys):
+    rc, run, out = cli_run_on(vm_site, monkeypatch, capsys)
+    assert rc == 0 and run.manifest()["status"] == "complete" and (run.path / runner.REPORT).is_file()
+    said = out.splitlines()
+    done = next(i for i, line in enumerate(said) if line.startswith(f"run {run.label}: complete"))
+    assert said[-1] == f"report: {run.path / runner.REPORT} (0 plots)" and done < len(said) - 2
+
+
+def test_an_interrupted_testbed_run_writes_its_report_then_says_it_was_interrupted(vm_site, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "supervise", lambda argv, ack, echo: (0, ["SIGTERM"]))
+    rc, run, out = cli_run_on(vm_site, monkeypatch, capsys)
+    assert rc == 130 and run.manifest()["status"] == "interrupted" and (run.path / runner.REPORT).is_file()
+    said = out.splitlines()
+    assert said[-2].startswith("report: ") and said[-1].startswith(f"run {run.label}: interrupted (SIGTERM)")
+    assert run.manifest()["quiet"]["outcome"]["resumed"] == ["dtn"]
+
+
+def test_a_run_stopped_outside_robot_is_marked_interrupted_with_its_guests_resumed(vm_site, monkeypatch):
+    def stopped(argv, ack, echo):
+        raise KeyboardInterrupt   # a signal the runner's own handler did not see through robot
+    monkeypatch.setattr(runner, "supervise", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(Site(vm_site.topo), "e1", ["default"], "quick", repeat=2, echo=lambda *_: None)
+    m = runs.resolve("latest-e1").manifest()
+    assert m["status"] == "interrupted" and m["end"] and m["quiet"]["outcome"]["resumed"] == ["dtn"]
+
+
+def test_a_resume_that_fails_after_the_trials_leaves_their_status_and_is_recorded(vm_site):
+    vm_site.virsh.fail[("resume", "tb-small-dtn")] = "error: cannot resume"
+    rc, run = runner.run(Site(vm_site.topo), "e1", ["default"], "quick", repeat=2, echo=lambda *_: None)
+    m = run.manifest()
+    assert rc == 0 and len(vm_site.robot_saw) == 2 and m["status"] == "complete"
+    assert any("cannot resume" in p for p in m["quiet"]["outcome"]["problems"])
+
+
 def test_run_options_reach_the_runner(monkeypatch):
     from testbed.cli import experiment_commands
     seen = []

@@ -6,8 +6,9 @@ folder's manifest; robot gets the folder (RESULTS_DIR, and SCALE for the suites'
 own text) and the library reads the context from the manifest. Around the trials the
 runner pauses the guests the experiment does not use and pins the measured ones, and
 undoes both however the run ends (harness/quiet.py). The runner alone
-closes the manifest (complete, failed or interrupted) and writes the run's one
-report, `summary.html` (figures and the comparison with the paper). Plain
+closes the manifest (complete, failed or interrupted); whoever asked for the run
+writes its one report, `summary.html` (figures and the comparison with the paper):
+`run` here, the CLI with the comparison it prints from the same reading. Plain
 `robot robot/suites/X.robot` works too: the library then opens, closes and
 reports its own folder.
 """
@@ -298,21 +299,28 @@ def site_left(site):
 def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select=(), repeat=None,
         pause_unused=None, pin=None):
     """`run_checked` for the suite named `suite`, checked first (`check`) against the site's
-    topology, as `testbed test`, the demo and the benchmarks ask for it; `sets`: --set items
-    or the typed sets."""
+    topology, as `testbed test`, the demo and the benchmarks ask for it, and its report
+    written, interrupted or not; `sets`: --set items or the typed sets."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp, _params = check(suite, scale, list(profile_names or []), sets, site.topo)
-    return run_checked(site, exp, scale, sets, profile_names, echo=echo, select=select, repeat=repeat,
-                       pause_unused=pause_unused, pin=pin)
+    try:
+        rc, run_ = run_checked(site, exp, scale, sets, profile_names, echo=echo, select=select, repeat=repeat,
+                               pause_unused=pause_unused, pin=pin)
+    except runs.RunInterrupted as stop:
+        report_interrupted(stop, echo)
+        raise
+    write_report(run_, echo)
+    return rc, run_
 
 
 def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(), repeat=None,
                 pause_unused=None, pin=None, from_snapshot=None):
     """Run the experiment `exp` (registry.Experiment; the scale, the typed `sets` and the
     profiles already checked for it: `check`) on the site (testbed.remote.site.Site) `repeat`
-    times (default: the trials it declares at the scale) into one new results folder, close
-    its manifest and write its report; returns (robot rc, Run): the first non-zero rc of the
-    trials, else 0. Without profile names, the experiment's own defaults.
+    times (default: the trials it declares at the scale) into one new results folder and close
+    its manifest, leaving its report to the caller; returns (robot rc, Run): the first non-zero
+    rc of the trials, else 0; runs.RunInterrupted when a signal stopped it. Without profile
+    names, the experiment's own defaults.
     `pause_unused`, `pin` (None: the topology's or the scale's choice, harness/quiet.py):
     the guests the experiment does not use are paused and the measured ones pinned for all
     the trials, and resumed and unpinned after them, however the run ends.
@@ -326,12 +334,9 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
     site_lock.hold(state, f"run {suite}")
     if from_snapshot:
         snapshots.restore(site, from_snapshot, site.ssh(), health=health)
-    died = console.dead_guests(topo)
-    if died:
-        raise TestbedError(f"testbed run {suite}: {console.dead_text(topo, died)}")
-    unrepaired = repair_record.refusal(topo, state)
-    if unrepaired:
-        raise TestbedError(f"testbed run {suite}: {unrepaired}")
+    unfit = site_unfit(site)
+    if unfit:
+        raise TestbedError(f"testbed run {suite}: {unfit[1]}")
     profile_list = [scaled_profiles.for_run(n) for n in profile_names]  # a scaled one gets its k in the run
     release_record.refuse_unknown_knobs(profile_list, site)
     quiesce.undo_left(site, echo=echo)  # a run killed outright left guests paused or pinned
@@ -341,65 +346,81 @@ def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(
     echo(f"run {run_.label}: suite {suite}, {scale} scale, profiles {', '.join(p.name for p in profile_list)}"
          + (f", {trials} trials" if trials > 1 else ""))
     echo(quiet.summary(entry))
+    return _trials(site, exp, scale, select, trials, run_, site_quiet, entry, echo)
+
+
+def site_unfit(site, guests_may_have_died=True):
+    """Why no trial can run on the site now, as (the manifest's record, one line), or None:
+    a guest whose kernel died (looked for only when `guests_may_have_died`), else a
+    teardown that could not restore the site and left it needing repair."""
+    topo, state = site.topo, site.state
+    died = console.dead_guests(topo) if guests_may_have_died else {}
+    if died:
+        return {"dead_guests": died}, console.dead_text(topo, died)
+    unrepaired = repair_record.refusal(topo, state)
+    if unrepaired:
+        return {"needs_repair": repair_record.needed(state)}, unrepaired
+    return None
+
+
+def _trials(site, exp, scale, select, trials, run_, site_quiet, entry, echo):
+    """The trials of `run_checked`, each one robot process, with the unused guests paused and
+    the measured ones pinned (`site_quiet`, its manifest `entry`), until the last, an
+    interruption or a site no later trial could run on; then closes the manifest, with what
+    pausing and resuming did. Pausing or pinning that fails (undone) fails the run before a
+    trial; an interruption raises runs.RunInterrupted once the guests are resumed."""
+    started, rcs, signals, left, trial = time.monotonic(), [], [], [], 0
+    ack = run_.path / SIGNALS_FILE
+    ended = "failed"   # until the loop is done: pausing or pinning failed (undone), or a step raised
     try:
         with site_quiet:
-            return _trials(site, exp, scale, select, trials, run_, echo)
-    except TestbedError:  # pausing or pinning failed (undone): no trial ran
-        if run_.manifest().get("status") == "running":
-            run_.finish("failed")
+            for trial in range(1, trials + 1):
+                run_.update(trial=trial)
+                argv = robot_argv(exp, scale, run_.path, select, trial if trials > 1 else None)
+                if trials > 1:
+                    echo(f"trial {trial} of {trials}")
+                echo("$ " + shlex.join(argv[2:]))   # as a shell would take it: the modifier's `;` quoted
+                rc, signals = supervise(with_listener(argv, ack), ack, echo)
+                rcs.append(rc)
+                if signals:  # whatever the suite teardown wrote: the rows not reached did not run
+                    left = site_left(site)   # as the teardown left the site's records
+                    break
+                if trial == trials:
+                    break
+                # a dead guest fails every later trial in its set-up; a teardown that could not
+                # restore the site leaves it for the next trial to measure
+                unfit = site_unfit(site, guests_may_have_died=rc != 0)
+                if unfit:
+                    run_.update(stopped={"trial": trial, **unfit[0]})
+                    echo(f"trials {trial + 1}-{trials} not run: {unfit[1]}")
+                    break
+            ended = None   # the trials are over: resuming that fails after them leaves their status
+    except KeyboardInterrupt:
+        ended = "interrupted"
         raise
     finally:
-        run_.update(quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
-
-
-def _trials(site, exp, scale, select, trials, run_, echo):
-    """The trials of `run_checked`, each one robot process, until the last, an interruption or
-    a site no later trial could run on; then closes the manifest and writes the report."""
-    topo, state = site.topo, site.state
-    started, rcs, signals, left = time.monotonic(), [], [], []
-    ack = run_.path / SIGNALS_FILE
-    for trial in range(1, trials + 1):
-        run_.update(trial=trial)
-        argv = robot_argv(exp, scale, run_.path, select, trial if trials > 1 else None)
-        if trials > 1:
-            echo(f"trial {trial} of {trials}")
-        echo("$ " + shlex.join(argv[2:]))   # as a shell would take it: the modifier's `;` quoted
-        rc, signals = supervise(with_listener(argv, ack), ack, echo)
-        rcs.append(rc)
-        if signals:  # whatever the suite teardown wrote: the rows not reached did not run
-            left = site_left(site)   # as the teardown left the site's records
-            break
-        if trial == trials:
-            break
-        # a dead guest fails every later trial in its set-up; a teardown that could not
-        # restore the site leaves it for the next trial to measure
-        died = console.dead_guests(topo) if rc != 0 else {}
-        unrepaired = None if died else repair_record.refusal(topo, state)
-        if died or unrepaired:
-            run_.update(stopped={"trial": trial, **({"dead_guests": died} if died else
-                                                    {"needs_repair": repair_record.needed(state)})})
-            echo(f"trials {trial + 1}-{trials} not run: {console.dead_text(topo, died) if died else unrepaired}")
-            break
-    rc = next((r for r in rcs if r != 0), 0)
-    status = "interrupted" if signals else "complete" if rc == 0 else "failed"
-    run_.finish(status)
-    if not signals:
-        echo(f"run {run_.label}: {status} in {time.monotonic() - started:.0f} s (robot rc "
-             f"{', '.join(str(r) for r in rcs)}); {run_.path}")
-    try:
-        write_report(run_, echo)
-    except Exception as exc:
-        if not signals:
-            raise
-        echo(f"no report: {exc}")  # the interruption is what the caller must see
+        rc = next((r for r in rcs if r != 0), 0)
+        status = ended or ("interrupted" if signals else "complete" if rc == 0 else "failed")
+        run_.finish(status, quiet=entry | {"changed": site_quiet.changed, "outcome": site_quiet.outcome})
+    seconds = time.monotonic() - started
     if signals:
-        for line in left:
-            echo(line)
-        echo(f"run {run_.label}: interrupted ({signals[0]}) after {time.monotonic() - started:.0f} s "
-             f"(robot rc {rcs[-1]}{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points "
-             f"kept, rows not reached skipped; {run_.path}")
-        raise KeyboardInterrupt
+        raise runs.RunInterrupted(run_, left + [
+            f"run {run_.label}: interrupted ({signals[0]}) after {seconds:.0f} s (robot rc {rcs[-1]}"
+            f"{f', trial {trial} of {trials}' if trials > 1 else ''}); finished points kept, rows not "
+            f"reached skipped; {run_.path}"])
+    echo(f"run {run_.label}: {status} in {seconds:.0f} s (robot rc {', '.join(str(r) for r in rcs)}); {run_.path}")
     return rc, run_
+
+
+def report_interrupted(stop, echo=print):
+    """For a runs.RunInterrupted: the run's report, then what the site was left with and how the
+    run ended, so the interruption is the last thing said."""
+    try:
+        write_report(stop.run, echo)
+    except Exception as exc:
+        echo(f"no report: {exc}")
+    for line in stop.lines:
+        echo(line)
 
 
 def run_on_live_guests(site, suite, profile_names, scale, bring_back, may_recover=True, echo=print, **run_args):

@@ -264,10 +264,11 @@ class Run:
         write_json_atomic(self.manifest_path, data)
         return data
 
-    def finish(self, status):
+    def finish(self, status, **fields):
+        """Close the manifest with `status` and its end time, and any other `fields` with them."""
         if status not in STATUSES:
             raise ValueError(status)
-        return self.update(status=status, end=utc_iso())
+        return self.update(status=status, end=utc_iso(), **fields)
 
     def record(self, name, value, unit="", **params):
         """Append one measurement; returns the record."""
@@ -324,6 +325,15 @@ class Run:
     @property
     def label(self):
         return self.path.name
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run a signal stopped, its manifest closed as interrupted: `run` for its report and
+    `lines` (what the site was left with, how the run ended) to say after it."""
+
+    def __init__(self, run, lines):
+        super().__init__(lines[-1])
+        self.run, self.lines = run, lines
 
 
 def _suite_of(manifest_path):
