@@ -160,7 +160,8 @@ class TransferLibrary(ExperimentLibrary):
             out_rates = [s["bytes_out"] / 1e6 / s["transfer_out_s"] for s in stats if s["transfer_out_s"] > 0]
         per_job = mean(out_rates)
         logger.console(f"  {prof:>10} rtt {float(rtt_ms):4g} ms {label:>2} ({n} x {size} MB / {length} s): "
-                       f"efficiency lost {lost if lost is not None else float('nan'):.3f} (slot set-up + tear-down over execution "
+                       f"efficiency lost {lost if lost is not None else float('nan'):.3f} "
+                       "(slot set-up + tear-down over execution "
                        f"{lost_slot if lost_slot is not None else float('nan'):.3f}), per-job transfer "
                        f"{per_job or 0:.1f} MB/s, batch {batch.seconds:.0f} s; demand {demand:.3g} MB/s, "
                        f"R {e1_scale.ratio_text(ratio)} (paper "

@@ -104,7 +104,8 @@ def boot_files_missing(hv, box, run):
 def console_command(hv, console_dir):
     """The guests' console folder on the hypervisor, writable by libvirt's qemu user there."""
     d = shlex.quote(str(console_dir))
-    return f"{hv.root_prefix}bash -c {shlex.quote(f'mkdir -p {d} && (chown libvirt-qemu {d} 2>/dev/null || chown qemu {d} 2>/dev/null || true)')}"
+    owned = f"mkdir -p {d} && (chown libvirt-qemu {d} 2>/dev/null || chown qemu {d} 2>/dev/null || true)"
+    return f"{hv.root_prefix}bash -c {shlex.quote(owned)}"
 
 
 def upload_boot_files(hv, box, run, echo=print):

@@ -228,7 +228,8 @@ def up(site, profile, health, parallel=True, wait_timeout=900, dry_run=False, ec
     if box:   # a dry run shows the plan on that box, and records nothing
         box_choice.choose(site, box, record=not dry_run)
         echo(f"box of {topo.name}: {topo.box_spec} "
-             + ("(dry run: not recorded)" if dry_run else f"(until `testbed -t {topo.name} down` removes the site; parked, it keeps the box)"))
+             + ("(dry run: not recorded)" if dry_run
+                else f"(until `testbed -t {topo.name} down` removes the site; parked, it keeps the box)"))
     topology.check_fits(topo)
     started = time.monotonic()
     checked, hv_checked, accelerator = {}, {}, None

@@ -460,7 +460,8 @@ def show_lines(topo):
                           + f"; needs >= {h.memory_mb} MB, {h.cpus} cores")
         rows.append([h.name, h.site_ip, ", ".join(h.roles), "-" if h.existing else h.memory_mb,
                      "-" if h.existing else h.cpus, "; ".join(detail)])
-    lines = [f"topology {topo.name} ({topo.source.relative_to(PROJECT_ROOT) if topo.source.is_relative_to(PROJECT_ROOT) else topo.source})",
+    source = topo.source.relative_to(PROJECT_ROOT) if topo.source.is_relative_to(PROJECT_ROOT) else topo.source
+    lines = [f"topology {topo.name} ({source})",
              tables.render(["host", "site address", "roles", "RAM MB", "vCPU", "details"], rows),
              f"networks: management {topo.management_net} (host-only), site {topo.site_net} (host-only)"]
     lines += [f"hypervisor {hv.name}: {hv.uri}" + (f", VXLAN endpoint {hv.address}" if hv.address else "")

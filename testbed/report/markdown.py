@@ -6,8 +6,8 @@ from testbed.model.errors import ConfigError
 
 BEGIN = "<!-- generated: {key} (by `testbed report docs` from the project's files; edits here are overwritten) -->"
 END = "<!-- end generated: {key} -->"
-SECTION = re.compile(r"<!-- generated: (?P<key>[A-Za-z0-9_:.,=+-]+) [^\n]*?-->\n(?P<body>.*?)<!-- end generated: (?P<end>[^ ]+) -->",
-                     re.S)
+SECTION = re.compile(r"<!-- generated: (?P<key>[A-Za-z0-9_:.,=+-]+) [^\n]*?-->\n"
+                     r"(?P<body>.*?)<!-- end generated: (?P<end>[^ ]+) -->", re.S)
 OPENING = re.compile(r"<!-- generated: (?P<key>[A-Za-z0-9_:.,=+-]+)[ >]")
 
 

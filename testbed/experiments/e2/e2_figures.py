@@ -109,7 +109,8 @@ def cache_reads(records):
     from matplotlib.lines import Line2D
     right.legend(handles=[Patch(facecolor="white", edgecolor="black", label="first read (cache miss)"),
                           Patch(facecolor="white", edgecolor="black", hatch="//", label="repeat read (cache hit)"),
-                          Line2D([], [], color="black", linestyle="--", label=f"direct at {clients} clients (band: its 95% interval)")],
+                          Line2D([], [], color="black", linestyle="--",
+                                 label=f"direct at {clients} clients (band: its 95% interval)")],
                  fontsize=8, loc="upper left")
     right.set_xticks(range(len(caches)), labels=[f"stripe_cache_size {c}" for c in caches])
     right.set_ylabel("read rate, all clients (MB/s)")

@@ -8,7 +8,8 @@ from testbed.harness.rows import Axis, Block, Case, Rows
 
 ROWS = (
     Block("layouts", Rows(
-        Case("{layout}", POINT_TEMPLATE, args=("production", "layout={layout}", "backfill=${FALSE}"), tags=("layout:{layout}", "efficiency"),
+        Case("{layout}", POINT_TEMPLATE, args=("production", "layout={layout}", "backfill=${FALSE}"),
+             tags=("layout:{layout}", "efficiency"),
              doc={"colocated": "The DB on every node, next to its tasks (the paper's KNL 1-node rows).",
                   "dedicated": "One node dedicated to the DB serving the task nodes over the site network\n"
                                "(the paper's 11 nodes, 1 dedicated). Its nodes allocated exceed the nodes "

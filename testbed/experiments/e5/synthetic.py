@@ -248,7 +248,8 @@ class SyntheticRamp:
                   listed={c: len(seen.get(c) or ()) for c in self.collectors},
                   held=min(len(seen.get(c) or ()) for c in self.collectors),
                   missing={c: sorted(want - (seen.get(c) or set())) for c in self.collectors},
-                  updates=window, lost={c: w["lost"] for c, w in window.items()}, loads=collector_loads(self.exp, self.collectors),
+                  updates=window, lost={c: w["lost"] for c, w in window.items()},
+                  loads=collector_loads(self.exp, self.collectors),
                   cpu=cpu, join_cpu=join_cpu)
         st["limit"] = judge(st)
         return st
