@@ -114,6 +114,42 @@ def test_a_kept_reference_fills_its_page_and_the_fidelity_table(tmp_path):
     assert "`quick-default`" in (root / "docs" / "experiments" / "index.md").read_text()
 
 
+def kept_e1(tmp_path, root, profiles, box="debian13", variant=""):
+    """An E1 run of 3 trials measuring efficiency lost at 0 and 80 ms for the first profile
+    and at 80 ms for the others, kept under `root` (its key from the box and the variant)."""
+    run = results.Run.create("e1", profiles, topology={"name": "default", "box": box}, profile_contents={},
+                             accel="tcg", scale="quick", root=tmp_path / "results")
+    for trial, (at0, at80) in enumerate([(0.30, 0.60), (0.32, 0.62), (0.28, 0.58)], 1):
+        rec = results.Run(run.path, trial=trial)
+        for rate in ("W", "2W"):
+            rec.record("e1.efficiency_lost", at0, "ratio", rtt_ms=0, rate=rate, profile=profiles[0])
+            for i, prof in enumerate(profiles):
+                rec.record("e1.efficiency_lost", at80 / (1 + i + trial / 10), "ratio", rtt_ms=80, rate=rate,
+                           profile=prof)
+    run.update(trials=3)
+    run.finish("complete")
+    return reference.save(run, root=root, force=True, variant=variant)[0]
+
+
+def test_a_claim_the_main_reference_does_not_measure_is_judged_where_it_is_and_says_where(tmp_path):
+    from testbed.report import experiment_sections
+    both = ["table4-default", "table4-updated"]
+    main = kept_e1(tmp_path, tmp_path / "ref", ["table4-default"])
+    kept_e1(tmp_path, tmp_path / "ref", both, box="debian13+release:sid")   # another release: never used
+    glance = experiment_sections.verdicts_section("quick-default", tmp_path / "ref", "docs/results.md")
+    assert "[`e1-loss-grows-with-rtt`](#e1-loss-grows-with-rtt) | **reproduced** |" in glance
+    assert "[`e1-tuning-lowers-loss-at-80ms`](#e1-tuning-lowers-loss-at-80ms) | **no data** |" in glance
+    assert "+release-sid" not in glance and main.key == "quick-default"
+    tuned = kept_e1(tmp_path, tmp_path / "ref", both, variant="tuned")
+    glance = experiment_sections.verdicts_section("quick-default", tmp_path / "ref", "docs/results.md")
+    assert ("[`e1-tuning-lowers-loss-at-80ms`](#e1-tuning-lowers-loss-at-80ms) | **inconclusive** on "
+            "`quick-default+tuned` | > 1 | 1.84 [1.66, 2.01] (1.91, 1.83, 1.77) |") in glance
+    assert "[`e1-loss-grows-with-rtt`](#e1-loss-grows-with-rtt) | **reproduced** |" in glance   # still the main's
+    protocol = glance.split("Where each row's trials come from", 1)[1]
+    assert f"| `quick-default` | `{main.origin()['run']}` |" in protocol
+    assert f"| `{tuned.key}` | `{tuned.origin()['run']}` |" in protocol and "release" not in protocol
+
+
 def test_without_references_every_page_says_so_and_invents_nothing(tmp_path):
     root = copy_pages(tmp_path)
     report_commands.generate_docs(PARSER, root, reference_root=tmp_path / "none")

@@ -334,10 +334,16 @@ def papers_section(source):
 
 def verdicts_section(key="quick-default", root=None, source="docs/experiments/index.md"):
     """Every experiment's paper claims, checks and findings in one table, from the references
-    kept at `key`: the seed's words, the paper's figure, the mean [interval] with the trial
-    values, the verdict, Holm's correction over all the paper claims of the table at once;
-    the tally per verdict, and each reference's protocol."""
+    kept at `key` (a claim one does not measure: from the reference that does, named in its
+    row: `judged_where_measured`): the seed's words, the paper's figure, the mean [interval]
+    with the trial values, the verdict, Holm's correction over all the paper claims of the
+    table at once; the tally per verdict, and each reference's protocol."""
     pairs, refs, base = [], [], pages_link(source)
+    elsewhere = {}   # claim id -> the other reference it is judged on
+    read = {}
+
+    def records(ref):
+        return read[ref.path] if ref.path in read else read.setdefault(ref.path, ref.metrics())
     for name, exp in registry.experiments().items():
         if not exp.paper:
             continue
@@ -345,8 +351,12 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
         if (path / "manifest.json").exists():
             ref = reference.Reference(path)
             refs.append(ref)
-            records = ref.metrics()   # judged raw here: Holm's correction is over the whole table, once
-            pairs += [(ref, verdict.evaluate(c, records)) for c in verdict.load_file(exp.paper_path)]
+            others = others_at_scale(ref, root)
+            for c in verdict.load_file(exp.paper_path):   # judged raw: Holm's correction is over the whole table
+                used, v = judged_where_measured(c, [ref] + others, records)
+                pairs.append((used, v))
+                if used is not ref:
+                    elsewhere[c.id] = used
     if not pairs:
         return f"No references kept at `{key}` yet."
     corrected = verdict.holm([v for _ref, v in pairs])
@@ -367,7 +377,8 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
                         c = v.claim
                         rows.append([f"[{ref.experiment}]({base}{ref.experiment}.md)",
                                      ("↳ " if c.kind == verdict.MODEL else "") + f"[`{c.id}`](#{c.model_of or c.id})",
-                                     f"**{v.verdict}**" + (" (model)" if c.kind == verdict.MODEL else ""),
+                                     f"**{v.verdict}**" + (" (model)" if c.kind == verdict.MODEL else "")
+                                     + (f" on `{elsewhere[c.id].key}`" if c.id in elsewhere else ""),
                                      c.paper_text(), v.estimate(), str(len(v.values)),
                                      "-" if v.p_holm is None else f"{v.p_holm:.3g}"])
                         if c.kind != verdict.MODEL:
@@ -381,12 +392,33 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
               f"{c.words if c.kind == verdict.FINDING else chr(34) + ' '.join(c.words.split()) + chr(34)} ({c.where}); "
               f"[in full]({base}{c.experiment}-claims.md#{c.id})"
               for c in said] + [""]
-    protocol = [[f"[{r.experiment}]({base}{r.experiment}.md)", f"`{r.origin().get('run', '?')}`",
+    used = refs + list({r.path: r for r in elsewhere.values()}.values())
+    protocol = [[f"[{r.experiment}]({base}{r.experiment}.md)", f"`{r.key}`", f"`{r.origin().get('run', '?')}`",
                  "; ".join(reference.protocol_problems(r)) or f"declared trials, one run; {reference.code_line(r)}"]
-                for r in refs]
+                for r in sorted(used, key=lambda r: (r.experiment, r.key != key, r.key))]
     lines += ["Where each row's trials come from (a reference not under the declared protocol is the record of "
-              "that run, not a reproduction):", "", table(["experiment", "run", "protocol"], protocol)]
+              "that run, not a reproduction):", "", table(["experiment", "reference", "run", "protocol"], protocol)]
     return "\n".join(lines)
+
+
+def others_at_scale(ref, root=None):
+    """The experiment's other references kept at `ref`'s scale on the same middleware (no
+    other release, no patched daemons): other topologies and variants, by key."""
+    scale = ref.key.split("-", 1)[0]
+    return [r for r in reference.listing(root) if r.experiment == ref.experiment and r.key != ref.key
+            and r.key.split("-", 1)[0] == scale and "+release-" not in r.key and "+patched-" not in r.key]
+
+
+def judged_where_measured(claim, refs, records):
+    """(reference, verdict) of `claim` on the first of `refs` that measures it (E5's failover
+    checks run on a topology of their own, E2's array-bound claims in a variant of their own),
+    else on the first; `records(ref)`: its metrics."""
+    first = verdict.evaluate(claim, records(refs[0]))
+    for ref in refs[1:] if first.verdict == verdict.NO_DATA else ():
+        found = verdict.evaluate(claim, records(ref))
+        if found.verdict != verdict.NO_DATA:
+            return ref, found
+    return refs[0], first
 
 
 def first_comparison_section(root=None):
