@@ -11,7 +11,7 @@ def cmd_run(args):
     """Run a suite on the site as it is; `run --box` is `cmd_run_on_boxes`."""
     from testbed.harness import runner
     site, exp, scale, sets, how = _checked_run(args, running=True)
-    rc, run = _run_reporting_interruption(site, exp, scale, sets, args.profile, how)
+    rc, run = runner.run_reporting_interruption(site, exp, scale, sets, args.profile, **how)
     _print_comparison([run], against_paper=True, html=run.path / runner.REPORT)
     return rc
 
@@ -26,23 +26,12 @@ def cmd_run_on_boxes(args):
     runs, rc = [], 0
     for i, spec in enumerate(specs, 1):
         release_axis.bring_up_on(site, spec, f"[box {i}/{len(specs)}] {spec}")   # its topology's box is spec's then
-        rc_one, run = _run_reporting_interruption(site, exp, scale, sets, args.profile, how)
+        rc_one, run = runner.run_reporting_interruption(site, exp, scale, sets, args.profile, **how)
         runner.write_report(run)   # each box's report as soon as it ran: a later box may not come up
         runs.append(run)
         rc = rc or rc_one
     _print_comparison(runs, against_paper=True)
     return rc
-
-
-def _run_reporting_interruption(site, exp, scale, sets, profiles, how):
-    """runner.run_checked; a run a signal stopped gets its report before the interruption goes on."""
-    from testbed.harness import runner
-    from testbed.results.runs import RunInterrupted
-    try:
-        return runner.run_checked(site, exp, scale, sets, profiles, **how)
-    except RunInterrupted as stop:
-        runner.report_interrupted(stop)
-        raise
 
 
 def _checked_run(args, running):

@@ -303,14 +303,20 @@ def run(site, suite, profile_names, scale="quick", sets=None, echo=print, select
     written, interrupted or not; `sets`: --set items or the typed sets."""
     sets = parse_sets(sets) if isinstance(sets, list) else dict(sets or {})
     exp, _params = check(suite, scale, list(profile_names or []), sets, site.topo)
+    rc, run_ = run_reporting_interruption(site, exp, scale, sets, profile_names, echo=echo, select=select,
+                                          repeat=repeat, pause_unused=pause_unused, pin=pin)
+    write_report(run_, echo)
+    return rc, run_
+
+
+def run_reporting_interruption(site, exp, scale, sets, profile_names=None, echo=print, **how):
+    """`run_checked`; a run a signal stopped gets its report (`report_interrupted`) before the
+    interruption goes on."""
     try:
-        rc, run_ = run_checked(site, exp, scale, sets, profile_names, echo=echo, select=select, repeat=repeat,
-                               pause_unused=pause_unused, pin=pin)
+        return run_checked(site, exp, scale, sets, profile_names, echo=echo, **how)
     except runs.RunInterrupted as stop:
         report_interrupted(stop, echo)
         raise
-    write_report(run_, echo)
-    return rc, run_
 
 
 def run_checked(site, exp, scale, sets, profile_names=None, echo=print, select=(), repeat=None,

@@ -342,8 +342,10 @@ def verdicts_section(key="quick-default", root=None, source="docs/experiments/in
     elsewhere = {}   # claim id -> the other reference it is judged on
     read = {}
 
-    def records(ref):
-        return read[ref.path] if ref.path in read else read.setdefault(ref.path, ref.metrics())
+    def records(ref):   # each reference read once, however many claims look at it
+        if ref.path not in read:
+            read[ref.path] = ref.metrics()
+        return read[ref.path]
     for name, exp in registry.experiments().items():
         if not exp.paper:
             continue
