@@ -97,6 +97,18 @@ def test_the_estimate_comes_from_the_reference_of_the_same_scale_and_topology(tm
     assert p.starting("b").endswith("~10m left (from the reference)")
 
 
+def test_a_run_on_another_release_takes_the_estimate_of_that_releases_reference(tmp_path):
+    root = tmp_path / "reference"
+    reference(root, "quick-default", [600])
+    reference(root, "quick-default+release-sid", [60])
+    folder = run_dir(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["topology"]["box"] = "debian13+release:sid"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    p = progress.Progress(folder, ["a", "b"], now=lambda: NOW, reference_root=root)
+    assert p.starting("a").endswith("~2m left (from the reference)")   # 2 x 60 s, not 2 x 600 s
+
+
 def test_without_a_reference_the_estimate_comes_from_the_points_this_run_finished(tmp_path):
     folder = run_dir(tmp_path, trial=2, trials=2, kept=timed(60.0, 60.0) + timed(1.0, status="SKIP"))
     p = progress.Progress(folder, ["a", "b"], now=lambda: NOW, reference_root=tmp_path / "none")

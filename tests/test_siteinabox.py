@@ -182,3 +182,20 @@ def test_member_limits_are_calibrated_to_the_target_array_rate():
         siteinabox.calibrated_limit(0.1, 0.0, 0.4)
     assert siteinabox.calibrating_write_mb(0.14, 10, 20) == 1       # never below 1 MB a writer
     assert siteinabox.calibrating_write_mb(5.0, 10, 20) == 10
+
+
+def test_each_route_is_a_submitter_of_its_own_on_the_dtn():
+    # the DTN's schedd keeps a flock level per submitter: a job that flocked must not
+    # leave the next job the DTN can run to the pool's negotiator as well
+    def remote(desc, attr):
+        lines = [line for line in desc.splitlines() if line.startswith(f"+remote_{attr} = ")]
+        assert len(lines) == 1, desc
+        return lines[0].split(" = ", 1)[1]
+
+    to_dtn = siteinabox.routed_job_description("dtn.site", "dtn", "dtn", dtn_can_run=True)
+    flocked = siteinabox.routed_job_description("dtn.site", "dtn", "flock", dtn_can_run=False)
+    assert remote(to_dtn, "requirements") == "True" and remote(flocked, "requirements") == "(IsDTN =!= True)"
+    assert remote(to_dtn, "AccountingGroup") != remote(flocked, "AccountingGroup")
+    assert all(remote(d, "AccountingGroup").startswith('"') and "." in remote(d, "AccountingGroup")
+               for d in (to_dtn, flocked))
+    assert "grid_resource = condor dtn.site dtn:9618" in to_dtn and to_dtn.endswith("queue 1\n")

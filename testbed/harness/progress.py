@@ -10,10 +10,12 @@ counts those of this robot process, one trial. The elapsed time runs from the ma
 point, the rest of this trial and every later trial (the same rows), each taking the mean
 seconds of that point (of all points, for one not timed there):
 
-- in the kept reference of the run's experiment, scale and topology (`results/reference/`),
+- in the kept reference of the run's experiment, scale and topology, on the run's release
+  (the key the run would be kept under, `results/reference/`),
   when its manifest has the seconds of its points;
 - else in the points this run finished (earlier trials included);
-- else, before this run has finished one, in the experiment's references at other scales;
+- else, before this run has finished one, in the experiment's references under other keys
+  (other scales, topologies or releases);
 - else no estimate.
 
 Each point's seconds go into the run's manifest (POINT_SECONDS_FIELD) as it ends, so a run
@@ -29,6 +31,8 @@ from pathlib import Path
 from testbed.harness.points import POINT_TEMPLATE
 from testbed.model.clock import utc_seconds
 from testbed.model.constants import POINT_SECONDS_FIELD, PROGRESS_SEPARATOR, TIMED_STATUSES
+from testbed.model.errors import ConfigError
+from testbed.results.reference import key_of
 from testbed.results.runs import REFERENCE_ROOT, Run
 FROM_REFERENCE = "from the reference"
 FROM_OTHER_SCALES = "from the references at other scales"
@@ -122,11 +126,12 @@ class Progress:
         self.names = list(names)
         self.i = 0
         self.this_run = timed(manifest)   # the earlier trials' points
-        suite, scale = manifest.get("suite"), manifest.get("scale")
-        topo = manifest.get("topology")
-        topo = topo.get("name") if isinstance(topo, dict) else topo
-        self.reference, self.other_scales = (reference_seconds(suite, f"{scale}-{topo}", reference_root)
-                                             if suite else ([], []))
+        self.reference, self.other_scales = ([], [])
+        if manifest.get("suite"):
+            try:   # the key the run would be kept under: its release and patches included
+                self.reference, self.other_scales = reference_seconds(*key_of(manifest), reference_root)
+            except ConfigError:
+                pass
 
     def is_point(self, name):
         return name in self.names

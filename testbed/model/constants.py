@@ -30,6 +30,8 @@ DATA_NAMESPACE = "/data"
 SUBMIT_USER = "vagrant"
 SUBMIT_HOME = f"/home/{SUBMIT_USER}"
 SUBMIT_USERS = (SUBMIT_USER,)
+# HTCondor-C jobs routed to the DTN are submitters "<ROUTE_GROUP>_<route>.<user>" there
+ROUTE_GROUP = "e2route"
 
 # HTCondor's MAX_TIME_SKIP on every guest: larger than any snapshot's age, so the clock
 # step after a restore does not make each master restart all its daemons (ten years)

@@ -20,8 +20,8 @@ from testbed.experiments.e2 import cache as e2_cache, e2_capacity, e2_figures, e
 from testbed.experiments.e2.reads import assign_reads, client_script, parallel_clients_script, parse_client_lines
 from testbed.harness.registry import DAY_S, MAX_RTT_MS, Experiment, Param, ReleaseFinding
 from testbed.machines import disks
-from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, RAID_MOUNT, RAID_TEST_DIR, SUBMIT_HOME, XROOTD_CACHE_PORT,
-                                     XROOTD_DIRECT_PORT)
+from testbed.model.constants import (CACHE_DIR, CACHE_UNIT, RAID_MOUNT, RAID_TEST_DIR, ROUTE_GROUP, SUBMIT_HOME,
+                                     SUBMIT_USER, XROOTD_CACHE_PORT, XROOTD_DIRECT_PORT)
 from testbed.network.sampler import Sampler
 from testbed.services.storage import XrootdUnits
 from testbed.results import compare
@@ -315,6 +315,23 @@ def inflight_text(text):
     return f"requests in flight (reads/writes): {', '.join(busy)}" if busy else "no requests in flight"
 
 
+def routed_job_description(schedd, dtn, tag, dtn_can_run):
+    """The submit description of one HTCondor-C job to the DTN's schedd. Each route
+    (`tag`) is a submitter of its own there (its accounting group): the schedd keeps a
+    flock level per submitter and lowers it only when its own negotiator runs out of that
+    submitter's jobs, so a job that flocked would otherwise leave the next job the DTN
+    could run negotiated by the pool's central manager as well, and racing to a worker."""
+    requirements = "True" if dtn_can_run else "(IsDTN =!= True)"
+    return "\n".join([
+        "universe = grid", f"grid_resource = condor {schedd} {dtn}:9618",
+        "executable = route.sh", "output = out.txt", "error = err.txt", "log = job.log",
+        "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
+        "+remote_jobuniverse = 5", f"+remote_requirements = {requirements}",
+        f"+remote_AccountingGroup = \"{ROUTE_GROUP}_{tag}.{SUBMIT_USER}\"",
+        "+remote_ShouldTransferFiles = \"YES\"", "+remote_WhenToTransferOutput = \"ON_EXIT\"",
+        "request_memory = 32", "queue 1"]) + "\n"
+
+
 class SiteInABox:
     def __init__(self, topo, ssh, storage, pool, pgread=False):
         self.topo, self.ssh, self.storage, self.pool = topo, ssh, storage, pool
@@ -472,16 +489,8 @@ class SiteInABox:
         or (requirements the DTN cannot meet) flocks to the worker pool. Returns
         (seconds from submit to start, host it ran on)."""
         workdir = f"{SUBMIT_HOME}/e2/{tag}"
-        requirements = "True" if dtn_can_run else "(IsDTN =!= True)"
-        schedd = f"{self.dtn.name}.{self.topo.trust_domain}"
         script = "#!/bin/sh\necho start $(date +%s.%N) $(hostname)\nsleep 1\n"
-        desc = "\n".join([
-            "universe = grid", f"grid_resource = condor {schedd} {self.dtn.name}:9618",
-            "executable = route.sh", "output = out.txt", "error = err.txt", "log = job.log",
-            "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
-            "+remote_jobuniverse = 5", f"+remote_requirements = {requirements}",
-            "+remote_ShouldTransferFiles = \"YES\"", "+remote_WhenToTransferOutput = \"ON_EXIT\"",
-            "request_memory = 32", "queue 1"]) + "\n"
+        desc = routed_job_description(f"{self.dtn.name}.{self.topo.trust_domain}", self.dtn.name, tag, dtn_can_run)
         jobs = self.pool.schedd.submit(desc, workdir, files={"route.sh": (script, "0755")}, stamp=True)
         submitted, cluster = jobs.submitted, jobs.cluster
         self.pool.wait(cluster, 1, timeout=timeout)
