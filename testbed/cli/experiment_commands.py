@@ -349,8 +349,9 @@ def cmd_demo(args):
             if name not in sets:
                 sets[name] = value
                 runner.scale_line("demo", accelerator,
-                                  f"{name} {head.scales['quick'][name]} -> {value}: the points every claim of "
-                                  f"the paper reads, so the demo stays within half an hour", echo=_say)
+                                  f"{name} {head.scales['quick'][name]} -> {value}: fewer points, so the demo "
+                                  f"stays within half an hour; a claim that reads the others says no data "
+                                  f"(`./tb run {head.name}` runs them all)", echo=_say)
         print(f"demo: one trial of {head.name} at quick scale, to stay within half an hour on a fresh "
               f"machine; its claims' verdicts need repeated trials: `./tb run {head.name}` (3 trials)", flush=True)
         profiles = list(head.demo_profiles or head.profiles)
