@@ -143,14 +143,14 @@ def test_runs_on_two_releases_say_whether_their_intervals_are_apart(tmp_path):
     old = release_run("23.9.6", "v5.8.1", [(10, 20), (11, 21), (10.5, 30)])
     new = release_run("25.14.1", "v6.2.0", [(20, 22), (21, 25), (20.5, 19)])
     headers, rows, legend = compare.table([old, new])
-    assert headers[-2:] == ["ratio", "apart"]
+    assert headers[-2:] == ["last/first", "apart"]
     assert any("HTCondor 25.14.1, XRootD 6.2.0, box box-25.14.1" in line for line in legend)
     apart = {r[1]: r[-1] for r in rows}
     assert apart == {"clients=1": "yes", "clients=2": "no"}   # 10.5 +- 0.5 vs 20.5 +- 0.5; 20-30 vs 19-25
     one_trial = release_run("25.14.1", "v6.2.0", [(20, 22)])
     assert {r[-1] for r in compare.table([old, one_trial])[1]} == {"-"}
     # one release: no such column
-    assert compare.table([old])[0][-1] == "ratio"
+    assert compare.table([old])[0][-1] == "last/first"
 
 
 def test_a_report_reads_each_runs_manifest_and_metrics_once(tmp_path, monkeypatch):

@@ -200,6 +200,13 @@ def cell_text(value, per_trial):
     return f"{_fmt(float(value))} [{_fmt(lo)}, {_fmt(hi)}] n={len(per_trial)}"
 
 
+# The column beside the profiles: a row's last value over its first, between this table's
+# own columns. Named so that, beside `paper`, it does not read as a comparison with the paper.
+RATIO_HEADER = "last/first"
+RATIO_LEGEND = (f"{RATIO_HEADER}: a row's last value over its first, across this table's columns "
+                "(the paper's own figure is under `paper`)")
+
+
 def ratio(values, columns):
     present = [values.get(c) for c in columns if values.get(c) is not None]
     if len(present) < 2 or not present[0]:
@@ -307,7 +314,7 @@ def table(runs, figures=None, keep=None):
         rows = OrderedDict((key, values) for key, values in rows.items() if keep(key[0], dict(key[1])))
     notes = release_notes(runs)
     labels, legend = column_labels(columns, notes)
-    headers = ["metric", "parameters", "unit"] + labels + ["ratio"]
+    headers = ["metric", "parameters", "unit"] + labels + [RATIO_HEADER]
     if notes:   # runs on several releases: is the change more than the trials' spread?
         headers.append("apart")
         legend.append("apart: the 95% intervals of the first and the last column do not overlap "
@@ -356,7 +363,7 @@ def render_text(runs, figures=None, table_makers=None):
     status = [f"{r.label}: {r.manifest.get('status')}" for r in runs]
     extra = experiment_tables(runs, table_makers)
     judged = verdict.render_text(verdicts(runs)) if figures is not None else ""
-    return "\n".join(legend + [tables.render(headers, rows)] + (["", extra, ""] if extra else [])
+    return "\n".join(legend + [RATIO_LEGEND, tables.render(headers, rows)] + (["", extra, ""] if extra else [])
                      + (["", judged, ""] if judged else []) + ["status: " + "; ".join(status)])
 
 
@@ -445,7 +452,8 @@ def render_html(runs, path, figures=None, title="testbed comparison", axes=None,
                      f"{esc(', '.join(m.get('profiles', [])))}, scale {esc(str(m.get('scale')))}, "
                      f"{esc(str(m.get('accel')))}, status <b>{esc(str(m.get('status')))}</b>, "
                      f"git {esc(str(m.get('git_revision')))[:12]}</li>")
-    parts.append("</ul>" + "".join(f"<p>{esc(line)}</p>" for line in legend if len(runs) > 1))
+    parts.append("</ul>" + "".join(f"<p>{esc(line)}</p>" for line in legend if len(runs) > 1)
+                 + f"<p>{esc(RATIO_LEGEND)}</p>")
     parts.append("<h2>Metrics</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>")
     for row in rows:
         parts.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>")
