@@ -89,12 +89,12 @@ def test_the_estimate_comes_from_the_reference_of_the_same_scale_and_topology(tm
     root = tmp_path / "reference"
     reference(root, "quick-default", [100, 140])          # 120 s a point
     reference(root, "ci-small", [10])                     # another scale: not used while this one has times
-    p = progress.Progress(run_dir(tmp_path, trial=2, trials=3, started_ago=600), ["a", "b", "c"],
+    p = progress.Progress(run_dir(tmp_path, trial=2, trials=3, started_ago=600), ["p0", "p1", "p2"],
                           now=lambda: NOW, reference_root=root)
-    # 3 points of this trial and 3 of the last one, 120 s each
-    assert p.starting("a") == "[point 1/3] a (trial 2/3) · 10m00s elapsed · ~12m left (from the reference)"
-    p.ended("a", "PASS", 10.0)   # this run's own points do not replace the reference
-    assert p.starting("b").endswith("~10m left (from the reference)")
+    # 3 points of this trial and 3 of the last one: 100 s, 140 s and (not kept) their mean
+    assert p.starting("p0") == "[point 1/3] p0 (trial 2/3) · 10m00s elapsed · ~12m left (from the reference)"
+    p.ended("p0", "PASS", 10.0)   # this run's own points do not replace the reference's
+    assert p.starting("p1").endswith("~10m left (from the reference)")   # 140 + 120 + 100 + 140 + 120
 
 
 def test_a_run_on_another_release_takes_the_estimate_of_that_releases_reference(tmp_path):
@@ -126,9 +126,22 @@ def test_a_reference_at_another_scale_serves_until_this_run_has_a_point_of_its_o
     reference(root, "ci-small", [30, 30])
     reference(root, "quick-default", [])                  # kept before points were timed
     p = progress.Progress(run_dir(tmp_path), ["a", "b", "c"], now=lambda: NOW, reference_root=root)
-    assert p.starting("a").endswith("~2m left (from the references at other scales)")   # 3 x 30 s
+    assert p.starting("a").endswith("~2m left (from the experiment's other references)")   # 3 x 30 s
     p.ended("a", "FAIL", 600.0)   # a failed row measured: it is timed
     assert p.starting("b").endswith("~20m left (from this run)")
+
+
+def test_a_point_this_run_has_not_reached_takes_another_references_time_for_it(tmp_path):
+    root = tmp_path / "reference"
+    reference(root, "ci-small", [5, 600])                 # p0 short, p1 ten minutes
+    p = progress.Progress(run_dir(tmp_path), ["p0", "p1"], now=lambda: NOW, reference_root=root)
+    p.starting("p0")
+    p.ended("p0", "PASS", 10.0)
+    # p1 from the other reference (600 s), not this run's mean of its short first point (10 s)
+    assert p.starting("p1").endswith("~10m left (from the experiment's other references)")
+    kept = [("p0", 10.0)]
+    assert progress.seconds_left(["p0", "p1", "p2"], (), kept, [("p1", 600.0)]) == \
+        (620.0, "from this run and the experiment's other references")   # p2: this run's mean
 
 
 def test_under_a_plain_robot_the_clock_starts_with_the_listener(tmp_path):

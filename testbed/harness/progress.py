@@ -8,15 +8,16 @@ of a suite that has none), counted after the run's pre-run modifier and selectio
 counts those of this robot process, one trial. The elapsed time runs from the manifest's
 `start`, so a later trial's line counts the earlier trials too. What is left is the starting
 point, the rest of this trial and every later trial (the same rows), each taking the mean
-seconds of that point (of all points, for one not timed there):
+seconds of that point in the first of these that timed it:
 
-- in the kept reference of the run's experiment, scale and topology, on the run's release
+- the kept reference of the run's experiment, scale and topology, on the run's release
   (the key the run would be kept under, `results/reference/`),
   when its manifest has the seconds of its points;
-- else in the points this run finished (earlier trials included);
-- else, before this run has finished one, in the experiment's references under other keys
-  (other scales, topologies or releases);
-- else no estimate.
+- the points this run finished (earlier trials included);
+- the experiment's references under other keys (other scales, topologies or releases).
+
+A point none of them timed takes the mean of all the points of the first one that timed
+any; with none, there is no estimate.
 
 Each point's seconds go into the run's manifest (POINT_SECONDS_FIELD) as it ends, so a run
 kept as the reference gives the next run its estimate. The metric records do not serve: they
@@ -35,7 +36,7 @@ from testbed.model.errors import ConfigError
 from testbed.results.reference import key_of
 from testbed.results.runs import REFERENCE_ROOT, Run
 FROM_REFERENCE = "from the reference"
-FROM_OTHER_SCALES = "from the references at other scales"
+FROM_OTHER_REFERENCES = "from the experiment's other references"
 FROM_THIS_RUN = "from this run"
 
 
@@ -85,20 +86,31 @@ def reference_seconds(suite, key, root=REFERENCE_ROOT):
     return same, other
 
 
-def seconds_left(left, reference=(), this_run=(), other_scales=()):
+def seconds_left(left, reference=(), this_run=(), other_references=()):
     """(seconds the points `left` will take, where that comes from), or None when nothing is
-    known. From the first source that timed any point: each point its own mean there (a
-    collector ramp and a negotiation cycle differ twentyfold), a point it did not time the
-    mean of all it did."""
-    for timed_points, source in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
-                                 (other_scales, FROM_OTHER_SCALES)):
+    known. Each point takes its own mean in the first source that timed it (a collector ramp
+    and a negotiation cycle differ twentyfold, so a point this run has not reached is better
+    read from another reference than from this run's short first points); a point no source
+    timed, the mean of all the points of the first source that timed any."""
+    sources = []
+    for timed_points, label in ((reference, FROM_REFERENCE), (this_run, FROM_THIS_RUN),
+                                (other_references, FROM_OTHER_REFERENCES)):
         if timed_points:
             by_point = {}
             for name, seconds in timed_points:
                 by_point.setdefault(name, []).append(seconds)
-            overall = statistics.fmean(seconds for _name, seconds in timed_points)
-            return sum(statistics.fmean(by_point[name]) if name in by_point else overall for name in left), source
-    return None
+            sources.append((by_point, label))
+    if not sources:
+        return None
+    first, first_label = sources[0]
+    overall = statistics.fmean(s for seconds in first.values() for s in seconds)
+    total, used = 0.0, set()
+    for name in left:
+        by_point, label = next(((b, lab) for b, lab in sources if name in b), (None, first_label))
+        total += statistics.fmean(by_point[name]) if by_point else overall
+        used.add(label)
+    labels = [label for _b, label in sources if label in used]
+    return total, "from " + " and ".join(label.removeprefix("from ") for label in labels)
 
 
 def line(name, i, n, elapsed, trial=None, trials=None, left=None):
@@ -126,10 +138,10 @@ class Progress:
         self.names = list(names)
         self.i = 0
         self.this_run = timed(manifest)   # the earlier trials' points
-        self.reference, self.other_scales = ([], [])
+        self.reference, self.other_references = ([], [])
         if manifest.get("suite"):
             try:   # the key the run would be kept under: its release and patches included
-                self.reference, self.other_scales = reference_seconds(*key_of(manifest), reference_root)
+                self.reference, self.other_references = reference_seconds(*key_of(manifest), reference_root)
             except ConfigError:
                 pass
 
@@ -141,7 +153,7 @@ class Progress:
         # this point on, the rest of this trial and every later trial (the same rows)
         left = self.names[self.i - 1:] + self.names * max(0, self.trials - self.trial)
         return line(name, self.i, len(self.names), self.now() - self.started, self.trial, self.trials,
-                    seconds_left(left, self.reference, self.this_run, self.other_scales))
+                    seconds_left(left, self.reference, self.this_run, self.other_references))
 
     def ended(self, name, status, seconds):
         """Counts a point that measured something, and keeps its seconds in the manifest."""
